@@ -1,0 +1,82 @@
+// What every C ABI source shares: the error object, copying results out, and the
+// guard that keeps exceptions from crossing into C. Private to capi/.
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "leasejudge.h"
+#include "leasejudge/error.hpp"
+
+struct lj_error_t {
+  int code;
+  std::string message;
+};
+
+namespace leasejudge::capi {
+
+// Set *err (when err is not NULL) and return code.
+inline int fail(lj_error_t** err, int code, std::string_view message) noexcept {
+  if (err != nullptr) {
+    *err = nullptr;
+    try {
+      *err = new lj_error_t{code, std::string(message)};
+    } catch (...) {
+      // Out of memory while reporting: the code alone still says what failed.
+    }
+  }
+  return code;
+}
+inline int fail(lj_error_t** err, const Error& e) noexcept {
+  return fail(err, static_cast<int>(e.code), e.message);
+}
+
+// Clear *err at the start of a call, so a caller never frees a stale pointer.
+inline void reset(lj_error_t** err) noexcept {
+  if (err != nullptr) *err = nullptr;
+}
+
+// A malloc'ed NUL-terminated copy of s, for lj_free. nullptr when out of memory.
+inline char* dup_out(std::string_view s) noexcept {
+  char* p = static_cast<char*>(std::malloc(s.size() + 1));
+  if (p == nullptr) return nullptr;
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  p[s.size()] = '\0';
+  return p;
+}
+
+// Copy s to (*out, *out_len); LJ_ENOMEM on failure. out_len may be NULL.
+inline int give(char** out, size_t* out_len, std::string_view s, lj_error_t** err) noexcept {
+  char* p = dup_out(s);
+  if (p == nullptr) return fail(err, LJ_ENOMEM, "out of memory");
+  *out = p;
+  if (out_len != nullptr) *out_len = s.size();
+  return LJ_OK;
+}
+
+// (ptr, len) as a string_view; a NULL ptr is only valid with len 0.
+inline bool view_of(const char* ptr, size_t len, std::string_view& out) noexcept {
+  if (ptr == nullptr && len != 0) return false;
+  out = ptr == nullptr ? std::string_view() : std::string_view(ptr, len);
+  return true;
+}
+
+// Run body (returning int), mapping any escaping exception to a code.
+template <typename Body>
+int guard(lj_error_t** err, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(err, LJ_ENOMEM, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(err, LJ_EINTERNAL, e.what());
+  } catch (...) {
+    return fail(err, LJ_EINTERNAL, "unexpected exception");
+  }
+}
+
+}  // namespace leasejudge::capi
