@@ -1,0 +1,425 @@
+// Time for leasejudge: the two timestamp families (Go's RFC 3339 for steps, JS's ISO
+// format for locks) and the clocks rules read now from.
+//
+// The readers are written byte by byte after the readers they stand in for (Go's
+// time.Time.UnmarshalJSON, V8's ISO date-time reader), so that leasejudge reads a
+// timestamp exactly when the seed would, and to the same instant. Where they can
+// disagree with the seed we fall on "no readable time", which every rule treats as
+// the safe side (held, never break).
+#include "leasejudge/clock.hpp"
+
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
+#include <ctime>
+#include <limits>
+
+namespace leasejudge {
+namespace {
+
+constexpr std::int64_t sec_per_day = 86400;
+constexpr std::int64_t ms_per_day = sec_per_day * 1000;
+
+// Days since 1970-01-01 of a proleptic Gregorian date (year 0 exists, as in Go's and
+// JS's calendars). Exact for every year an int64 day count can hold.
+constexpr std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) noexcept {
+  y -= m <= 2 ? 1 : 0;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);                // [0, 399]
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;  // [0, 365]
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;           // [0, 146096]
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+struct CivilDate {
+  std::int64_t year;
+  unsigned month;  // 1..12
+  unsigned day;    // 1..31
+};
+
+constexpr CivilDate civil_from_days(std::int64_t z) noexcept {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);                    // [0, 146096]
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
+  const std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);  // [0, 365]
+  const unsigned mp = (5 * doy + 2) / 153;                       // [0, 11]
+  const unsigned d = doy - (153 * mp + 2) / 5 + 1;               // [1, 31]
+  const unsigned m = mp < 10 ? mp + 3 : mp - 9;                  // [1, 12]
+  return CivilDate{y + (m <= 2 ? 1 : 0), m, d};
+}
+
+static_assert(days_from_civil(1970, 1, 1) == 0);
+static_assert(days_from_civil(1, 1, 1) * sec_per_day == go_zero_time.sec);
+static_assert(civil_from_days(-719162).year == 1);
+
+constexpr bool is_leap(std::int64_t y) noexcept {
+  return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+}
+
+constexpr unsigned days_in(unsigned month, std::int64_t year) noexcept {
+  constexpr unsigned table[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return month == 2 && is_leap(year) ? 29 : table[month - 1];
+}
+
+constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+// Go's parseUint over a fixed slice: all digits and within [lo, hi].
+constexpr bool fixed_uint(std::string_view s, std::size_t at, std::size_t n, int lo, int hi,
+                          int& out) noexcept {
+  int x = 0;
+  for (std::size_t i = at; i < at + n; ++i) {
+    if (!is_digit(s[i])) return false;
+    x = x * 10 + (s[i] - '0');
+  }
+  if (x < lo || x > hi) return false;
+  out = x;
+  return true;
+}
+
+// Splits an instant into its UTC civil fields. nsec outside [0, 1e9) is folded
+// into sec first, so a malformed Instant still formats as the time it denotes.
+struct CivilTime {
+  CivilDate date;
+  unsigned hour, minute, second;
+  std::int32_t nsec;
+};
+
+CivilTime civil_from_instant(Instant t) noexcept {
+  std::int64_t sec = t.sec;
+  std::int64_t nsec = t.nsec;
+  if (nsec < 0 || nsec >= 1000000000) {
+    std::int64_t carry = nsec / 1000000000;
+    nsec %= 1000000000;
+    if (nsec < 0) { nsec += 1000000000; carry -= 1; }
+    sec += carry;
+  }
+  std::int64_t days = sec / sec_per_day;
+  std::int64_t rem = sec % sec_per_day;
+  if (rem < 0) { rem += sec_per_day; days -= 1; }
+  return CivilTime{civil_from_days(days), static_cast<unsigned>(rem / 3600),
+                   static_cast<unsigned>(rem / 60 % 60), static_cast<unsigned>(rem % 60),
+                   static_cast<std::int32_t>(nsec)};
+}
+
+// Go's appendFormatRFC3339 in UTC: the year with at least four digits and a '-'
+// before a negative one, then the fraction (nanos only) with zeros trimmed, then 'Z'.
+std::size_t write_rfc3339(Instant t, char* out, bool nanos) noexcept {
+  const CivilTime c = civil_from_instant(t);
+  char* p = out;
+  std::int64_t year = c.date.year;
+  if (year < 0) {
+    *p++ = '-';
+    year = -year;
+  }
+  p = fmt::format_to(p, FMT_COMPILE("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}"), year, c.date.month,
+                     c.date.day, c.hour, c.minute, c.second);
+  if (nanos && c.nsec != 0) {
+    *p++ = '.';
+    char* digits = p;
+    p = fmt::format_to(p, FMT_COMPILE("{:09}"), c.nsec);
+    while (p > digits && p[-1] == '0') --p;
+  }
+  *p++ = 'Z';
+  return static_cast<std::size_t>(p - out);
+}
+
+// --- JS -----------------------------------------------------------------------
+
+// ES's time value range: +-8.64e15 ms around the epoch (100,000,000 days).
+constexpr std::int64_t js_max_time_ms = 8640000000000000;
+// V8 reads a local date-time only within this, before the offset is applied (DateCache
+// kMaxTimeBeforeUTCInMs: the range plus ten days).
+constexpr std::int64_t js_max_local_ms = js_max_time_ms + 10 * ms_per_day;
+
+// What V8's ES5 reader fills in, before MakeDay / MakeTime.
+struct JsFields {
+  std::int64_t year = 0;
+  int month = 1, day = 1;
+  int hour = 0, minute = 0, second = 0, ms = 0;
+  bool has_time = false;
+  bool has_offset = false;
+  int offset_sec = 0;  // east of UTC
+};
+
+// A run of ASCII digits as V8's date tokenizer reads it: leading zeros skipped, then
+// at most nine significant digits kept in value; length counts every digit.
+struct DigitRun {
+  std::size_t length = 0;
+  int value = 0;
+};
+
+DigitRun digit_run(std::string_view s, std::size_t at) noexcept {
+  DigitRun run;
+  std::size_t i = at;
+  while (i < s.size() && s[i] == '0') ++i;
+  int significant = 0;
+  while (i < s.size() && is_digit(s[i])) {
+    if (significant < 9) run.value = run.value * 10 + (s[i] - '0');
+    ++significant;
+    ++i;
+  }
+  run.length = i - at;
+  return run;
+}
+
+// A digit run of exactly n digits at `at`; value in out, the position after it in at.
+bool fixed_run(std::string_view s, std::size_t& at, std::size_t n, int& out) noexcept {
+  const DigitRun run = digit_run(s, at);
+  if (run.length != n) return false;
+  out = run.value;
+  at += n;
+  return true;
+}
+
+// V8's ReadMilliseconds: the first three "significant" digits of a fraction of any
+// length, inferred from the value and the digit count. With more than nine digits
+// and leading zeros this is not the first three digits (".0001234567891" gives 123):
+// V8 does that, so we do too.
+int js_milliseconds(DigitRun run) noexcept {
+  int number = run.value;
+  std::size_t length = run.length;
+  if (length == 1) return number * 100;
+  if (length == 2) return number * 10;
+  if (length > 3) {
+    if (length > 9) length = 9;
+    int factor = 1;
+    do {
+      factor *= 10;
+      --length;
+    } while (length > 3);
+    number /= factor;
+  }
+  return number;
+}
+
+// V8's ParseES5DateTime, taking only what it reads to the end of the input. Every
+// string it hands to the legacy parser (or rejects) is nullopt.
+std::optional<JsFields> read_js_iso(std::string_view s) noexcept {
+  JsFields f;
+  std::size_t i = 0;
+  const auto at = [&](std::size_t k) { return k < s.size() ? s[k] : '\0'; };
+  const auto end = [&] { return i >= s.size(); };
+
+  // Date: [+-]YYYYYY | YYYY, then optionally -MM and -DD.
+  if (!end() && (s[i] == '+' || s[i] == '-')) {
+    const bool negative = s[i] == '-';
+    ++i;
+    int year = 0;
+    if (!fixed_run(s, i, 6, year)) return std::nullopt;
+    if (negative && year == 0) return std::nullopt;  // "-000000" is no year
+    f.year = negative ? -year : year;
+  } else {
+    int year = 0;
+    if (!fixed_run(s, i, 4, year)) return std::nullopt;
+    f.year = year;
+  }
+  if (at(i) == '-' && !end()) {
+    ++i;
+    if (!fixed_run(s, i, 2, f.month) || f.month < 1 || f.month > 12) return std::nullopt;
+    if (at(i) == '-' && !end()) {
+      ++i;
+      // Any day 1..31 of any month: MakeDay rolls the excess into the next month.
+      if (!fixed_run(s, i, 2, f.day) || f.day < 1 || f.day > 31) return std::nullopt;
+    }
+  }
+  if (end()) return f;  // date-only forms are UTC
+
+  // Time: T (V8's keyword table matches it case-insensitively) HH:mm[:ss[.s+]].
+  if (s[i] != 'T' && s[i] != 't') return std::nullopt;
+  ++i;
+  f.has_time = true;
+  if (!fixed_run(s, i, 2, f.hour) || f.hour > 24) return std::nullopt;
+  const bool hour_24 = f.hour == 24;  // only 24:00[:00[.0...]], the next midnight
+  if (at(i) != ':' || end()) return std::nullopt;
+  ++i;
+  if (!fixed_run(s, i, 2, f.minute) || f.minute > 59 || (hour_24 && f.minute > 0))
+    return std::nullopt;
+  if (!end() && s[i] == ':') {
+    ++i;
+    if (!fixed_run(s, i, 2, f.second) || f.second > 59 || (hour_24 && f.second > 0))
+      return std::nullopt;
+    if (!end() && s[i] == '.') {
+      ++i;
+      const DigitRun run = digit_run(s, i);
+      if (run.length == 0 || (hour_24 && run.value > 0)) return std::nullopt;
+      f.ms = js_milliseconds(run);
+      i += run.length;
+    }
+  }
+
+  // Offset: Z (either case), +-HH:mm, or V8's +-HHmm extension.
+  if (!end() && (s[i] == 'Z' || s[i] == 'z')) {
+    ++i;
+    f.has_offset = true;
+  } else if (!end() && (s[i] == '+' || s[i] == '-')) {
+    const int sign = s[i] == '-' ? -1 : 1;
+    ++i;
+    int hour = 0, minute = 0;
+    const DigitRun run = digit_run(s, i);
+    if (run.length == 4) {
+      hour = run.value / 100;
+      minute = run.value % 100;
+      i += 4;
+    } else {
+      if (!fixed_run(s, i, 2, hour)) return std::nullopt;
+      if (at(i) != ':' || end()) return std::nullopt;
+      ++i;
+      if (!fixed_run(s, i, 2, minute)) return std::nullopt;
+    }
+    if (hour > 23 || minute > 59) return std::nullopt;
+    f.has_offset = true;
+    f.offset_sec = sign * (hour * 3600 + minute * 60);
+  }
+  if (!end()) return std::nullopt;
+  return f;
+}
+
+}  // namespace
+
+// --- clocks ---------------------------------------------------------------------
+
+Instant system_now() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return Instant{static_cast<std::int64_t>(ts.tv_sec), static_cast<std::int32_t>(ts.tv_nsec)};
+}
+
+Clock system_clock() { return [] { return system_now(); }; }
+
+Clock fixed_clock(Instant at) {
+  return [at] { return at; };
+}
+
+// --- Go family ------------------------------------------------------------------
+
+std::optional<Instant> parse_rfc3339(std::string_view s) noexcept {
+  // Go's parseRFC3339 fast path; its strict reader rejects everything else.
+  if (s.size() < 19) return std::nullopt;
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!fixed_uint(s, 0, 4, 0, 9999, year) || !fixed_uint(s, 5, 2, 1, 12, month)) {
+    return std::nullopt;
+  }
+  if (!fixed_uint(s, 8, 2, 1, static_cast<int>(days_in(static_cast<unsigned>(month), year)), day) ||
+      !fixed_uint(s, 11, 2, 0, 23, hour) || !fixed_uint(s, 14, 2, 0, 59, minute) ||
+      !fixed_uint(s, 17, 2, 0, 59, second)) {
+    return std::nullopt;
+  }
+  if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') {
+    return std::nullopt;
+  }
+  s.remove_prefix(19);
+
+  // A fraction of any length; the first nine digits count, the rest are dropped.
+  std::int32_t nsec = 0;
+  if (s.size() >= 2 && s[0] == '.' && is_digit(s[1])) {
+    std::size_t n = 1;
+    int scale = 100000000;
+    while (n < s.size() && is_digit(s[n])) {
+      nsec += (s[n] - '0') * scale;
+      scale /= 10;
+      ++n;
+    }
+    s.remove_prefix(n);
+  }
+
+  std::int64_t offset = 0;
+  if (s.size() != 1 || s[0] != 'Z') {
+    int oh = 0, om = 0;
+    if (s.size() != 6 || !fixed_uint(s, 1, 2, 0, 23, oh) || !fixed_uint(s, 4, 2, 0, 59, om) ||
+        (s[0] != '+' && s[0] != '-') || s[3] != ':') {
+      return std::nullopt;
+    }
+    offset = (oh * 60 + om) * 60;
+    if (s[0] == '-') offset = -offset;
+  }
+  const std::int64_t days =
+      days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  return Instant{days * sec_per_day + hour * 3600 + minute * 60 + second - offset, nsec};
+}
+
+std::size_t format_rfc3339_nano(Instant t, char* out) noexcept {
+  return write_rfc3339(t, out, true);
+}
+
+std::string format_rfc3339_nano(Instant t) {
+  char buf[rfc3339_max];
+  return std::string(buf, write_rfc3339(t, buf, true));
+}
+
+std::size_t format_rfc3339(Instant t, char* out) noexcept { return write_rfc3339(t, out, false); }
+
+std::string format_rfc3339(Instant t) {
+  char buf[rfc3339_max];
+  return std::string(buf, write_rfc3339(t, buf, false));
+}
+
+// --- JS family ------------------------------------------------------------------
+
+LocalOffset system_local_offset() {
+  return [](std::int64_t local_ms) -> std::int32_t {
+    // The offset in force at a UTC instant, as the C library reads TZ.
+    const auto offset_at = [](std::int64_t utc_sec) -> std::int64_t {
+      const auto t = static_cast<std::time_t>(utc_sec);
+      std::tm tm{};
+      if (localtime_r(&t, &tm) == nullptr) return 0;
+      return tm.tm_gmtoff;
+    };
+    std::int64_t local_sec = local_ms / 1000;
+    if (local_ms % 1000 < 0) local_sec -= 1;
+    // The offsets a day before and a day after: a wall time in a gap or an overlap
+    // between them is read with the earlier one (ICU's "former" rule, as V8 does).
+    const std::int64_t before = offset_at(local_sec - sec_per_day);
+    const std::int64_t after = offset_at(local_sec + sec_per_day);
+    std::int64_t chosen = before;
+    if (before != after && offset_at(local_sec - before) != before &&
+        offset_at(local_sec - after) == after) {
+      chosen = after;
+    }
+    return static_cast<std::int32_t>(chosen / 60);
+  };
+}
+
+std::optional<std::int64_t> parse_js_date(std::string_view text) {
+  return parse_js_date(text, system_local_offset());
+}
+
+std::optional<std::int64_t> parse_js_date(std::string_view text, const LocalOffset& local) {
+  const std::optional<JsFields> f = read_js_iso(text);
+  if (!f) return std::nullopt;
+  // MakeDay(year, month - 1, day): day 31 of a 30-day month is the 1st of the next.
+  const std::int64_t days =
+      days_from_civil(f->year, static_cast<unsigned>(f->month), 1) + (f->day - 1);
+  const std::int64_t ms = days * ms_per_day + f->hour * 3600000LL + f->minute * 60000LL +
+                          f->second * 1000LL + f->ms;
+  std::int64_t utc = 0;
+  if (f->has_offset || !f->has_time) {
+    utc = ms - f->offset_sec * 1000LL;
+  } else {
+    if (ms < -js_max_local_ms || ms > js_max_local_ms || !local) return std::nullopt;
+    utc = ms - local(ms) * 60000LL;
+  }
+  if (utc < -js_max_time_ms || utc > js_max_time_ms) return std::nullopt;
+  return utc;
+}
+
+std::string format_js_iso(std::int64_t unix_ms) {
+  std::int64_t days = unix_ms / ms_per_day;
+  std::int64_t rem = unix_ms % ms_per_day;
+  if (rem < 0) { rem += ms_per_day; days -= 1; }
+  const CivilDate d = civil_from_days(days);
+  char buf[rfc3339_max];
+  char* p = buf;
+  if (d.year >= 0 && d.year <= 9999) {
+    p = fmt::format_to(p, FMT_COMPILE("{:04}"), d.year);
+  } else {
+    *p++ = d.year < 0 ? '-' : '+';
+    p = fmt::format_to(p, FMT_COMPILE("{:06}"), d.year < 0 ? -d.year : d.year);
+  }
+  p = fmt::format_to(p, FMT_COMPILE("-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z"), d.month, d.day,
+                     rem / 3600000, rem / 60000 % 60, rem / 1000 % 60, rem % 1000);
+  return std::string(buf, static_cast<std::size_t>(p - buf));
+}
+
+}  // namespace leasejudge
