@@ -65,19 +65,6 @@ constexpr unsigned days_in(unsigned month, std::int64_t year) noexcept {
 
 constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
-// Go's parseUint over a fixed slice: all digits and within [lo, hi].
-constexpr bool fixed_uint(std::string_view s, std::size_t at, std::size_t n, int lo, int hi,
-                          int& out) noexcept {
-  int x = 0;
-  for (std::size_t i = at; i < at + n; ++i) {
-    if (!is_digit(s[i])) return false;
-    x = x * 10 + (s[i] - '0');
-  }
-  if (x < lo || x > hi) return false;
-  out = x;
-  return true;
-}
-
 // Splits an instant into its UTC civil fields. nsec outside [0, 1e9) is folded
 // into sec first, so a malformed Instant still formats as the time it denotes.
 struct CivilTime {
@@ -295,44 +282,78 @@ Clock fixed_clock(Instant at) {
 // --- Go family ------------------------------------------------------------------
 
 std::optional<Instant> parse_rfc3339(std::string_view s) noexcept {
-  // Go's parseRFC3339 fast path; its strict reader rejects everything else.
-  if (s.size() < 19) return std::nullopt;
+  // Go's UnmarshalJSON tries its parseRFC3339 fast path, then falls back on
+  // time.Parse(time.RFC3339, ...), whose result it keeps: the strict checks written
+  // after that fallback are disabled in every released Go (golang/go#54580). So this
+  // is time.Parse with the layout "2006-01-02T15:04:05Z07:00", of which the fast path
+  // is a subset. Where Parse is looser than RFC 3339 we are too: an hour of one
+  // digit, a ',' before the fraction, and offsets up to +-24:60.
+  std::size_t i = 0;
+  const auto left = [&] { return s.size() - i; };
+  const auto two_digits = [&](int& out) {  // Go's getnum(value, true)
+    if (left() < 2 || !is_digit(s[i]) || !is_digit(s[i + 1])) return false;
+    out = (s[i] - '0') * 10 + (s[i + 1] - '0');
+    i += 2;
+    return true;
+  };
+  const auto literal = [&](char c) {
+    if (left() < 1 || s[i] != c) return false;
+    ++i;
+    return true;
+  };
+
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (!fixed_uint(s, 0, 4, 0, 9999, year) || !fixed_uint(s, 5, 2, 1, 12, month)) {
-    return std::nullopt;
+  // "2006": four bytes, all digits (atoi over them; the first must be a digit).
+  if (left() < 4) return std::nullopt;
+  for (std::size_t k = 0; k < 4; ++k) {
+    if (!is_digit(s[k])) return std::nullopt;
+    year = year * 10 + (s[k] - '0');
   }
-  if (!fixed_uint(s, 8, 2, 1, static_cast<int>(days_in(static_cast<unsigned>(month), year)), day) ||
-      !fixed_uint(s, 11, 2, 0, 23, hour) || !fixed_uint(s, 14, 2, 0, 59, minute) ||
-      !fixed_uint(s, 17, 2, 0, 59, second)) {
-    return std::nullopt;
-  }
-  if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':') {
-    return std::nullopt;
-  }
-  s.remove_prefix(19);
+  i = 4;
+  if (!literal('-') || !two_digits(month) || month < 1 || month > 12) return std::nullopt;
+  if (!literal('-') || !two_digits(day)) return std::nullopt;
+  if (!literal('T')) return std::nullopt;
+  // "15": one or two digits.
+  if (left() < 1 || !is_digit(s[i])) return std::nullopt;
+  hour = s[i++] - '0';
+  if (left() >= 1 && is_digit(s[i])) hour = hour * 10 + (s[i++] - '0');
+  if (hour > 23) return std::nullopt;
+  if (!literal(':') || !two_digits(minute) || minute > 59) return std::nullopt;
+  if (!literal(':') || !two_digits(second) || second > 59) return std::nullopt;
 
-  // A fraction of any length; the first nine digits count, the rest are dropped.
+  // A fraction the layout does not name: '.' or ',' then every digit that follows;
+  // the first nine count, the rest are dropped (truncated, never rounded).
   std::int32_t nsec = 0;
-  if (s.size() >= 2 && s[0] == '.' && is_digit(s[1])) {
-    std::size_t n = 1;
-    int scale = 100000000;
-    while (n < s.size() && is_digit(s[n])) {
-      nsec += (s[n] - '0') * scale;
+  if (left() >= 2 && (s[i] == '.' || s[i] == ',') && is_digit(s[i + 1])) {
+    ++i;
+    std::int32_t scale = 100000000;
+    while (left() >= 1 && is_digit(s[i])) {
+      nsec += (s[i] - '0') * scale;
       scale /= 10;
-      ++n;
+      ++i;
     }
-    s.remove_prefix(n);
   }
 
+  // "Z07:00": 'Z', or a sign, two digits, ':', two digits.
   std::int64_t offset = 0;
-  if (s.size() != 1 || s[0] != 'Z') {
+  if (left() >= 1 && s[i] == 'Z') {
+    ++i;
+  } else {
+    if (left() < 6 || s[i + 3] != ':') return std::nullopt;
+    const char sign = s[i];
+    ++i;
     int oh = 0, om = 0;
-    if (s.size() != 6 || !fixed_uint(s, 1, 2, 0, 23, oh) || !fixed_uint(s, 4, 2, 0, 59, om) ||
-        (s[0] != '+' && s[0] != '-') || s[3] != ':') {
-      return std::nullopt;
-    }
+    if (!two_digits(oh)) return std::nullopt;
+    ++i;  // the ':'
+    if (!two_digits(om)) return std::nullopt;
+    // Go's range test is > rather than >=: "some people do write offsets of 24 hours".
+    if (oh > 24 || om > 60 || (sign != '+' && sign != '-')) return std::nullopt;
     offset = (oh * 60 + om) * 60;
-    if (s[0] == '-') offset = -offset;
+    if (sign == '-') offset = -offset;
+  }
+  if (left() != 0) return std::nullopt;  // "extra text"
+  if (day < 1 || day > static_cast<int>(days_in(static_cast<unsigned>(month), year))) {
+    return std::nullopt;
   }
   const std::int64_t days =
       days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
@@ -357,38 +378,44 @@ std::string format_rfc3339(Instant t) {
 
 // --- JS family ------------------------------------------------------------------
 
-LocalOffset system_local_offset() {
-  return [](std::int64_t local_ms) -> std::int32_t {
-    // The offset in force at a UTC instant, as the C library reads TZ.
-    const auto offset_at = [](std::int64_t utc_sec) -> std::int64_t {
-      const auto t = static_cast<std::time_t>(utc_sec);
-      std::tm tm{};
-      if (localtime_r(&t, &tm) == nullptr) return 0;
-      return tm.tm_gmtoff;
-    };
-    std::int64_t local_sec = local_ms / 1000;
-    if (local_ms % 1000 < 0) local_sec -= 1;
-    // The offsets a day before and a day after: a wall time in a gap or an overlap
-    // between them is read with the earlier one (ICU's "former" rule, as V8 does).
-    const std::int64_t before = offset_at(local_sec - sec_per_day);
-    const std::int64_t after = offset_at(local_sec + sec_per_day);
-    std::int64_t chosen = before;
-    if (before != after && offset_at(local_sec - before) != before &&
-        offset_at(local_sec - after) == after) {
-      chosen = after;
-    }
-    return static_cast<std::int32_t>(chosen / 60);
+namespace {
+
+// The offset, in seconds east of UTC, of the process's time zone at a local wall-clock
+// time (in seconds, read as if it were UTC). V8 asks ICU for it with the "former"
+// rule for both a skipped and a repeated wall time: the offset in force before the
+// transition. We find that offset as the one in force a day earlier, unless only the
+// one in force a day later fits the wall time (a transition between them, before it).
+std::int64_t system_offset_seconds(std::int64_t local_sec) noexcept {
+  const auto offset_at = [](std::int64_t utc_sec) -> std::int64_t {
+    const auto t = static_cast<std::time_t>(utc_sec);
+    std::tm tm{};
+    if (localtime_r(&t, &tm) == nullptr) return 0;
+    return tm.tm_gmtoff;
   };
+  const std::int64_t before = offset_at(local_sec - sec_per_day);
+  const std::int64_t after = offset_at(local_sec + sec_per_day);
+  if (before != after && offset_at(local_sec - before) != before &&
+      offset_at(local_sec - after) == after) {
+    return after;
+  }
+  return before;
 }
 
-std::optional<std::int64_t> parse_js_date(std::string_view text) {
-  return parse_js_date(text, system_local_offset());
+std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
+  std::int64_t q = a / b;
+  if (a % b < 0) --q;
+  return q;
 }
 
-std::optional<std::int64_t> parse_js_date(std::string_view text, const LocalOffset& local) {
+// MakeDay / MakeTime / MakeDate over what the ISO reader found, then the offset: the
+// written one, UTC for a date alone, or the local zone's for a date-time without one.
+template <typename LocalOffsetMs>
+std::optional<std::int64_t> js_time_value(std::string_view text, LocalOffsetMs local_offset_ms) {
+  // V8's reader takes a NUL for the end of the input: "2024-01-01\0junk" is a date.
+  text = text.substr(0, text.find('\0'));
   const std::optional<JsFields> f = read_js_iso(text);
   if (!f) return std::nullopt;
-  // MakeDay(year, month - 1, day): day 31 of a 30-day month is the 1st of the next.
+  // Day 31 of a 30-day month is the 1st of the next, as MakeDay counts.
   const std::int64_t days =
       days_from_civil(f->year, static_cast<unsigned>(f->month), 1) + (f->day - 1);
   const std::int64_t ms = days * ms_per_day + f->hour * 3600000LL + f->minute * 60000LL +
@@ -397,11 +424,36 @@ std::optional<std::int64_t> parse_js_date(std::string_view text, const LocalOffs
   if (f->has_offset || !f->has_time) {
     utc = ms - f->offset_sec * 1000LL;
   } else {
-    if (ms < -js_max_local_ms || ms > js_max_local_ms || !local) return std::nullopt;
-    utc = ms - local(ms) * 60000LL;
+    if (ms < -js_max_local_ms || ms > js_max_local_ms) return std::nullopt;
+    const std::optional<std::int64_t> offset = local_offset_ms(ms);
+    if (!offset) return std::nullopt;
+    utc = ms - *offset;
   }
   if (utc < -js_max_time_ms || utc > js_max_time_ms) return std::nullopt;
   return utc;
+}
+
+}  // namespace
+
+LocalOffset system_local_offset() {
+  return [](std::int64_t local_ms) -> std::int32_t {
+    // Minutes, as the type says; zones whose offset has seconds (local mean time
+    // before about 1900) lose them here, never in parse_js_date(text) itself.
+    return static_cast<std::int32_t>(system_offset_seconds(floor_div(local_ms, 1000)) / 60);
+  };
+}
+
+std::optional<std::int64_t> parse_js_date(std::string_view text) {
+  return js_time_value(text, [](std::int64_t local_ms) -> std::optional<std::int64_t> {
+    return system_offset_seconds(floor_div(local_ms, 1000)) * 1000;
+  });
+}
+
+std::optional<std::int64_t> parse_js_date(std::string_view text, const LocalOffset& local) {
+  return js_time_value(text, [&local](std::int64_t local_ms) -> std::optional<std::int64_t> {
+    if (!local) return std::nullopt;  // no zone to read local time in: no time
+    return static_cast<std::int64_t>(local(local_ms)) * 60000;
+  });
 }
 
 std::string format_js_iso(std::int64_t unix_ms) {

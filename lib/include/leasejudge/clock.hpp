@@ -1,13 +1,15 @@
 // Time for leasejudge: instants, the clock every rule reads, and the two timestamp
 // families the seeds write.
 //
-// The step family is Go's: RFC 3339 as Go's encoding/json reads a time.Time (the
-// strict reader of Go 1.20 and later: four-digit year, two-digit fields in range, an
-// optional '.' fraction of any length, truncated to nanoseconds, then 'Z' or
-// ±hh:mm), written as RFC3339Nano in UTC (trailing fraction zeros trimmed). The lock
-// family is JavaScript's: Date.prototype.toISOString() on write, Date.parse on read,
-// restricted to the ISO date-time format V8 reads (DESIGN.md, "Times"); a string V8
-// would only take through its legacy fallback is no time here.
+// The step family is Go's: RFC 3339 as Go's encoding/json reads a time.Time, which
+// is exactly time.Parse(time.RFC3339, ...) (the strict checks Go 1.20 wrote after it
+// are disabled in every released Go): a four-digit year, two-digit fields in range
+// except a one- or two-digit hour, an optional '.' or ',' fraction of any length
+// truncated to nanoseconds, then 'Z' or ±hh:mm (hh up to 24, mm up to 60). Written
+// as RFC3339Nano in UTC (trailing fraction zeros trimmed). The lock family is
+// JavaScript's: Date.prototype.toISOString() on write, Date.parse on read, restricted
+// to the ISO date-time format V8 reads (DESIGN.md, "Times"); a string V8 would only
+// take through its legacy fallback is no time here.
 //
 // Every rule takes now from a Clock so that tests run at a fixed instant.
 #pragma once
@@ -59,7 +61,8 @@ Clock fixed_clock(Instant at);
 // --- Go family (steps) -------------------------------------------------------
 
 // Parse the text of a JSON string (without its quotes, escapes not undone: Go reads
-// the raw bytes) as Go's time.Time.UnmarshalJSON does. nullopt when Go would fail.
+// the raw bytes, so a backslash fails) as Go's time.Time.UnmarshalJSON does. nullopt
+// when Go would fail. The offset is applied: the result is UTC. Allocates nothing.
 std::optional<Instant> parse_rfc3339(std::string_view text) noexcept;
 
 // Longest text the formatters below write, without a terminating NUL.
@@ -67,7 +70,9 @@ inline constexpr std::size_t rfc3339_max = 64;
 
 // Go's t.UTC().Format(time.RFC3339Nano): "2006-01-02T15:04:05.999999999Z", fraction
 // zeros trimmed, no fraction when zero. Writes into out (at least rfc3339_max bytes),
-// returns the length. Years outside 0..9999 are written as Go writes them.
+// returns the length. Years outside 0..9999 are written as Go's Format writes them:
+// at least four digits, '-' before a negative year ("-0001-...", "12345-...").
+// Allocates nothing.
 std::size_t format_rfc3339_nano(Instant t, char* out) noexcept;
 std::string format_rfc3339_nano(Instant t);
 // Go's t.UTC().Format(time.RFC3339): seconds only, "Z".
@@ -80,16 +85,27 @@ std::string format_rfc3339(Instant t);
 // given as milliseconds since the epoch read as if it were UTC. Used for date-times
 // without an offset, which JS reads as local time.
 using LocalOffset = std::function<std::int32_t(std::int64_t local_ms)>;
-// The process's time zone (TZ, /etc/localtime), as V8 reads it.
+// The process's time zone (TZ, /etc/localtime, read through localtime_r), as V8
+// reads it: a wall time skipped or repeated by a transition takes the offset in force
+// before the transition. Offsets with seconds (local mean time before about 1900)
+// are truncated to whole minutes here; parse_js_date(text) keeps their seconds.
 LocalOffset system_local_offset();
 
 // Date.parse over the ISO format only (DESIGN.md): milliseconds since the epoch,
 // or nullopt for "no readable time" (including anything beyond JS's +-8.64e15 ms).
+// What V8's ISO reader (ParseES5DateTime) takes to the end of its input is read as
+// V8 reads it, quirks included: 't' and 'z' in either case, a ±HHmm offset, a day
+// 29..31 past the month's end rolling over, T24:00 as the next midnight, a fraction
+// of any length cut to milliseconds (V8 keeps nine significant digits, so
+// ".0100000000" is 100 ms), and a NUL taken for the end of the input. Date-time
+// forms without an offset are local time: the one-argument form uses the process's
+// zone, the other `local` (an empty `local` makes them unreadable).
 std::optional<std::int64_t> parse_js_date(std::string_view text);
 std::optional<std::int64_t> parse_js_date(std::string_view text, const LocalOffset& local);
 
 // new Date(ms).toISOString(): "2024-01-02T03:04:05.678Z", extended years as
-// "+YYYYYY" / "-YYYYYY" outside 0..9999. ms must be within JS's range.
+// "+YYYYYY" / "-YYYYYY" outside 0..9999. For ms beyond JS's range, where JS throws,
+// the same form is written with as many year digits as needed.
 std::string format_js_iso(std::int64_t unix_ms);
 
 }  // namespace leasejudge
