@@ -143,8 +143,10 @@ LJ_API int lj_lease_identity_judge(lj_holder_state_t *state, char **why, size_t 
 }
 #endif
 
+#include "leasejudge/lj_store.h"
 #include "leasejudge/lj_step.h"
 #include "leasejudge/lj_lock.h"
 #include "leasejudge/lj_leasedir.h"
+#include "leasejudge/lj_nats.h"
 
 #endif /* LEASEJUDGE_H */
