@@ -80,7 +80,9 @@ CivilTime civil_from_instant(Instant t) noexcept {
     std::int64_t carry = nsec / 1000000000;
     nsec %= 1000000000;
     if (nsec < 0) { nsec += 1000000000; carry -= 1; }
-    sec += carry;
+    // At the very ends of int64 the carry cannot be added: keep sec as it is.
+    std::int64_t moved = 0;
+    if (!__builtin_add_overflow(sec, carry, &moved)) sec = moved;
   }
   std::int64_t days = sec / sec_per_day;
   std::int64_t rem = sec % sec_per_day;
