@@ -1,0 +1,631 @@
+// JavaScript's view of text and JSON (see lock_js.hpp for the rules kept).
+#include "lock_js.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <system_error>
+
+namespace leasejudge::js {
+
+namespace {
+
+using simdjson::SUCCESS;
+namespace od = simdjson::ondemand;
+
+void append_code_point(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    // Surrogates land here too: their 3-byte form is what WTF-8 keeps.
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+constexpr std::string_view replacement = "\xEF\xBF\xBD";
+
+// Bytes of the WTF-8 sequence led by lead (1 for a stray byte, which valid input
+// never holds).
+std::size_t sequence_length(unsigned char lead) noexcept {
+  if (lead < 0x80) return 1;
+  if (lead < 0xC0) return 1;
+  if (lead < 0xE0) return 2;
+  if (lead < 0xF0) return 3;
+  return 4;
+}
+
+bool is_lone_surrogate(std::string_view s, std::size_t i) noexcept {
+  return i + 3 <= s.size() && static_cast<unsigned char>(s[i]) == 0xED &&
+         static_cast<unsigned char>(s[i + 1]) >= 0xA0;
+}
+
+// Length of the JS white space or line terminator at the front of s (0: none).
+std::size_t space_at_front(std::string_view s) noexcept {
+  if (s.empty()) return 0;
+  auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  unsigned char c = b(0);
+  if (c == 0x09 || c == 0x0A || c == 0x0B || c == 0x0C || c == 0x0D || c == 0x20) return 1;
+  if (c == 0xC2 && s.size() >= 2 && b(1) == 0xA0) return 2;                      // U+00A0
+  if (s.size() < 3) return 0;
+  if (c == 0xE1 && b(1) == 0x9A && b(2) == 0x80) return 3;                       // U+1680
+  if (c == 0xE2 && b(1) == 0x80 && (b(2) <= 0x8A || b(2) == 0xA8 || b(2) == 0xA9 || b(2) == 0xAF))
+    return 3;                                                  // U+2000..200A, 2028, 2029, 202F
+  if (c == 0xE2 && b(1) == 0x81 && b(2) == 0x9F) return 3;                       // U+205F
+  if (c == 0xE3 && b(1) == 0x80 && b(2) == 0x80) return 3;                       // U+3000
+  if (c == 0xEF && b(1) == 0xBB && b(2) == 0xBF) return 3;                       // U+FEFF
+  return 0;
+}
+
+// Length of the JS white space or line terminator at the back of s (0: none).
+std::size_t space_at_back(std::string_view s) noexcept {
+  for (std::size_t len = 1; len <= 3 && len <= s.size(); ++len) {
+    std::string_view tail = s.substr(s.size() - len);
+    if (space_at_front(tail) == len) return len;
+  }
+  return 0;
+}
+
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool read_hex4(std::string_view s, std::size_t i, std::uint32_t& out) noexcept {
+  if (i + 4 > s.size()) return false;
+  std::uint32_t v = 0;
+  for (std::size_t k = 0; k < 4; ++k) {
+    int h = hex_value(s[i + k]);
+    if (h < 0) return false;
+    v = v * 16 + static_cast<std::uint32_t>(h);
+  }
+  out = v;
+  return true;
+}
+
+std::string_view trim_json_space(std::string_view s) noexcept {
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// The contents of the string token starting at its opening quote, up to (not
+// including) its closing quote; false when token does not end right after it.
+bool string_contents(std::string_view token, std::string_view& contents, bool whole) noexcept {
+  if (token.empty() || token.front() != '"') return false;
+  std::size_t i = 1;
+  while (i < token.size() && token[i] != '"') i += token[i] == '\\' ? 2 : 1;
+  if (i >= token.size()) return false;
+  if (whole && i + 1 != token.size()) return false;
+  contents = token.substr(1, i - 1);
+  return true;
+}
+
+}  // namespace
+
+// --- text ------------------------------------------------------------------------
+
+std::string_view decode_lossy(std::string_view bytes, std::string& storage) {
+  if (simdjson::validate_utf8(bytes.data(), bytes.size())) return bytes;
+  storage.clear();
+  storage.reserve(bytes.size() + 16);
+  std::size_t i = 0;
+  const std::size_t n = bytes.size();
+  auto at = [&](std::size_t k) { return static_cast<unsigned char>(bytes[k]); };
+  while (i < n) {
+    unsigned char c = at(i);
+    if (c < 0x80) {
+      storage.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    std::size_t need = 0;
+    unsigned char lower = 0x80, upper = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      need = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      need = 2;
+      if (c == 0xE0) lower = 0xA0;
+      if (c == 0xED) upper = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      need = 3;
+      if (c == 0xF0) lower = 0x90;
+      if (c == 0xF4) upper = 0x8F;
+    } else {
+      storage.append(replacement);
+      ++i;
+      continue;
+    }
+    // Take continuation bytes while they fit; a byte that does not fit ends the
+    // maximal subpart, which becomes one U+FFFD, and is read again on its own.
+    std::size_t seen = 0;
+    std::size_t j = i + 1;
+    while (seen < need && j < n) {
+      unsigned char d = at(j);
+      if (d < lower || d > upper) break;
+      lower = 0x80;
+      upper = 0xBF;
+      ++seen;
+      ++j;
+    }
+    if (seen == need) {
+      storage.append(bytes.substr(i, j - i));
+    } else {
+      storage.append(replacement);
+    }
+    i = j;
+  }
+  return storage;
+}
+
+std::string_view trim(std::string_view text) noexcept {
+  for (std::size_t k = space_at_front(text); k != 0; k = space_at_front(text)) text.remove_prefix(k);
+  for (std::size_t k = space_at_back(text); k != 0; k = space_at_back(text)) text.remove_suffix(k);
+  return text;
+}
+
+std::string slice_utf16(std::string_view wtf8, std::size_t n) {
+  std::string out;
+  std::size_t units = 0;
+  std::size_t i = 0;
+  while (i < wtf8.size() && units < n) {
+    std::size_t len = sequence_length(static_cast<unsigned char>(wtf8[i]));
+    if (i + len > wtf8.size()) len = wtf8.size() - i;
+    if (len == 4) {
+      if (units + 2 > n) {
+        // Only the high surrogate fits: JS keeps it alone; Node writes U+FFFD.
+        out.append(replacement);
+        break;
+      }
+      units += 2;
+    } else {
+      units += 1;
+    }
+    if (len == 3 && is_lone_surrogate(wtf8, i)) {
+      out.append(replacement);
+    } else {
+      out.append(wtf8.substr(i, len));
+    }
+    i += len;
+  }
+  return out;
+}
+
+void append_utf8(std::string& out, std::string_view wtf8) {
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < wtf8.size();) {
+    if (is_lone_surrogate(wtf8, i)) {
+      out.append(wtf8.substr(start, i - start));
+      out.append(replacement);
+      i += 3;
+      start = i;
+      continue;
+    }
+    i += sequence_length(static_cast<unsigned char>(wtf8[i]));
+  }
+  if (start < wtf8.size()) out.append(wtf8.substr(start));
+}
+
+std::string to_lower_ascii(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+void append_number(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out.append("NaN");
+    return;
+  }
+  if (std::isinf(v)) {
+    out.append(v < 0 ? "-Infinity" : "Infinity");
+    return;
+  }
+  if (v == 0) {  // +0 and -0 alike
+    out.push_back('0');
+    return;
+  }
+  if (v < 0) out.push_back('-');
+  // The shortest round-trip digits, then ECMAScript's Number::toString layout.
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, std::fabs(v), std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));
+  std::size_t e_pos = sci.find('e');
+  std::string digits;
+  digits.push_back(sci[0]);
+  if (e_pos > 1) digits.append(sci.substr(2, e_pos - 2));
+  int exponent = 0;
+  std::string_view exp_text = sci.substr(e_pos + 1);
+  if (!exp_text.empty() && exp_text.front() == '+') exp_text.remove_prefix(1);
+  std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exponent);
+  const int k = static_cast<int>(digits.size());
+  const int n = exponent + 1;
+  if (k <= n && n <= 21) {
+    out.append(digits);
+    out.append(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits, 0, static_cast<std::size_t>(n));
+    out.push_back('.');
+    out.append(digits, static_cast<std::size_t>(n));
+  } else if (-6 < n && n <= 0) {
+    out.append("0.");
+    out.append(static_cast<std::size_t>(-n), '0');
+    out.append(digits);
+  } else {
+    const int e = n - 1;
+    out.push_back(digits[0]);
+    if (k > 1) {
+      out.push_back('.');
+      out.append(digits, 1);
+    }
+    out.push_back('e');
+    out.push_back(e < 0 ? '-' : '+');
+    out.append(std::to_string(e < 0 ? -e : e));
+  }
+}
+
+void append_json_string(std::string& out, std::string_view wtf8) {
+  static constexpr char hex[] = "0123456789abcdef";
+  out.push_back('"');
+  std::size_t start = 0;
+  auto flush = [&](std::size_t upto) {
+    out.append(wtf8.substr(start, upto - start));
+  };
+  for (std::size_t i = 0; i < wtf8.size();) {
+    unsigned char c = static_cast<unsigned char>(wtf8[i]);
+    const char* esc = nullptr;
+    switch (c) {
+      case '"': esc = "\\\""; break;
+      case '\\': esc = "\\\\"; break;
+      case '\b': esc = "\\b"; break;
+      case '\f': esc = "\\f"; break;
+      case '\n': esc = "\\n"; break;
+      case '\r': esc = "\\r"; break;
+      case '\t': esc = "\\t"; break;
+      default: break;
+    }
+    if (esc != nullptr) {
+      flush(i);
+      out.append(esc);
+      start = ++i;
+      continue;
+    }
+    if (c < 0x20) {
+      flush(i);
+      out.append("\\u00");
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 0xF]);
+      start = ++i;
+      continue;
+    }
+    if (is_lone_surrogate(wtf8, i)) {
+      flush(i);
+      std::uint32_t cu = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(wtf8[i + 1]) & 0x3Fu) << 6) |
+                         (static_cast<unsigned char>(wtf8[i + 2]) & 0x3Fu);
+      out.append("\\u");
+      out.push_back(hex[(cu >> 12) & 0xF]);
+      out.push_back(hex[(cu >> 8) & 0xF]);
+      out.push_back(hex[(cu >> 4) & 0xF]);
+      out.push_back(hex[cu & 0xF]);
+      i += 3;
+      start = i;
+      continue;
+    }
+    i += sequence_length(c);
+  }
+  flush(wtf8.size());
+  out.push_back('"');
+}
+
+void append_json_number(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out.append("null");
+    return;
+  }
+  append_number(out, v);
+}
+
+bool contains_ascii_nocase(std::string_view haystack, std::string_view needle) noexcept {
+  auto fold = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+  if (needle.empty()) return true;
+  if (needle.size() > haystack.size()) return false;
+  for (std::size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
+    std::size_t k = 0;
+    while (k < needle.size() && fold(haystack[i + k]) == fold(needle[k])) ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+// --- JSON.parse --------------------------------------------------------------------
+
+bool parse_json_number(std::string_view s, double& out) noexcept {
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < n && s[i] == '-') {
+    negative = true;
+    ++i;
+  }
+  const std::size_t int_begin = i;
+  if (i < n && s[i] == '0') {
+    ++i;
+  } else if (i < n && s[i] >= '1' && s[i] <= '9') {
+    while (i < n && is_digit(s[i])) ++i;
+  } else {
+    return false;
+  }
+  const std::size_t int_end = i;
+  std::size_t frac_begin = i, frac_end = i;
+  if (i < n && s[i] == '.') {
+    ++i;
+    frac_begin = i;
+    if (i >= n || !is_digit(s[i])) return false;
+    while (i < n && is_digit(s[i])) ++i;
+    frac_end = i;
+  }
+  std::int64_t exponent = 0;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    bool exp_negative = false;
+    if (i < n && (s[i] == '+' || s[i] == '-')) {
+      exp_negative = s[i] == '-';
+      ++i;
+    }
+    if (i >= n || !is_digit(s[i])) return false;
+    while (i < n && is_digit(s[i])) {
+      // Saturate: beyond a billion the sign alone decides the outcome.
+      if (exponent < 1000000000) exponent = exponent * 10 + (s[i] - '0');
+      ++i;
+    }
+    if (exp_negative) exponent = -exponent;
+  }
+  if (i != n) return false;
+  double value = 0;
+  auto r = std::from_chars(s.data(), s.data() + n, value);
+  if (r.ec == std::errc() && r.ptr == s.data() + n) {
+    out = value;
+    return true;
+  }
+  if (r.ec != std::errc::result_out_of_range) return false;
+  // Out of range: the decimal exponent of the leading digit says overflow
+  // (JSON.parse gives +-Infinity) or underflow (+-0).
+  std::int64_t magnitude = 0;
+  bool found = false;
+  for (std::size_t k = int_begin; k < int_end && !found; ++k) {
+    if (s[k] != '0') {
+      magnitude = static_cast<std::int64_t>(int_end - k);
+      found = true;
+    }
+  }
+  for (std::size_t k = frac_begin; k < frac_end && !found; ++k) {
+    if (s[k] != '0') {
+      magnitude = -static_cast<std::int64_t>(k - frac_begin);
+      found = true;
+    }
+  }
+  magnitude += exponent;
+  double big = found && magnitude > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+  out = negative ? -big : big;
+  return true;
+}
+
+bool unescape_json_string(std::string_view raw, std::string& out) {
+  out.clear();
+  out.reserve(raw.size());
+  const std::size_t n = raw.size();
+  for (std::size_t i = 0; i < n;) {
+    unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (c < 0x20) return false;
+    if (c != '\\') {
+      std::size_t j = i + 1;
+      while (j < n && raw[j] != '\\' && static_cast<unsigned char>(raw[j]) >= 0x20) ++j;
+      out.append(raw.substr(i, j - i));
+      i = j;
+      continue;
+    }
+    if (i + 1 >= n) return false;
+    char e = raw[i + 1];
+    i += 2;
+    switch (e) {
+      case '"': out.push_back('"'); break;
+      case '\\': out.push_back('\\'); break;
+      case '/': out.push_back('/'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'u': {
+        std::uint32_t cu = 0;
+        if (!read_hex4(raw, i, cu)) return false;
+        i += 4;
+        std::uint32_t low = 0;
+        if (cu >= 0xD800 && cu <= 0xDBFF && i + 6 <= n && raw[i] == '\\' && raw[i + 1] == 'u' &&
+            read_hex4(raw, i + 2, low) && low >= 0xDC00 && low <= 0xDFFF) {
+          append_code_point(out, 0x10000 + ((cu - 0xD800) << 10) + (low - 0xDC00));
+          i += 6;
+        } else {
+          append_code_point(out, cu);  // a lone surrogate stays, as in a JS string
+        }
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+bool JsonReader::read_key(simdjson::simdjson_result<od::field>& field, std::string& out) {
+  od::raw_json_string raw;
+  if (field.key().get(raw) != SUCCESS) return false;
+  std::string_view key;
+  auto error = field.unescaped_key().get(key);
+  if (error == SUCCESS) {
+    out.assign(key);
+    return true;
+  }
+  if (error != simdjson::STRING_ERROR) return false;
+  // simdjson refuses lone surrogates; JSON.parse keeps them. The raw key sits in
+  // the padded buffer and its closing quote was found by simdjson already.
+  const char* p = raw.raw();
+  std::size_t i = 0;
+  while (p[i] != '"') i += p[i] == '\\' ? 2 : 1;
+  return unescape_json_string(std::string_view(p, i), out);
+}
+
+Read JsonReader::string(od::value v, std::string& out) {
+  od::json_type type;
+  if (v.type().get(type) != SUCCESS) return Read::bad_json;
+  if (type != od::json_type::string) {
+    return skip(v, 0) == Read::ok ? Read::wrong_type : Read::bad_json;
+  }
+  std::string_view s;
+  auto error = v.get_string().get(s);
+  if (error == SUCCESS) {
+    out.assign(s);
+    return Read::ok;
+  }
+  if (error != simdjson::STRING_ERROR) return Read::bad_json;
+  std::string_view token = v.raw_json_token();
+  std::string_view contents;
+  if (!string_contents(token, contents, false)) return Read::bad_json;
+  return unescape_json_string(contents, out) ? Read::ok : Read::bad_json;
+}
+
+Read JsonReader::number(od::value v, double& out) {
+  od::json_type type;
+  if (v.type().get(type) != SUCCESS) return Read::bad_json;
+  if (type != od::json_type::number) {
+    return skip(v, 0) == Read::ok ? Read::wrong_type : Read::bad_json;
+  }
+  double d = 0;
+  if (v.get_double().get(d) == SUCCESS) {
+    out = d;
+    return Read::ok;
+  }
+  // simdjson refuses numbers beyond the double range; JSON.parse rounds them.
+  std::string_view token = v.raw_json_token();
+  return parse_json_number(trim_json_space(token), out) ? Read::ok : Read::bad_json;
+}
+
+Read JsonReader::skip(od::value v, int depth) {
+  if (depth > max_depth) return Read::bad_json;
+  od::json_type type;
+  if (v.type().get(type) != SUCCESS) return Read::bad_json;
+  switch (type) {
+    case od::json_type::object: {
+      od::object obj;
+      if (v.get_object().get(obj) != SUCCESS) return Read::bad_json;
+      return fields(obj, depth, [](std::string_view, od::value inner, int d) { return skip(inner, d); });
+    }
+    case od::json_type::array: {
+      od::array arr;
+      if (v.get_array().get(arr) != SUCCESS) return Read::bad_json;
+      for (auto element : arr) {
+        od::value inner;
+        if (element.get(inner) != SUCCESS) return Read::bad_json;
+        if (skip(inner, depth + 1) != Read::ok) return Read::bad_json;
+      }
+      return Read::ok;
+    }
+    case od::json_type::number: {
+      double d;
+      return number(v, d) == Read::ok ? Read::ok : Read::bad_json;
+    }
+    case od::json_type::string: {
+      std::string s;
+      return string(v, s) == Read::ok ? Read::ok : Read::bad_json;
+    }
+    case od::json_type::boolean: {
+      bool b;
+      return v.get_bool().get(b) == SUCCESS ? Read::ok : Read::bad_json;
+    }
+    case od::json_type::null: {
+      bool is_null = false;
+      if (v.is_null().get(is_null) != SUCCESS) return Read::bad_json;
+      return is_null ? Read::ok : Read::bad_json;
+    }
+  }
+  return Read::bad_json;
+}
+
+Read JsonReader::open_object(std::string_view text, od::object& root) {
+  text_ = simdjson::padded_string(text);
+  if (parser_.iterate(text_).get(doc_) != SUCCESS) return Read::bad_json;
+  od::json_type type;
+  if (doc_.type().get(type) != SUCCESS) return Read::bad_json;
+  if (type == od::json_type::object) {
+    return doc_.get_object().get(root) == SUCCESS ? Read::ok : Read::bad_json;
+  }
+  return check_root_scalar(type);
+}
+
+Read JsonReader::check_root_scalar(od::json_type type) {
+  if (type == od::json_type::array) {
+    od::array arr;
+    if (doc_.get_array().get(arr) != SUCCESS) return Read::bad_json;
+    for (auto element : arr) {
+      od::value inner;
+      if (element.get(inner) != SUCCESS) return Read::bad_json;
+      if (skip(inner, 1) != Read::ok) return Read::bad_json;
+    }
+    return finish() == Read::ok ? Read::wrong_type : Read::bad_json;
+  }
+  // A scalar root: the whole text, white space aside, must be that one token.
+  std::string_view token;
+  if (doc_.raw_json_token().get(token) != SUCCESS) return Read::bad_json;
+  token = trim_json_space(token);
+  std::string_view whole = trim_json_space(std::string_view(text_.data(), text_.size()));
+  if (token.size() != whole.size()) return Read::bad_json;
+  bool valid = false;
+  switch (type) {
+    case od::json_type::number: {
+      double d;
+      valid = parse_json_number(token, d);
+      break;
+    }
+    case od::json_type::string: {
+      std::string_view contents;
+      std::string s;
+      valid = string_contents(token, contents, true) && unescape_json_string(contents, s);
+      break;
+    }
+    case od::json_type::boolean:
+      valid = token == "true" || token == "false";
+      break;
+    case od::json_type::null:
+      valid = token == "null";
+      break;
+    default:
+      break;
+  }
+  return valid ? Read::wrong_type : Read::bad_json;
+}
+
+Read JsonReader::finish() {
+  const char* location = nullptr;
+  // Past the root's end simdjson says OUT_OF_BOUNDS; a location means more tokens.
+  auto error = doc_.current_location().get(location);
+  return error == simdjson::OUT_OF_BOUNDS ? Read::ok : Read::bad_json;
+}
+
+}  // namespace leasejudge::js
