@@ -1,0 +1,3 @@
+module leasejudge
+
+go 1.19
