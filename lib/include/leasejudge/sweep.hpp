@@ -1,0 +1,192 @@
+// Sweeps: judging every step key of a node and ending, deleting or leaving each.
+//
+// A sweep plans, then applies. The plan is pure: entries (key, revision, value) in,
+// one verdict per entry out, with its why and what is said of the owner; nothing is
+// read or written. Apply acts through a Store and only at the revision the plan read:
+// a key another writer moved since is skipped and counted (Errc::changed), never
+// overwritten. Any other store error stops the sweep, which answers what it did before
+// the error and the error, as the seed's EndStale does.
+//
+// end_stale, end_one, end_stale_at_start and end_stale_round are the step seed's
+// EndStale, EndOne, EndStaleAtStart and EndStaleRound, with their messages and log
+// lines. plan_batch is the hot path: one buffer of many entries, verdicts into arrays
+// the caller owns, optionally over several threads, nothing allocated per key.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leasejudge/step.hpp"
+#include "leasejudge/store.hpp"
+
+namespace leasejudge {
+
+struct SweepOptions {
+  std::string owner;            // this process's owner token; empty: self_owner_token()
+  std::optional<Instant> boot;  // this process's start; nullopt: this_process_start()
+  std::int64_t bound_ns = default_step_bound_ns;
+  OwnerRule rule = OwnerRule::not_self;
+  OwnerJudge judge;             // empty: judge_owner_token
+  Clock clock;                  // empty: the system clock
+  int attempts = 6;             // end_stale_at_start's tries (the seed's StaleAttempts)
+  std::int64_t retry_ns = 5'000'000'000;  // and the wait between them (StaleRetry)
+};
+
+// The options resolved for node: self, before, now (read from the clock once).
+StaleRules stale_rules(std::string_view node, Instant before, const SweepOptions& opts);
+// The owner token, boot and now the options stand for.
+std::string sweep_self(const SweepOptions& opts);
+Instant sweep_boot(const SweepOptions& opts);
+Instant sweep_now(const SweepOptions& opts);
+
+// One line per action, and the sweep's notes (as the seed's logf).
+using SweepLog = std::function<void(std::string_view line)>;
+
+// A key as read: its value (empty: none) and the revision it was read at.
+struct SweepEntry {
+  std::string_view key;
+  Revision revision = 0;
+  std::string_view value;
+};
+
+// One key to end or delete, and why.
+struct PlannedStep {
+  std::size_t entry = 0;  // index into the entries planned
+  StepVerdict verdict;
+  std::string id, tool, owner;
+  Instant started = go_zero_time;
+  std::string why, said;
+};
+
+// What a sweep counts. Every key planned lands in exactly one of ends, deletes,
+// changed (planned, then skipped at apply), left, no_step and other_node.
+struct SweepCounts {
+  std::size_t ends = 0;        // rewritten as failed
+  std::size_t deletes = 0;     // deleted (asks a gone owner held)
+  std::size_t changed = 0;     // skipped: the key moved since it was read
+  std::size_t left = 0;        // steps of the node left as they are
+  std::size_t no_step = 0;     // no value, or a value that is no step
+  std::size_t other_node = 0;  // keys that are no step key of the node
+};
+
+struct SweepPlan {
+  std::vector<PlannedStep> actions;  // in entry order; only ends and deletes
+  SweepCounts counts;                // ends and deletes planned; changed stays 0
+};
+
+struct SweepReport {
+  std::vector<std::string> ended;  // ids of the steps ended or deleted, in order
+  SweepCounts counts;
+  Status status;  // ok, or what stopped the sweep (what was done before is above)
+};
+
+// The pure plan.
+SweepPlan plan_sweep(std::span<const SweepEntry> entries, const StaleRules& rules);
+
+// Apply a plan of entries through store at the revisions read; each done action is
+// logged. The ended time is read from opts.clock at each write.
+SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const SweepPlan& plan,
+                        const SweepLog& log, const SweepOptions& opts = {});
+
+// The seed's EndStale: list the keys, and for each of node's: get, plan, apply.
+// `before` is the start of this process for a step with no owner. Messages:
+// "buildstep: listing the steps of <node>: ...", "buildstep: reading the step <key>:
+// ...", "buildstep: ending the step <key>: ...", each with the store's code.
+SweepReport end_stale(Store& store, std::string_view node, Instant before, const SweepLog& log,
+                      const SweepOptions& opts = {});
+
+// Is the step id run by this process now? (the seed's live; may be empty)
+using StepLive = std::function<bool(std::string_view id)>;
+
+// The seed's EndOne: end this node's running step id (or the key <node>.<id>) as failed
+// with why, and answer it (state failed, reason why; as read otherwise). Refusals:
+//   Errc::invalid_argument  another node's key; no why; no valid key
+//   Errc::not_found         no step under the key
+//   Errc::parse             the value is no step
+//   Errc::refused           not running; owned by this process, or with no owner and
+//                           started since this process began; live(id); under rule
+//                           provably_dead, an owner not proven gone
+//   Errc::changed           the key moved while it was ended
+// and the store's own errors as they come.
+Result<Step> end_one(Store& store, std::string_view node, std::string_view id, std::string_view why,
+                     const StepLive& live = {}, const SweepOptions& opts = {});
+
+// The signals a module's start sweep waits on: the runtime serving, and a cancel.
+// Thread-safe; serve and cancel are one-way.
+class SweepSignals {
+ public:
+  void serve();
+  void cancel();
+  bool served() const;
+  bool cancelled() const;
+  // Block until served (true) or cancelled (false).
+  bool wait_served() const;
+  // Sleep ns, or less when cancelled meanwhile (false).
+  bool sleep_for(std::int64_t ns) const;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool served_ = false;
+  bool cancelled_ = false;
+};
+
+// The seed's EndStaleAtStart: wait until served (or cancelled), say once when the
+// owner's boot id is "no-boot-id", then end_stale up to opts.attempts times,
+// opts.retry_ns apart, logging each failure and the count at success. The last
+// sweep's report; nullopt when cancelled before any sweep.
+std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view node, Instant before,
+                                              const SweepLog& log, const SweepSignals& signals,
+                                              const SweepOptions& opts = {});
+
+// The seed's EndStaleRound: only when already served, end_stale with before = this
+// process's start, its error logged. nullopt when not served.
+std::optional<SweepReport> end_stale_round(Store& store, std::string_view node, const SweepLog& log,
+                                           const SweepSignals& signals, const SweepOptions& opts = {});
+
+// --- batches ---------------------------------------------------------------------------
+
+// Where one entry's key and value sit in a batch buffer. The layout of the C ABI's
+// lj_step_entry_t.
+struct BatchEntry {
+  std::uint64_t key_offset = 0;
+  std::uint64_t value_offset = 0;
+  std::uint32_t key_len = 0;
+  std::uint32_t value_len = 0;  // 0: the key holds no value
+  Revision revision = 0;
+};
+
+// One entry's verdict, 16 bytes. The layout of the C ABI's lj_step_action_t.
+struct BatchVerdict {
+  StepAction action = StepAction::leave;
+  StepReason reason = StepReason::other_node;
+  std::uint16_t reserved = 0;
+  std::int32_t bound_nsec = 0;  // ask_past_bound: when its asker stopped waiting
+  std::int64_t bound_sec = 0;
+};
+inline StepVerdict to_verdict(const BatchVerdict& v) noexcept {
+  return StepVerdict{v.action, v.reason, Instant{v.bound_sec, v.bound_nsec}};
+}
+
+// Counts of a batch: end + remove + leave + no_step + other_node == entries.
+struct BatchSummary {
+  std::uint64_t end = 0, remove = 0, leave = 0, no_step = 0, other_node = 0;
+};
+
+// Plan every entry of buffer into out[i] (out.size() >= entries.size()). `padding` is
+// how many readable bytes follow the buffer: a value with step_padding readable bytes
+// after it is parsed in place, others through the codec's copy. threads > 1 splits the
+// entries into that many runs, one per thread. Errc::invalid_argument when an entry
+// lies outside the buffer or out is short. Allocates nothing per entry.
+Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::size_t padding,
+                  std::span<const BatchEntry> entries, const StaleRules& rules, unsigned threads = 1,
+                  BatchSummary* summary = nullptr);
+
+}  // namespace leasejudge
