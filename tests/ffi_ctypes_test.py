@@ -85,7 +85,7 @@ def take(ptr, n):
         return None
     value = ctypes.string_at(ptr.value, n.value)
     lib.lj_free(ptr)
-    return value.decode()
+    return value.decode("utf-8", "surrogateescape")
 
 
 def call_string(fn, *args):
