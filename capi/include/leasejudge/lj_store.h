@@ -1,7 +1,98 @@
-/* leasejudge C ABI: the store part (included by leasejudge.h). */
+/*
+ * leasejudge C ABI: stores (included by leasejudge.h).
+ *
+ * A store holds keys with values and revisions. Every write names the revision it
+ * read, and a write that finds the key moved says LJ_ECHANGED instead of
+ * overwriting; create-if-absent says LJ_EEXISTS when the key holds a value. Locks
+ * and sweeps act only through an lj_store_t:
+ *   - lj_store_memory_open: in this process (tests, benchmarks);
+ *   - lj_store_file_open: a directory of files, for locks on one machine (one file
+ *     per key holding "lj1 <revision>\n" and the value; writes under flock(2));
+ *   - lj_store_from_callbacks: any store the caller has (a database, a Go value);
+ *   - lj_nats_store_open (lj_nats.h): a NATS JetStream key/value bucket.
+ * An lj_store_t may be used from several threads at once when its backend can:
+ * the memory and file stores can; a callback store can when its callbacks can.
+ */
 #ifndef LEASEJUDGE_LJ_STORE_H
 #define LEASEJUDGE_LJ_STORE_H
 
 #include "leasejudge.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lj_store_t lj_store_t;
+
+/* Where a store callback hands values back; the library copies what it is given,
+ * so the callback's memory may be freed as soon as the call returns. A sink lives
+ * only during the callback it was passed to. */
+typedef struct lj_store_sink_t lj_store_sink_t;
+
+/* From a get callback: the key holds value at revision (> 0). Call at most once;
+ * not calling it says the key holds nothing. LJ_EINVAL for a revision of 0 or a
+ * second call. */
+LJ_API int lj_store_sink_put(lj_store_sink_t *sink, const char *value, size_t value_len,
+                             uint64_t revision);
+/* From a keys callback: one key that holds a value (call once per key). */
+LJ_API int lj_store_sink_key(lj_store_sink_t *sink, const char *key, size_t key_len);
+
+/*
+ * A store made of the caller's functions. Each returns LJ_OK, or:
+ *   - update, remove: LJ_ECHANGED when the key is not at revision (or is gone);
+ *   - create: LJ_EEXISTS when the key holds a value;
+ *   - any other negative LJ_E* code (LJ_ESTORE for a store that is down, ...):
+ *     the operation failed with that code;
+ *   - a positive value: stop; the work in progress returns LJ_EUSER.
+ * Revisions are the store's own, > 0, and should only grow for a key (a lock's
+ * fencing token is its revision). All five functions are required; release may
+ * be NULL.
+ */
+#define LJ_STORE_CALLBACKS_VERSION 1
+typedef struct lj_store_callbacks_t {
+  uint32_t version; /* LJ_STORE_CALLBACKS_VERSION */
+  int (*keys)(lj_store_sink_t *sink, void *payload);
+  int (*get)(lj_store_sink_t *sink, const char *key, size_t key_len, void *payload);
+  int (*update)(uint64_t *out_revision, const char *key, size_t key_len, const char *value,
+                size_t value_len, uint64_t revision, void *payload);
+  int (*create)(uint64_t *out_revision, const char *key, size_t key_len, const char *value,
+                size_t value_len, void *payload);
+  int (*remove)(const char *key, size_t key_len, uint64_t revision, void *payload);
+  /* Called with payload when the store is destroyed (or when creating it fails). */
+  void (*release)(void *payload);
+} lj_store_callbacks_t;
+#define LJ_STORE_CALLBACKS_INIT {LJ_STORE_CALLBACKS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL}
+LJ_API int lj_store_callbacks_init(lj_store_callbacks_t *callbacks, uint32_t version);
+
+/* A store over callbacks (copied) and payload (borrowed until destroy, when
+ * release gets it). LJ_EINVAL when a required function is NULL; LJ_EVERSION. */
+LJ_API int lj_store_from_callbacks(lj_store_t **out, const lj_store_callbacks_t *callbacks,
+                                   void *payload, lj_error_t **err);
+/* An empty store in memory. */
+LJ_API int lj_store_memory_open(lj_store_t **out, lj_error_t **err);
+/* The file store in directory dir (created, one level, when missing). LJ_EIO when
+ * it cannot be made or is not a directory. */
+LJ_API int lj_store_file_open(lj_store_t **out, const char *dir, size_t dir_len, lj_error_t **err);
+/* Close the store; NULL does nothing. */
+LJ_API void lj_store_destroy(lj_store_t *store);
+
+/* The operations themselves, for callers that keep their own records in a store.
+ * get: *out_value (caller's, lj_free) and *out_revision; LJ_ENOTFOUND when the key
+ * holds nothing. */
+LJ_API int lj_store_get(char **out_value, size_t *out_len, uint64_t *out_revision, lj_store_t *store,
+                        const char *key, size_t key_len, lj_error_t **err);
+/* Create-if-absent; the new revision. LJ_EEXISTS. */
+LJ_API int lj_store_create(uint64_t *out_revision, lj_store_t *store, const char *key, size_t key_len,
+                           const char *value, size_t value_len, lj_error_t **err);
+/* Update-if-revision; the new revision. LJ_ECHANGED. */
+LJ_API int lj_store_update(uint64_t *out_revision, lj_store_t *store, const char *key, size_t key_len,
+                           const char *value, size_t value_len, uint64_t revision, lj_error_t **err);
+/* Delete-if-revision. LJ_ECHANGED. */
+LJ_API int lj_store_remove(lj_store_t *store, const char *key, size_t key_len, uint64_t revision,
+                           lj_error_t **err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

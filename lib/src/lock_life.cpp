@@ -1,0 +1,177 @@
+// The lock's life on a store: acquire, renew, release, the heartbeat (lock.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "leasejudge/lock.hpp"
+
+namespace leasejudge {
+
+namespace {
+
+std::int64_t lease_of(const LockHolder& holder) {
+  if (const auto* process = std::get_if<ProcessHolder>(&holder)) return process->lease_ms;
+  if (const auto* execution = std::get_if<ExecutionHolder>(&holder)) return execution->max_runtime_ms;
+  return 0;
+}
+
+Acquisition outcome_of(Acquisition::Outcome outcome, std::optional<LockVerdict> verdict = std::nullopt,
+                       Revision broke_at = 0) {
+  Acquisition a;
+  a.outcome = outcome;
+  a.verdict = std::move(verdict);
+  a.broke_at = broke_at;
+  return a;
+}
+
+}  // namespace
+
+const char* acquisition_outcome_name(Acquisition::Outcome outcome) noexcept {
+  switch (outcome) {
+    case Acquisition::Outcome::acquired: return "acquired";
+    case Acquisition::Outcome::held: return "held";
+    case Acquisition::Outcome::unknown: return "unknown";
+    case Acquisition::Outcome::lost_race: return "lost-race";
+  }
+  return "";
+}
+
+Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockRequest& request, Instant now) {
+  if (key.empty()) return Error{Errc::invalid_argument, "a lock needs a key"};
+  const BodyAuthor author = request.author ? *request.author : this_author();
+  const std::string id = request.id.empty() ? new_acquisition_id() : request.id;
+  auto body = lock_body(request.purpose, now, request.holder, id, author);
+  if (!body) return std::move(body).error();
+
+  auto taken = [&](Revision revision, std::optional<LockVerdict> verdict, Revision broke_at) {
+    Acquisition a = outcome_of(Acquisition::Outcome::acquired, std::move(verdict), broke_at);
+    a.lock = HeldLock{std::string(key), id, *body, revision, lease_of(request.holder)};
+    return a;
+  };
+
+  auto created = store.create(key, *body);
+  if (created) return taken(*created, std::nullopt, 0);
+  if (created.code() != Errc::exists) return std::move(created).error();
+
+  auto found = store.get(key);
+  if (!found) return std::move(found).error();
+  // Released between our create and our read: someone else may be creating now.
+  if (!found->has_value()) return outcome_of(Acquisition::Outcome::lost_race);
+  const StoreEntry entry = std::move(**found);
+
+  const Here here = request.here ? *request.here : this_machine();
+  const Describer describe = request.describe ? request.describe : gcloud_describer();
+  LockVerdict verdict = judge_lock(entry.value, describe, now, here);
+  switch (verdict.kind) {
+    case LockVerdict::Kind::held:
+      return outcome_of(Acquisition::Outcome::held, std::move(verdict));
+    case LockVerdict::Kind::unknown:
+      return outcome_of(Acquisition::Outcome::unknown, std::move(verdict));
+    case LockVerdict::Kind::break_lock:
+      break;
+  }
+  // Break exactly the body we judged: a holder that renewed since keeps its lock.
+  Status removed = store.remove(key, entry.revision);
+  if (!removed) {
+    if (removed.code() == Errc::changed) return outcome_of(Acquisition::Outcome::lost_race, std::move(verdict));
+    return removed.error();
+  }
+  auto recreated = store.create(key, *body);
+  if (recreated) return taken(*recreated, std::move(verdict), entry.revision);
+  if (recreated.code() == Errc::exists) {
+    return outcome_of(Acquisition::Outcome::lost_race, std::move(verdict), entry.revision);
+  }
+  return std::move(recreated).error();
+}
+
+Status renew_lock(Store& store, HeldLock& lock, Instant now) {
+  if (lock.lease_ms <= 0) return Error{Errc::invalid_argument, "a lock without a lease has nothing to renew"};
+  auto body = parse_lock_body(lock.body);
+  if (!body) return Error{Errc::invalid_argument, "the held lock's body is not readable: " + body.error().message};
+  auto renewed = renewed_lock_body(*body, now, lock.lease_ms);
+  if (!renewed) return std::move(renewed).error();
+  auto revision = store.update(lock.key, *renewed, lock.revision);
+  if (!revision) {
+    if (revision.code() == Errc::changed) {
+      return Error{Errc::changed, fmt::format("the lock {} is no longer ours: it was broken or rewritten "
+                                              "since revision {}",
+                                              lock.key, lock.revision)};
+    }
+    return std::move(revision).error();
+  }
+  lock.body = std::move(*renewed);
+  lock.revision = *revision;
+  return Status::success();
+}
+
+Status release_lock(Store& store, const HeldLock& lock) {
+  auto found = store.get(lock.key);
+  if (!found) return std::move(found).error();
+  if (!found->has_value()) return Error{Errc::not_found, fmt::format("the lock {} is not held", lock.key)};
+  const StoreEntry& entry = **found;
+  auto body = parse_lock_body(entry.value);
+  if (!body || body->id != lock.id) {
+    return Error{Errc::changed, fmt::format("the lock {} is someone else's now", lock.key)};
+  }
+  Status removed = store.remove(lock.key, entry.revision);
+  if (!removed && removed.code() == Errc::changed) {
+    return Error{Errc::changed, fmt::format("the lock {} moved while it was released", lock.key)};
+  }
+  return removed;
+}
+
+// --- the heartbeat -------------------------------------------------------------------
+
+LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost,
+                         int renew_failures)
+    : store_(store),
+      lock_(std::move(lock)),
+      clock_(clock ? std::move(clock) : system_clock()),
+      on_lost_(std::move(on_lost)),
+      renew_failures_(std::max(1, renew_failures)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+LockRenewal::~LockRenewal() { stop(); }
+
+void LockRenewal::stop() {
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+HeldLock LockRenewal::lock() const {
+  std::lock_guard<std::mutex> guard(mu_);
+  return lock_;
+}
+
+std::chrono::milliseconds LockRenewal::interval(std::int64_t lease_ms) noexcept {
+  return std::chrono::milliseconds(std::max<std::int64_t>(1, lease_ms / 3));
+}
+
+void LockRenewal::run() {
+  int failures = 0;
+  std::unique_lock<std::mutex> guard(mu_);
+  const auto every = interval(lock_.lease_ms);
+  while (true) {
+    if (cv_.wait_for(guard, every, [this] { return stopping_; })) return;
+    // Renew while holding mu_: lock() readers wait for a consistent revision.
+    Status renewed = renew_lock(store_, lock_, clock_());
+    if (renewed) {
+      failures = 0;
+      renewals_.fetch_add(1);
+      continue;
+    }
+    if (renewed.code() != Errc::changed && ++failures < renew_failures_) continue;
+    lost_.store(true);
+    Error error = renewed.error();
+    guard.unlock();
+    if (on_lost_) on_lost_(error);
+    return;
+  }
+}
+
+}  // namespace leasejudge
