@@ -236,7 +236,7 @@ func TestHolderStateNames(t *testing.T) {
 			t.Errorf("%d: %q", int(s), s.String())
 		}
 	}
-	consts := headerConstants(t, "LJ_HOLDER_")
+	consts := headerConstants(t, `LJ_HOLDER_[A-Z_]+`)
 	for name, s := range map[string]HolderState{"LJ_HOLDER_ALIVE": HolderAlive, "LJ_HOLDER_DEAD": HolderDead,
 		"LJ_HOLDER_RECYCLED": HolderRecycled, "LJ_HOLDER_OTHER_BOOT": HolderOtherBoot, "LJ_HOLDER_UNKNOWN": HolderUnknown} {
 		if v, ok := consts[name]; !ok || v != int(s) {

@@ -1,0 +1,123 @@
+package leasejudge
+
+// The Go side of the callbacks the library makes: each exported function finds its
+// Go value through the runtime/cgo.Handle it is given, copies what C lent it, and
+// answers with a code. No Go pointer is handed to C to keep: values go back through
+// the library's sinks, which copy.
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include "leasejudge.h"
+*/
+import "C"
+
+import (
+	"runtime/cgo"
+	"unsafe"
+)
+
+// goBytes copies n bytes C lent for a call.
+func goBytes(p *C.char, n C.size_t) []byte {
+	if p == nil || n == 0 {
+		return []byte{}
+	}
+	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n))...)
+}
+
+// goString copies n bytes C lent for a call, as a string.
+func goString(p *C.char, n C.size_t) string {
+	if p == nil || n == 0 {
+		return ""
+	}
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n)))
+}
+
+// cBytes is the address of b's bytes for a call (b is not kept by C): nil for an
+// empty b, which the library takes with a length of 0.
+func cBytes(b []byte) *C.char {
+	if len(b) == 0 {
+		return nil
+	}
+	return (*C.char)(unsafe.Pointer(&b[0]))
+}
+
+func backendOf(handle C.uintptr_t) *callbackStore {
+	return cgo.Handle(handle).Value().(*callbackStore)
+}
+
+//export goStoreKeys
+func goStoreKeys(sink *C.lj_store_sink_t, handle C.uintptr_t) C.int {
+	s := backendOf(handle)
+	keys, err := s.keys()
+	if err != nil {
+		return s.fail(err)
+	}
+	for _, k := range keys {
+		p, n := cString(k)
+		rc := C.lj_store_sink_key(sink, p, n)
+		C.free(unsafe.Pointer(p))
+		if rc != C.LJ_OK {
+			return rc
+		}
+	}
+	return C.LJ_OK
+}
+
+//export goStoreGet
+func goStoreGet(sink *C.lj_store_sink_t, key *C.char, keyLen C.size_t, handle C.uintptr_t) C.int {
+	s := backendOf(handle)
+	value, revision, err := s.get(goString(key, keyLen))
+	if err != nil {
+		return s.fail(err)
+	}
+	if value == nil {
+		return C.LJ_OK // the key holds nothing
+	}
+	if revision == 0 {
+		return s.fail(&Error{Code: ErrStore, Message: "the store gave a value at revision 0"})
+	}
+	return C.lj_store_sink_put(sink, cBytes(value), C.size_t(len(value)), C.uint64_t(revision))
+}
+
+//export goStoreUpdate
+func goStoreUpdate(out *C.uint64_t, key *C.char, keyLen C.size_t, value *C.char, valueLen C.size_t, revision C.uint64_t, handle C.uintptr_t) C.int {
+	s := backendOf(handle)
+	next, err := s.update(goString(key, keyLen), goBytes(value, valueLen), uint64(revision))
+	if err != nil {
+		return s.fail(err)
+	}
+	*out = C.uint64_t(next)
+	return C.LJ_OK
+}
+
+//export goStoreCreate
+func goStoreCreate(out *C.uint64_t, key *C.char, keyLen C.size_t, value *C.char, valueLen C.size_t, handle C.uintptr_t) C.int {
+	s := backendOf(handle)
+	if s.create == nil {
+		return s.fail(&Error{Code: ErrUnsupported, Message: "the store takes no create"})
+	}
+	next, err := s.create(goString(key, keyLen), goBytes(value, valueLen))
+	if err != nil {
+		return s.fail(err)
+	}
+	*out = C.uint64_t(next)
+	return C.LJ_OK
+}
+
+//export goStoreRemove
+func goStoreRemove(key *C.char, keyLen C.size_t, revision C.uint64_t, handle C.uintptr_t) C.int {
+	s := backendOf(handle)
+	if s.remove == nil {
+		return s.fail(&Error{Code: ErrUnsupported, Message: "the steps state takes no delete"})
+	}
+	if err := s.remove(goString(key, keyLen), uint64(revision)); err != nil {
+		return s.fail(err)
+	}
+	return C.LJ_OK
+}
+
+//export goStoreRelease
+func goStoreRelease(handle C.uintptr_t) {
+	cgo.Handle(handle).Delete()
+}
