@@ -49,7 +49,7 @@ type callbackStore struct {
 	get    func(key string) ([]byte, uint64, error)
 	update func(key string, value []byte, revision uint64) (uint64, error)
 	create func(key string, value []byte) (uint64, error) // nil: unsupported
-	remove func(key string, revision uint64) error       // nil: unsupported
+	remove func(key string, revision uint64) error        // nil: unsupported
 
 	mu   sync.Mutex
 	last error // the latest failure a callback reported, for the Go caller
