@@ -89,6 +89,15 @@ std::string to_utf8(std::string_view wtf8) {
   return out;
 }
 
+// Text from outside (a describer's words) as UTF-8: lone surrogates and any
+// ill-formed byte become U+FFFD.
+std::string text_of(std::string_view bytes) {
+  std::string utf8 = to_utf8(bytes), storage;
+  return std::string(js::decode_lossy(utf8, storage));
+}
+
+bool is_utf8(std::string_view text) { return simdjson::validate_utf8(text.data(), text.size()); }
+
 // "purpose (run X, started T)" / "purpose (on host, pid N, started T)": the seed's
 // holder text, with JavaScript's truthiness (an empty host or start, a pid of 0).
 std::string holder_text(const LockBody& body) {
@@ -337,6 +346,19 @@ Result<std::string> lock_body(std::string_view purpose, Instant now, const LockH
   if (now_ms < -js_time_limit || now_ms > js_time_limit) {
     return Error{Errc::invalid_argument, "the lock's start is outside JavaScript's Date range"};
   }
+  // What a new body says must read back as it was given: UTF-8 text, and an
+  // execution the schema accepts (three non-empty strings).
+  const ExecutionHolder* exec = std::get_if<ExecutionHolder>(&holder);
+  if (!is_utf8(purpose) || !is_utf8(id) || !is_utf8(author.host) ||
+      (author.machine && !is_utf8(*author.machine)) || (author.owner && !is_utf8(*author.owner)) ||
+      (exec && (!is_utf8(exec->execution.project_id) || !is_utf8(exec->execution.region) ||
+                !is_utf8(exec->execution.name)))) {
+    return Error{Errc::invalid_argument, "a lock body's text must be UTF-8"};
+  }
+  if (exec && (exec->execution.project_id.empty() || exec->execution.region.empty() ||
+               exec->execution.name.empty())) {
+    return Error{Errc::invalid_argument, "an execution needs its project, region and name"};
+  }
   LockBody body;
   body.purpose = std::string(purpose);
   body.id = id.empty() ? new_acquisition_id() : std::string(id);
@@ -443,7 +465,7 @@ LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant
   switch (state.kind) {
     case ExecutionState::Kind::finished:
       return verdict(K::break_lock, LockReason::execution_finished, false,
-                     who + " has " + to_utf8(state.detail) + ", but its lock was left behind");
+                     who + " has " + text_of(state.detail) + ", but its lock was left behind");
     case ExecutionState::Kind::running:
       return verdict(K::held, LockReason::execution_running, false, who + " is still running");
     case ExecutionState::Kind::not_found:
@@ -461,7 +483,7 @@ LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant
       break;
   }
   return verdict(K::unknown, LockReason::execution_unknown, false,
-                 "could not check whether " + who + " is still running: " + to_utf8(state.detail));
+                 "could not check whether " + who + " is still running: " + text_of(state.detail));
 }
 
 std::string format_verdict_text(const LockVerdict& v) {

@@ -1,7 +1,265 @@
-/* leasejudge C ABI: the lock part (included by leasejudge.h). */
+/*
+ * leasejudge C ABI: lock leases (included by leasejudge.h).
+ *
+ * A lock is one store key whose value (the body, JSON) names its holder: a Cloud
+ * Run job execution with a lease of its longest run, or a process (host, machine
+ * id, pid) with a short lease it renews while it runs. Bodies are read and written
+ * exactly as the JavaScript lock-lease code reads and writes them, so both can
+ * share a lock.
+ *
+ * The verdict on a held lock is BREAK (the holder is provably gone), HELD (alive,
+ * or not provably gone; manual_removal says only a person can clear it) or UNKNOWN
+ * (Cloud Run could not be asked: report it, never treat it as gone), with a stable
+ * reason code and a sentence naming the holder. Judging never breaks on missing
+ * evidence.
+ *
+ * Times are milliseconds since the Unix epoch; LJ_LOCK_NOW stands for the system
+ * clock wherever a time is taken.
+ */
 #ifndef LEASEJUDGE_LJ_LOCK_H
 #define LEASEJUDGE_LJ_LOCK_H
 
 #include "leasejudge.h"
+#include "leasejudge/lj_store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Now, read from the system clock when the call runs. */
+#define LJ_LOCK_NOW INT64_MIN
+/* A process holder's lease (10 minutes), renewed every third of it. */
+#define LJ_LOCK_PROCESS_LEASE_MS 600000
+/* Added to every lease for clock skew between holder and judge (5 minutes). */
+#define LJ_LOCK_LEASE_SKEW_MS 300000
+
+/* --- the verdict --------------------------------------------------------------- */
+
+typedef enum lj_lock_kind_t {
+  LJ_LOCK_BREAK = 0,
+  LJ_LOCK_HELD = 1,
+  LJ_LOCK_UNKNOWN = 2
+} lj_lock_kind_t;
+
+/* Why. Numbers never change; lj_lock_reason_code names each ("lease_ended"). */
+typedef enum lj_lock_reason_t {
+  LJ_LOCK_NOT_READABLE = 1,                    /* held, manual removal: not a lock body */
+  LJ_LOCK_EXECUTION_FINISHED = 2,              /* break: the execution has finished */
+  LJ_LOCK_EXECUTION_RUNNING = 3,               /* held: still running, whatever its lease */
+  LJ_LOCK_EXECUTION_NOT_FOUND_NO_LEASE = 4,    /* held, manual removal */
+  LJ_LOCK_EXECUTION_NOT_FOUND_LEASE_ENDED = 5, /* break */
+  LJ_LOCK_EXECUTION_NOT_FOUND_LEASE_RUNS = 6,  /* held */
+  LJ_LOCK_EXECUTION_UNKNOWN = 7,               /* unknown: Cloud Run could not be asked */
+  LJ_LOCK_PROCESS_GONE = 8,                    /* break: its pid is dead on this machine */
+  LJ_LOCK_NO_LEASE = 9,                        /* held, manual removal: a lock without lease */
+  LJ_LOCK_LEASE_UNREADABLE = 10,               /* held, manual removal */
+  LJ_LOCK_LEASE_ENDED = 11,                    /* break: it stopped renewing */
+  LJ_LOCK_LEASE_RUNS = 12,                     /* held */
+  LJ_LOCK_HOLDER_REBOOTED = 13,                /* break: this machine restarted since */
+  LJ_LOCK_PID_REUSED = 14                      /* break: its pid is another process now */
+} lj_lock_reason_t;
+
+/* "not_readable", "lease_ended", ...: the stable snake_case name of a reason;
+ * "" for a number that names none. Static storage. */
+LJ_API const char *lj_lock_reason_code(int reason);
+/* "break", "held", "unknown"; "" for a number that names none. Static storage. */
+LJ_API const char *lj_lock_kind_name(int kind);
+
+typedef struct lj_lock_verdict_t {
+  lj_lock_kind_t kind;
+  lj_lock_reason_t reason;
+  int manual_removal; /* held only: 1 when only a person can clear the lock */
+  char *why;          /* the caller's (lj_free, or lj_lock_verdict_clear); UTF-8.
+                       * A NUL quoted from a body is given as U+FFFD. */
+  size_t why_len;
+} lj_lock_verdict_t;
+
+/* Free verdict->why and zero the verdict. NULL does nothing. */
+LJ_API void lj_lock_verdict_clear(lj_lock_verdict_t *verdict);
+
+/* The verdict as `<kind> <reason code> <why>` (one line unless the why quotes a
+ * line break), or as the one-line JSON object
+ * {"kind":"held","reason":"lease_runs","manualRemoval":false,"why":"..."}.
+ * *out is the caller's. LJ_EINVAL for a kind or reason out of range. */
+LJ_API int lj_lock_verdict_text(char **out, size_t *out_len, const lj_lock_verdict_t *verdict,
+                                lj_error_t **err);
+LJ_API int lj_lock_verdict_json(char **out, size_t *out_len, const lj_lock_verdict_t *verdict,
+                                lj_error_t **err);
+
+/* --- execution state --------------------------------------------------------------- */
+
+typedef enum lj_execution_kind_t {
+  LJ_EXECUTION_RUNNING = 0,
+  LJ_EXECUTION_FINISHED = 1,  /* detail: how ("succeeded", "cancelled", ...) */
+  LJ_EXECUTION_NOT_FOUND = 2, /* Cloud Run does not know it */
+  LJ_EXECUTION_UNKNOWN = 3    /* Cloud Run could not be asked; detail: why */
+} lj_execution_kind_t;
+
+/* A Cloud Run job execution. Strings are (pointer, length). */
+typedef struct lj_execution_ref_t {
+  const char *project_id;
+  size_t project_id_len;
+  const char *region;
+  size_t region_len;
+  const char *name; /* the execution's short name */
+  size_t name_len;
+} lj_execution_ref_t;
+
+/* Where a describer puts what it found (the library copies detail). */
+typedef struct lj_execution_state_t lj_execution_state_t;
+LJ_API int lj_execution_state_set(lj_execution_state_t *state, int kind, const char *detail,
+                                  size_t detail_len);
+
+/* Looks ref up (its strings live during the call and are NUL-terminated too) and
+ * calls lj_execution_state_set once; a describer that sets nothing answers
+ * UNKNOWN. Called only for a body naming an execution. Non-zero: stop (LJ_EUSER). */
+typedef int (*lj_execution_describe_cb)(lj_execution_state_t *state, const lj_execution_ref_t *ref,
+                                        void *payload);
+
+/* Read `gcloud run jobs executions describe --format=json` output as the
+ * JavaScript code does: exit_code 0 reads stdout, else stderr decides NOT_FOUND or
+ * UNKNOWN. *out_detail (caller's) is the how or the error, "" otherwise. */
+LJ_API int lj_execution_state_parse(lj_execution_kind_t *out_kind, char **out_detail, size_t *out_detail_len,
+                                    int exit_code, const char *out_text, size_t out_text_len,
+                                    const char *err_text, size_t err_text_len, lj_error_t **err);
+
+/* Run `gcloud run jobs executions describe` (gcloud on PATH, no shell) with a
+ * timeout (<= 0: 60 s) and read its answer. A gcloud that cannot be run or times
+ * out is LJ_EXECUTION_UNKNOWN with the reason, not an error. */
+LJ_API int lj_execution_describe(lj_execution_kind_t *out_kind, char **out_detail, size_t *out_detail_len,
+                                 const lj_execution_ref_t *ref, int64_t timeout_ms, lj_error_t **err);
+
+/* --- judging ------------------------------------------------------------------------- */
+
+typedef enum lj_machine_kind_t {
+  LJ_MACHINE_ABSENT = 0, /* no machine id stated: host names are compared */
+  LJ_MACHINE_NONE = 1,   /* no machine id (Cloud Run): a pid is never trusted */
+  LJ_MACHINE_ID = 2
+} lj_machine_kind_t;
+
+/* The judging machine, for tests and for judging on another's behalf. */
+#define LJ_LOCK_HERE_VERSION 1
+typedef struct lj_lock_here_t {
+  uint32_t version;
+  const char *host; /* (pointer, length) */
+  size_t host_len;
+  int machine_kind; /* lj_machine_kind_t */
+  const char *machine;
+  size_t machine_len;
+  /* Sets *out_alive to 1 when pid lives (or cannot be told dead), 0 when it is
+   * provably dead. NULL: kill(pid, 0) on this machine. Non-zero: stop (LJ_EUSER). */
+  int (*alive)(int *out_alive, double pid, void *payload);
+  /* The state of the holder an owner token names. NULL: judged on this machine. */
+  int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
+  void *payload;
+} lj_lock_here_t;
+#define LJ_LOCK_HERE_INIT {LJ_LOCK_HERE_VERSION, NULL, 0, LJ_MACHINE_NONE, NULL, 0, NULL, NULL, NULL}
+LJ_API int lj_lock_here_init(lj_lock_here_t *here, uint32_t version);
+
+#define LJ_LOCK_OPTIONS_VERSION 1
+typedef struct lj_lock_options_t {
+  uint32_t version;
+  lj_execution_describe_cb describe; /* NULL: gcloud on PATH */
+  void *describe_payload;
+  int64_t gcloud_timeout_ms;         /* default 60000 */
+  const lj_lock_here_t *here;        /* NULL: this machine */
+} lj_lock_options_t;
+#define LJ_LOCK_OPTIONS_INIT {LJ_LOCK_OPTIONS_VERSION, NULL, NULL, 60000, NULL}
+LJ_API int lj_lock_options_init(lj_lock_options_t *opts, uint32_t version);
+
+/* Decide whether the lock with this body may be broken. Fills *out (its why is
+ * the caller's) and returns LJ_OK for every verdict; a body that is not readable
+ * is a HELD verdict, not an error. LJ_EUSER when a callback stopped the work. */
+LJ_API int lj_lock_judge(lj_lock_verdict_t *out, const char *body, size_t body_len, int64_t now_ms,
+                         const lj_lock_options_t *opts, lj_error_t **err);
+
+/* --- bodies --------------------------------------------------------------------------- */
+
+typedef enum lj_lock_holder_kind_t {
+  LJ_LOCK_HOLDER_NONE = 0,     /* no lease: a machine-local lock judged by its pid */
+  LJ_LOCK_HOLDER_PROCESS = 1,  /* lease_ms is its lease */
+  LJ_LOCK_HOLDER_EXECUTION = 2 /* lease_ms is its longest run; execution names it */
+} lj_lock_holder_kind_t;
+
+#define LJ_LOCK_HOLDER_VERSION 1
+typedef struct lj_lock_holder_t {
+  uint32_t version;
+  int kind; /* lj_lock_holder_kind_t */
+  int64_t lease_ms;
+  lj_execution_ref_t execution;
+} lj_lock_holder_t;
+#define LJ_LOCK_HOLDER_INIT \
+  {LJ_LOCK_HOLDER_VERSION, LJ_LOCK_HOLDER_PROCESS, LJ_LOCK_PROCESS_LEASE_MS, {NULL, 0, NULL, 0, NULL, 0}}
+LJ_API int lj_lock_holder_init(lj_lock_holder_t *holder, uint32_t version);
+
+/* A new body for this process taking a lock: purpose, id (NULL or empty: a fresh
+ * UUID), host, machine id, pid, startedAt now, the lease (now + lease + skew) and
+ * for a process holder its owner token. holder NULL: a process with the default
+ * lease. LJ_EINVAL for text that is not UTF-8 or an execution with an empty
+ * field. */
+LJ_API int lj_lock_body_new(char **out, size_t *out_len, const char *purpose, size_t purpose_len,
+                            int64_t now_ms, const lj_lock_holder_t *holder, const char *id, size_t id_len,
+                            lj_error_t **err);
+/* The body with its lease moved to now + lease_ms + skew; the rest kept.
+ * LJ_EPARSE when body is not a readable lock body. */
+LJ_API int lj_lock_body_renew(char **out, size_t *out_len, const char *body, size_t body_len, int64_t now_ms,
+                              int64_t lease_ms, lj_error_t **err);
+/* The body's acquisition id. LJ_EPARSE: not readable; LJ_ENOTFOUND: no id. */
+LJ_API int lj_lock_body_id(char **out, size_t *out_len, const char *body, size_t body_len, lj_error_t **err);
+
+/* A time as the lock bodies write it (toISOString()) and read it (Date.parse, ISO
+ * forms only). parse: LJ_EPARSE when text is no readable time. */
+LJ_API int lj_lock_time_format(char **out, size_t *out_len, int64_t unix_ms, lj_error_t **err);
+LJ_API int lj_lock_time_parse(int64_t *out_ms, const char *text, size_t text_len, lj_error_t **err);
+
+/* --- the lock's life on a store ------------------------------------------------------------ */
+
+/* A lock this process holds; it borrows its store, which must outlive it. */
+typedef struct lj_lock_t lj_lock_t;
+
+typedef enum lj_lock_outcome_t {
+  LJ_ACQUIRE_ACQUIRED = 0,  /* the lock is ours */
+  LJ_ACQUIRE_HELD = 1,      /* a live (or not provably gone) holder keeps it */
+  LJ_ACQUIRE_UNKNOWN = 2,   /* the holder could not be checked */
+  LJ_ACQUIRE_LOST_RACE = 3  /* another writer moved the key meanwhile: not retried */
+} lj_lock_outcome_t;
+
+typedef struct lj_lock_acquisition_t {
+  lj_lock_outcome_t outcome;
+  int has_verdict;           /* 1 when a holder was found and judged */
+  lj_lock_verdict_t verdict; /* that verdict; its why is the caller's */
+  uint64_t broke_at;         /* the revision of the body broken; 0 when none */
+  uint64_t revision;         /* acquired: our body's revision, the fencing token */
+} lj_lock_acquisition_t;
+/* Free what an acquisition holds and zero it. NULL does nothing. */
+LJ_API void lj_lock_acquisition_clear(lj_lock_acquisition_t *acquisition);
+
+/* Take the lock at key: create it when absent; when held, judge the holder and on
+ * BREAK delete its body at the revision judged, then create ours. *out is the
+ * held lock when outcome is LJ_ACQUIRE_ACQUIRED, else NULL; *acquisition says what
+ * happened. LJ_OK for every outcome; errors for a failing store or LJ_EUSER. */
+LJ_API int lj_lock_acquire(lj_lock_t **out, lj_lock_acquisition_t *acquisition, lj_store_t *store,
+                           const char *key, size_t key_len, const char *purpose, size_t purpose_len,
+                           const lj_lock_holder_t *holder, int64_t now_ms, const lj_lock_options_t *opts,
+                           lj_error_t **err);
+/* Move our lease forward. LJ_ECHANGED: the lock is no longer ours (broken or
+ * rewritten): stop the work it guarded. LJ_EINVAL for a lock without a lease. */
+LJ_API int lj_lock_renew(lj_lock_t *lock, int64_t now_ms, lj_error_t **err);
+/* Remove the lock while its body's id is still ours. LJ_ENOTFOUND: no lock;
+ * LJ_ECHANGED: someone else's now. */
+LJ_API int lj_lock_release(lj_lock_t *lock, lj_error_t **err);
+/* Our body's revision (the fencing token), 0 for NULL. */
+LJ_API uint64_t lj_lock_revision(const lj_lock_t *lock);
+/* How often to renew: a third of the lease, in ms (0 for NULL or no lease). */
+LJ_API int64_t lj_lock_renew_interval_ms(const lj_lock_t *lock);
+/* Our acquisition id and current body; *out is the caller's. */
+LJ_API int lj_lock_id(char **out, size_t *out_len, const lj_lock_t *lock, lj_error_t **err);
+LJ_API int lj_lock_body(char **out, size_t *out_len, const lj_lock_t *lock, lj_error_t **err);
+/* Forget the handle (the lock stays in the store: release it first). NULL: nothing. */
+LJ_API void lj_lock_destroy(lj_lock_t *lock);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

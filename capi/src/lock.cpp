@@ -1,0 +1,529 @@
+// The C ABI's lock part: verdicts, execution state, bodies and the lock's life.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "internal.hpp"
+#include "leasejudge/clock.hpp"
+#include "leasejudge/lock.hpp"
+#include "store_handle.hpp"
+
+using leasejudge::Errc;
+using leasejudge::Error;
+using leasejudge::ExecutionRef;
+using leasejudge::ExecutionState;
+using leasejudge::Instant;
+using leasejudge::LockReason;
+using leasejudge::LockVerdict;
+using namespace leasejudge::capi;
+
+struct lj_execution_state_t {
+  ExecutionState state;
+  bool set = false;
+};
+
+struct lj_lock_t {
+  leasejudge::Store* store = nullptr;
+  leasejudge::HeldLock lock;
+};
+
+namespace {
+
+constexpr int reason_min = static_cast<int>(LockReason::not_readable);
+constexpr int reason_max = static_cast<int>(LockReason::pid_reused);
+
+Instant instant_of(int64_t now_ms) {
+  return now_ms == LJ_LOCK_NOW ? leasejudge::system_now() : Instant::from_unix_ms(now_ms);
+}
+
+// The why for C: UTF-8 as the core made it, with no NUL inside (a NUL quoted from
+// a body becomes U+FFFD), so it is a C string too.
+std::string c_text(std::string_view why) {
+  std::string out;
+  out.reserve(why.size());
+  for (char c : why) {
+    if (c == '\0') {
+      out.append("\xEF\xBF\xBD");
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+int put_verdict(lj_lock_verdict_t* out, const LockVerdict& v, lj_error_t** err) {
+  lj_lock_verdict_t c{};
+  c.kind = static_cast<lj_lock_kind_t>(static_cast<int>(v.kind));
+  c.reason = static_cast<lj_lock_reason_t>(static_cast<int>(v.reason));
+  c.manual_removal = v.manual_removal ? 1 : 0;
+  int rc = give(&c.why, &c.why_len, c_text(v.why), err);
+  if (rc != LJ_OK) return rc;
+  *out = c;
+  return LJ_OK;
+}
+
+bool verdict_of(const lj_lock_verdict_t* c, LockVerdict& v) {
+  if (c->kind < LJ_LOCK_BREAK || c->kind > LJ_LOCK_UNKNOWN) return false;
+  if (c->reason < reason_min || c->reason > reason_max) return false;
+  std::string_view why;
+  if (!view_of(c->why, c->why_len, why)) return false;
+  v.kind = static_cast<LockVerdict::Kind>(c->kind);
+  v.reason = static_cast<LockReason>(c->reason);
+  v.manual_removal = c->manual_removal != 0;
+  v.why = std::string(why);
+  return true;
+}
+
+bool ref_of(const lj_execution_ref_t* c, ExecutionRef& ref) {
+  std::string_view p, r, n;
+  if (!view_of(c->project_id, c->project_id_len, p) || !view_of(c->region, c->region_len, r) ||
+      !view_of(c->name, c->name_len, n)) {
+    return false;
+  }
+  ref = ExecutionRef{std::string(p), std::string(r), std::string(n)};
+  return true;
+}
+
+int put_state(lj_execution_kind_t* out_kind, char** out_detail, size_t* out_len, const ExecutionState& s,
+              lj_error_t** err) {
+  int rc = give(out_detail, out_len, s.detail, err);
+  if (rc != LJ_OK) return rc;
+  *out_kind = static_cast<lj_execution_kind_t>(static_cast<int>(s.kind));
+  return LJ_OK;
+}
+
+// What judging needs from the C options, with a flag a callback sets to stop.
+struct Judging {
+  leasejudge::Describer describe;
+  leasejudge::Here here;
+  bool stopped = false;
+  std::string stop_reason;
+};
+
+int check_options(const lj_lock_options_t* opts, lj_error_t** err) {
+  if (opts == nullptr) return LJ_OK;
+  if (opts->version != LJ_LOCK_OPTIONS_VERSION) {
+    return fail(err, LJ_EVERSION, fmt::format("unknown lock options version {}", opts->version));
+  }
+  if (opts->here != nullptr && opts->here->version != LJ_LOCK_HERE_VERSION) {
+    return fail(err, LJ_EVERSION, fmt::format("unknown lock here version {}", opts->here->version));
+  }
+  if (opts->here != nullptr) {
+    std::string_view s;
+    if (!view_of(opts->here->host, opts->here->host_len, s)) return fail(err, LJ_EINVAL, "here->host is NULL");
+    if (opts->here->machine_kind < LJ_MACHINE_ABSENT || opts->here->machine_kind > LJ_MACHINE_ID) {
+      return fail(err, LJ_EINVAL, "here->machine_kind is out of range");
+    }
+    if (opts->here->machine_kind == LJ_MACHINE_ID && !view_of(opts->here->machine, opts->here->machine_len, s)) {
+      return fail(err, LJ_EINVAL, "here->machine is NULL");
+    }
+  }
+  return LJ_OK;
+}
+
+// Call after check_options. The callbacks never throw into C; a non-zero return
+// marks the judging stopped and answers the safe way (alive, unknown).
+void prepare(Judging& j, const lj_lock_options_t* opts) {
+  const lj_lock_here_t* h = opts != nullptr ? opts->here : nullptr;
+  if (h == nullptr) {
+    j.here = leasejudge::this_machine();
+  } else {
+    leasejudge::Here fallback = leasejudge::this_machine();
+    j.here.host = std::string(h->host == nullptr ? "" : std::string_view(h->host, h->host_len));
+    switch (h->machine_kind) {
+      case LJ_MACHINE_ABSENT: j.here.machine = leasejudge::MachineField::absent(); break;
+      case LJ_MACHINE_NONE: j.here.machine = leasejudge::MachineField::none(); break;
+      default:
+        j.here.machine = leasejudge::MachineField::of(
+            std::string(h->machine == nullptr ? "" : std::string_view(h->machine, h->machine_len)));
+        break;
+    }
+    if (h->alive != nullptr) {
+      j.here.alive = [&j, h](double pid) {
+        if (j.stopped) return true;
+        int alive = 1;
+        int rc = h->alive(&alive, pid, h->payload);
+        if (rc != 0) {
+          j.stopped = true;
+          j.stop_reason = fmt::format("the alive callback asked to stop ({})", rc);
+          return true;
+        }
+        return alive != 0;
+      };
+    } else {
+      j.here.alive = fallback.alive;
+    }
+    if (h->owner_state != nullptr) {
+      j.here.owner_state = [&j, h](std::string_view token) {
+        if (j.stopped) return leasejudge::HolderState::unknown;
+        lj_holder_state_t state = LJ_HOLDER_UNKNOWN;
+        int rc = h->owner_state(&state, token.data(), token.size(), h->payload);
+        if (rc != 0) {
+          j.stopped = true;
+          j.stop_reason = fmt::format("the owner state callback asked to stop ({})", rc);
+          return leasejudge::HolderState::unknown;
+        }
+        if (state < LJ_HOLDER_ALIVE || state > LJ_HOLDER_UNKNOWN) return leasejudge::HolderState::unknown;
+        return static_cast<leasejudge::HolderState>(static_cast<int>(state));
+      };
+    } else {
+      j.here.owner_state = fallback.owner_state;
+    }
+  }
+  if (opts != nullptr && opts->describe != nullptr) {
+    lj_execution_describe_cb cb = opts->describe;
+    void* payload = opts->describe_payload;
+    j.describe = [&j, cb, payload](const ExecutionRef& ref) {
+      if (j.stopped) return ExecutionState::unknown("stopped");
+      lj_execution_ref_t c{ref.project_id.c_str(), ref.project_id.size(), ref.region.c_str(), ref.region.size(),
+                           ref.name.c_str(), ref.name.size()};
+      lj_execution_state_t state;
+      int rc = cb(&state, &c, payload);
+      if (rc != 0) {
+        j.stopped = true;
+        j.stop_reason = fmt::format("the describe callback asked to stop ({})", rc);
+        return ExecutionState::unknown("stopped");
+      }
+      if (!state.set) return ExecutionState::unknown("the describer gave no state");
+      return std::move(state.state);
+    };
+  } else {
+    leasejudge::GcloudOptions gcloud;
+    if (opts != nullptr && opts->gcloud_timeout_ms > 0) {
+      gcloud.timeout = std::chrono::milliseconds(opts->gcloud_timeout_ms);
+    }
+    j.describe = leasejudge::gcloud_describer(gcloud);
+  }
+}
+
+int check_holder(const lj_lock_holder_t* holder, leasejudge::LockHolder& out, lj_error_t** err) {
+  if (holder == nullptr) {
+    out = leasejudge::ProcessHolder{};
+    return LJ_OK;
+  }
+  if (holder->version != LJ_LOCK_HOLDER_VERSION) {
+    return fail(err, LJ_EVERSION, fmt::format("unknown lock holder version {}", holder->version));
+  }
+  switch (holder->kind) {
+    case LJ_LOCK_HOLDER_NONE:
+      out = std::monostate{};
+      return LJ_OK;
+    case LJ_LOCK_HOLDER_PROCESS:
+      out = leasejudge::ProcessHolder{holder->lease_ms};
+      return LJ_OK;
+    case LJ_LOCK_HOLDER_EXECUTION: {
+      ExecutionRef ref;
+      if (!ref_of(&holder->execution, ref)) return fail(err, LJ_EINVAL, "holder->execution has a NULL field");
+      out = leasejudge::ExecutionHolder{std::move(ref), holder->lease_ms};
+      return LJ_OK;
+    }
+    default:
+      return fail(err, LJ_EINVAL, "holder->kind is out of range");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+// --- the verdict -------------------------------------------------------------------
+
+LJ_API const char* lj_lock_reason_code(int reason) {
+  if (reason < reason_min || reason > reason_max) return "";
+  return leasejudge::lock_reason_code(static_cast<LockReason>(reason));
+}
+
+LJ_API const char* lj_lock_kind_name(int kind) {
+  if (kind < LJ_LOCK_BREAK || kind > LJ_LOCK_UNKNOWN) return "";
+  return leasejudge::lock_verdict_kind_name(static_cast<LockVerdict::Kind>(kind));
+}
+
+LJ_API void lj_lock_verdict_clear(lj_lock_verdict_t* verdict) {
+  if (verdict == nullptr) return;
+  std::free(verdict->why);
+  *verdict = lj_lock_verdict_t{};
+}
+
+LJ_API int lj_lock_verdict_text(char** out, size_t* out_len, const lj_lock_verdict_t* verdict, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  if (verdict == nullptr) return fail(err, LJ_EINVAL, "verdict is NULL");
+  return guard(err, [&] {
+    LockVerdict v;
+    if (!verdict_of(verdict, v)) return fail(err, LJ_EINVAL, "the verdict's kind, reason or why is out of range");
+    return give(out, out_len, leasejudge::format_verdict_text(v), err);
+  });
+}
+
+LJ_API int lj_lock_verdict_json(char** out, size_t* out_len, const lj_lock_verdict_t* verdict, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  if (verdict == nullptr) return fail(err, LJ_EINVAL, "verdict is NULL");
+  return guard(err, [&] {
+    LockVerdict v;
+    if (!verdict_of(verdict, v)) return fail(err, LJ_EINVAL, "the verdict's kind, reason or why is out of range");
+    return give(out, out_len, leasejudge::format_verdict_json(v), err);
+  });
+}
+
+// --- execution state -------------------------------------------------------------
+
+LJ_API int lj_execution_state_set(lj_execution_state_t* state, int kind, const char* detail, size_t detail_len) {
+  if (state == nullptr) return LJ_EINVAL;
+  if (kind < LJ_EXECUTION_RUNNING || kind > LJ_EXECUTION_UNKNOWN) return LJ_EINVAL;
+  std::string_view d;
+  if (!view_of(detail, detail_len, d)) return LJ_EINVAL;
+  return guard(nullptr, [&] {
+    state->state = ExecutionState{static_cast<ExecutionState::Kind>(kind), std::string(d)};
+    state->set = true;
+    return LJ_OK;
+  });
+}
+
+LJ_API int lj_execution_state_parse(lj_execution_kind_t* out_kind, char** out_detail, size_t* out_detail_len,
+                                    int exit_code, const char* out_text, size_t out_text_len, const char* err_text,
+                                    size_t err_text_len, lj_error_t** err) {
+  reset(err);
+  if (out_kind == nullptr || out_detail == nullptr) return fail(err, LJ_EINVAL, "out_kind or out_detail is NULL");
+  *out_detail = nullptr;
+  std::string_view o, e;
+  if (!view_of(out_text, out_text_len, o)) return fail(err, LJ_EINVAL, "out_text is NULL");
+  if (!view_of(err_text, err_text_len, e)) return fail(err, LJ_EINVAL, "err_text is NULL");
+  return guard(err, [&] {
+    leasejudge::GcloudResult result;
+    result.ok = exit_code == 0;
+    result.exit_code = exit_code;
+    result.out = std::string(o);
+    result.err = std::string(e);
+    return put_state(out_kind, out_detail, out_detail_len, leasejudge::parse_execution_state(result), err);
+  });
+}
+
+LJ_API int lj_execution_describe(lj_execution_kind_t* out_kind, char** out_detail, size_t* out_detail_len,
+                                 const lj_execution_ref_t* ref, int64_t timeout_ms, lj_error_t** err) {
+  reset(err);
+  if (out_kind == nullptr || out_detail == nullptr) return fail(err, LJ_EINVAL, "out_kind or out_detail is NULL");
+  *out_detail = nullptr;
+  if (ref == nullptr) return fail(err, LJ_EINVAL, "ref is NULL");
+  return guard(err, [&] {
+    ExecutionRef r;
+    if (!ref_of(ref, r)) return fail(err, LJ_EINVAL, "ref has a NULL field");
+    leasejudge::GcloudOptions opts;
+    if (timeout_ms > 0) opts.timeout = std::chrono::milliseconds(timeout_ms);
+    return put_state(out_kind, out_detail, out_detail_len, leasejudge::describe_execution(r, opts), err);
+  });
+}
+
+// --- judging ---------------------------------------------------------------------------
+
+LJ_API int lj_lock_here_init(lj_lock_here_t* here, uint32_t version) {
+  if (here == nullptr) return LJ_EINVAL;
+  if (version != LJ_LOCK_HERE_VERSION) return LJ_EVERSION;
+  *here = lj_lock_here_t LJ_LOCK_HERE_INIT;
+  return LJ_OK;
+}
+
+LJ_API int lj_lock_options_init(lj_lock_options_t* opts, uint32_t version) {
+  if (opts == nullptr) return LJ_EINVAL;
+  if (version != LJ_LOCK_OPTIONS_VERSION) return LJ_EVERSION;
+  *opts = lj_lock_options_t LJ_LOCK_OPTIONS_INIT;
+  return LJ_OK;
+}
+
+LJ_API int lj_lock_judge(lj_lock_verdict_t* out, const char* body, size_t body_len, int64_t now_ms,
+                         const lj_lock_options_t* opts, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = lj_lock_verdict_t{};
+  std::string_view text;
+  if (!view_of(body, body_len, text)) return fail(err, LJ_EINVAL, "body is NULL");
+  if (int rc = check_options(opts, err); rc != LJ_OK) return rc;
+  return guard(err, [&] {
+    Judging j;
+    prepare(j, opts);
+    LockVerdict v = leasejudge::judge_lock(text, j.describe, instant_of(now_ms), j.here);
+    if (j.stopped) return fail(err, LJ_EUSER, j.stop_reason);
+    return put_verdict(out, v, err);
+  });
+}
+
+// --- bodies --------------------------------------------------------------------------------
+
+LJ_API int lj_lock_holder_init(lj_lock_holder_t* holder, uint32_t version) {
+  if (holder == nullptr) return LJ_EINVAL;
+  if (version != LJ_LOCK_HOLDER_VERSION) return LJ_EVERSION;
+  *holder = lj_lock_holder_t LJ_LOCK_HOLDER_INIT;
+  return LJ_OK;
+}
+
+LJ_API int lj_lock_body_new(char** out, size_t* out_len, const char* purpose, size_t purpose_len, int64_t now_ms,
+                            const lj_lock_holder_t* holder, const char* id, size_t id_len, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  std::string_view p, i;
+  if (!view_of(purpose, purpose_len, p)) return fail(err, LJ_EINVAL, "purpose is NULL");
+  if (!view_of(id, id_len, i)) return fail(err, LJ_EINVAL, "id is NULL with a length");
+  return guard(err, [&] {
+    leasejudge::LockHolder h;
+    if (int rc = check_holder(holder, h, err); rc != LJ_OK) return rc;
+    auto made = leasejudge::lock_body(p, instant_of(now_ms), h, i, leasejudge::this_author());
+    if (!made) return fail(err, made.error());
+    return give(out, out_len, *made, err);
+  });
+}
+
+LJ_API int lj_lock_body_renew(char** out, size_t* out_len, const char* body, size_t body_len, int64_t now_ms,
+                              int64_t lease_ms, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  std::string_view b;
+  if (!view_of(body, body_len, b)) return fail(err, LJ_EINVAL, "body is NULL");
+  return guard(err, [&] {
+    auto parsed = leasejudge::parse_lock_body(b);
+    if (!parsed) return fail(err, parsed.error());
+    auto renewed = leasejudge::renewed_lock_body(*parsed, instant_of(now_ms), lease_ms);
+    if (!renewed) return fail(err, renewed.error());
+    return give(out, out_len, *renewed, err);
+  });
+}
+
+LJ_API int lj_lock_body_id(char** out, size_t* out_len, const char* body, size_t body_len, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  std::string_view b;
+  if (!view_of(body, body_len, b)) return fail(err, LJ_EINVAL, "body is NULL");
+  return guard(err, [&] {
+    auto parsed = leasejudge::parse_lock_body(b);
+    if (!parsed) return fail(err, parsed.error());
+    if (!parsed->id) return fail(err, LJ_ENOTFOUND, "the lock body has no id");
+    return give(out, out_len, *parsed->id, err);
+  });
+}
+
+LJ_API int lj_lock_time_format(char** out, size_t* out_len, int64_t unix_ms, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  constexpr int64_t limit = 8'640'000'000'000'000;
+  if (unix_ms != LJ_LOCK_NOW && (unix_ms < -limit || unix_ms > limit)) {
+    return fail(err, LJ_EINVAL, "the time is outside JavaScript's Date range");
+  }
+  return guard(err, [&] { return give(out, out_len, leasejudge::format_js_iso(instant_of(unix_ms).unix_ms()), err); });
+}
+
+LJ_API int lj_lock_time_parse(int64_t* out_ms, const char* text, size_t text_len, lj_error_t** err) {
+  reset(err);
+  if (out_ms == nullptr) return fail(err, LJ_EINVAL, "out_ms is NULL");
+  std::string_view t;
+  if (!view_of(text, text_len, t)) return fail(err, LJ_EINVAL, "text is NULL");
+  return guard(err, [&] {
+    auto ms = leasejudge::parse_js_date(t);
+    if (!ms) return fail(err, LJ_EPARSE, "not a time as JavaScript's Date.parse reads the ISO format");
+    *out_ms = *ms;
+    return LJ_OK;
+  });
+}
+
+// --- the lock's life ------------------------------------------------------------------------
+
+LJ_API void lj_lock_acquisition_clear(lj_lock_acquisition_t* acquisition) {
+  if (acquisition == nullptr) return;
+  std::free(acquisition->verdict.why);
+  *acquisition = lj_lock_acquisition_t{};
+}
+
+LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, lj_store_t* store, const char* key,
+                           size_t key_len, const char* purpose, size_t purpose_len, const lj_lock_holder_t* holder,
+                           int64_t now_ms, const lj_lock_options_t* opts, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr || acquisition == nullptr) return fail(err, LJ_EINVAL, "out or acquisition is NULL");
+  *out = nullptr;
+  *acquisition = lj_lock_acquisition_t{};
+  if (store == nullptr || store->store == nullptr) return fail(err, LJ_EINVAL, "store is NULL");
+  std::string_view k, p;
+  if (!view_of(key, key_len, k) || k.empty()) return fail(err, LJ_EINVAL, "key is empty");
+  if (!view_of(purpose, purpose_len, p)) return fail(err, LJ_EINVAL, "purpose is NULL");
+  if (int rc = check_options(opts, err); rc != LJ_OK) return rc;
+  return guard(err, [&] {
+    leasejudge::LockRequest request;
+    if (int rc = check_holder(holder, request.holder, err); rc != LJ_OK) return rc;
+    request.purpose = std::string(p);
+    Judging j;
+    prepare(j, opts);
+    request.describe = j.describe;
+    request.here = j.here;
+    auto got = leasejudge::acquire_lock(*store->store, k, request, instant_of(now_ms));
+    if (j.stopped) return fail(err, LJ_EUSER, j.stop_reason);
+    if (!got) return fail(err, got.error());
+    lj_lock_acquisition_t a{};
+    a.outcome = static_cast<lj_lock_outcome_t>(static_cast<int>(got->outcome));
+    a.broke_at = got->broke_at;
+    if (got->verdict) {
+      if (int rc = put_verdict(&a.verdict, *got->verdict, err); rc != LJ_OK) return rc;
+      a.has_verdict = 1;
+    }
+    if (got->outcome == leasejudge::Acquisition::Outcome::acquired) {
+      a.revision = got->lock.revision;
+      auto held = std::make_unique<lj_lock_t>();
+      held->store = store->store;
+      held->lock = std::move(got->lock);
+      *out = held.release();
+    }
+    *acquisition = a;
+    return LJ_OK;
+  });
+}
+
+LJ_API int lj_lock_renew(lj_lock_t* lock, int64_t now_ms, lj_error_t** err) {
+  reset(err);
+  if (lock == nullptr || lock->store == nullptr) return fail(err, LJ_EINVAL, "lock is NULL");
+  return guard(err, [&] {
+    leasejudge::Status renewed = leasejudge::renew_lock(*lock->store, lock->lock, instant_of(now_ms));
+    if (!renewed) return fail(err, renewed.error());
+    return LJ_OK;
+  });
+}
+
+LJ_API int lj_lock_release(lj_lock_t* lock, lj_error_t** err) {
+  reset(err);
+  if (lock == nullptr || lock->store == nullptr) return fail(err, LJ_EINVAL, "lock is NULL");
+  return guard(err, [&] {
+    leasejudge::Status released = leasejudge::release_lock(*lock->store, lock->lock);
+    if (!released) return fail(err, released.error());
+    return LJ_OK;
+  });
+}
+
+LJ_API uint64_t lj_lock_revision(const lj_lock_t* lock) { return lock == nullptr ? 0 : lock->lock.revision; }
+
+LJ_API int64_t lj_lock_renew_interval_ms(const lj_lock_t* lock) {
+  if (lock == nullptr || lock->lock.lease_ms <= 0) return 0;
+  return leasejudge::LockRenewal::interval(lock->lock.lease_ms).count();
+}
+
+LJ_API int lj_lock_id(char** out, size_t* out_len, const lj_lock_t* lock, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  if (lock == nullptr) return fail(err, LJ_EINVAL, "lock is NULL");
+  return guard(err, [&] { return give(out, out_len, lock->lock.id, err); });
+}
+
+LJ_API int lj_lock_body(char** out, size_t* out_len, const lj_lock_t* lock, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  if (lock == nullptr) return fail(err, LJ_EINVAL, "lock is NULL");
+  return guard(err, [&] { return give(out, out_len, lock->lock.body, err); });
+}
+
+LJ_API void lj_lock_destroy(lj_lock_t* lock) { delete lock; }
+
+}  // extern "C"
