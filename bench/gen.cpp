@@ -1,0 +1,103 @@
+// leasejudge-bench-gen: writes a generated steps state (step_state.hpp) as JSON lines.
+//
+//   leasejudge-bench-gen --keys N --owner TOKEN --now ISO --before ISO
+//                        [--nodes M] [--node NAME] [--bound SECONDS] [--seed S] [--out FILE]
+//
+// A summary of what was written (one JSON object) goes to stderr.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "step_state.hpp"
+
+namespace {
+
+[[noreturn]] void usage(std::string_view why) {
+  fmt::print(stderr, "leasejudge-bench-gen: {}\n", why);
+  fmt::print(stderr,
+             "usage: leasejudge-bench-gen --keys N --owner TOKEN --now ISO --before ISO [--nodes M] [--node NAME]\n"
+             "                            [--bound SECONDS] [--seed S] [--other-node-pct P] [--out FILE]\n");
+  std::exit(2);
+}
+
+std::uint64_t number(std::string_view flag, const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0') usage(fmt::format("{} takes a number, not {:?}", flag, text));
+  return v;
+}
+
+leasejudge::Instant instant(std::string_view flag, const char* text) {
+  auto t = leasejudge::parse_rfc3339(text);
+  if (!t) usage(fmt::format("{} takes an RFC 3339 time, not {:?}", flag, text));
+  return *t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace leasejudge::bench;
+  StepStateSpec spec;
+  const char* out_path = nullptr;
+  bool have_now = false, have_before = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (i + 1 >= argc) usage(fmt::format("{} needs a value", a));
+    const char* v = argv[++i];
+    if (a == "--keys")
+      spec.keys = number(a, v);
+    else if (a == "--nodes")
+      spec.nodes = static_cast<std::uint32_t>(number(a, v));
+    else if (a == "--node")
+      spec.node = v;
+    else if (a == "--owner")
+      spec.owner = v;
+    else if (a == "--now")
+      spec.now = instant(a, v), have_now = true;
+    else if (a == "--before")
+      spec.before = instant(a, v), have_before = true;
+    else if (a == "--bound")
+      spec.bound_s = static_cast<std::int64_t>(number(a, v));
+    else if (a == "--seed")
+      spec.seed = number(a, v);
+    else if (a == "--other-node-pct")
+      spec.other_node_pct = static_cast<std::uint32_t>(number(a, v));
+    else if (a == "--out")
+      out_path = v;
+    else
+      usage(fmt::format("unknown option {}", a));
+  }
+  if (spec.owner.empty() || spec.owner.find('.') == std::string::npos) usage("--owner takes an owner token");
+  if (!have_now || !have_before) usage("--now and --before are required");
+  if (spec.before > spec.now) usage("--before is after --now");
+  if (spec.node.empty() || spec.node.find('.') != std::string::npos) usage("--node takes a node name without '.'");
+  if (spec.other_node_pct > 100) usage("--other-node-pct is a percentage");
+
+  std::FILE* out = stdout;
+  if (out_path != nullptr) {
+    out = std::fopen(out_path, "wb");
+    if (out == nullptr) {
+      fmt::print(stderr, "leasejudge-bench-gen: opening {}: {}\n", out_path, std::strerror(errno));
+      return 1;
+    }
+  }
+  StepStateCounts c;
+  bool ok = write_step_state(spec, out, &c);
+  if (out != stdout ? std::fclose(out) != 0 : std::fflush(out) != 0) ok = false;
+  if (!ok) {
+    fmt::print(stderr, "leasejudge-bench-gen: writing the state: {}\n", std::strerror(errno));
+    return 1;
+  }
+  fmt::print(stderr,
+             R"({{"keys":{},"value_bytes":{},"other_node":{},"finished":{},"no_step":{},"own":{},"other_owner":{},)"
+             R"("other_owner_ask":{},"ask_old":{},"ask_young":{},"hand_before":{},"hand_after":{}}})"
+             "\n",
+             c.keys, c.value_bytes, c.other_node, c.finished, c.no_step, c.own, c.other_owner, c.other_owner_ask,
+             c.ask_old, c.ask_young, c.hand_before, c.hand_after);
+  return 0;
+}

@@ -1,0 +1,3 @@
+module leasejudge.example/bench/go-baseline
+
+go 1.19

@@ -1,0 +1,161 @@
+# bench/report.awk: bench/run's report, from its results (tab-separated: contender, threads,
+# keys, best seconds, value bytes, peak RSS KiB, allocations in the first and the last
+# repetition, repetitions). Writes the CSV (csv), the allocations (alloc), the plot (svg) and
+# the Markdown report (md; extras is appended to it).
+#
+# Targets (ratios within this run): plan on one thread >= 25x the Go encoding/json sweep and
+# >= 60% of the raw simdjson pass; the Go binding's PlanBatch >= 15x the Go sweep; no
+# allocation per key on the plan path.
+
+function label(c, t) { return (c == "plan" || t > 1) ? c " x" t : c }
+function fmt_rate(x) {
+  if (x >= 1e6) return sprintf("%.3gM", x / 1e6)
+  if (x >= 1e3) return sprintf("%.3gk", x / 1e3)
+  return sprintf("%.0f", x)
+}
+function log10(x) { return log(x) / log(10) }
+function floor_(x) { return x == int(x) ? x : (x > 0 ? int(x) : int(x) - 1) }
+function ceil_(x) { return x == int(x) ? x : (x > 0 ? int(x) + 1 : int(x)) }
+function rate_of(c, t, n) { return ((c SUBSEP t SUBSEP n) in kps) ? kps[c, t, n] : 0 }
+function verdict(ok) { return ok ? "met" : "**missed**" }
+
+{
+  c = $1; t = $2 + 0; n = $3 + 0; s = $4 + 0
+  if (s <= 0) next
+  key = c SUBSEP t SUBSEP n
+  kps[key] = n / s
+  mbps[key] = $5 / s / 1e6
+  rss[key] = ($6 == "" ? 0 : $6 / 1024)
+  afirst[key] = $7; alast[key] = $8; reps[key] = $9
+  if (!((c SUBSEP t) in seen)) { seen[c, t] = 1; order[++nseries] = c SUBSEP t }
+  if (!(n in sized)) { sized[n] = 1; sizes[++nsizes] = n }
+  rows[++nrows] = key
+}
+
+END {
+  # sizes ascending
+  for (i = 2; i <= nsizes; i++) for (j = i; j > 1 && sizes[j - 1] > sizes[j]; j--) { x = sizes[j]; sizes[j] = sizes[j - 1]; sizes[j - 1] = x }
+
+  print "contender,keys,threads,keys_per_s,mb_per_s,peak_rss_mb" > csv
+  print "contender,keys,threads,allocations_first_batch,allocations_per_batch,allocations_per_key" > alloc
+  for (i = 1; i <= nrows; i++) {
+    split(rows[i], p, SUBSEP)
+    printf "%s,%d,%d,%.0f,%.1f,%.1f\n", p[1], p[3], p[2], kps[rows[i]], mbps[rows[i]], rss[rows[i]] > csv
+    if (alast[rows[i]] != "-" && alast[rows[i]] != "")
+      printf "%s,%d,%d,%d,%d,%.6f\n", p[1], p[3], p[2], afirst[rows[i]], alast[rows[i]], alast[rows[i]] / p[3] > alloc
+  }
+  close(csv); close(alloc)
+
+  # --- the table -----------------------------------------------------------------------------
+  print "# Sweep throughput" > md
+  print "" > md
+  print "Each contender ran in its own process on the same generated steps state; times are the best" > md
+  print "repetition of the decide loop only (reading the JSON lines is not timed). MB/s counts the" > md
+  print "values' bytes (10^6 bytes a MB); peak RSS (MiB) is the process's, state in memory included." > md
+  print "\"x Go\" is keys/s over the Go encoding/json sweep's, \"of raw\" over the raw simdjson pass's;" > md
+  print "allocations are those the whole process made during one repetition (the last; the first in" > md
+  print "parentheses when it differs: buffers warming)." > md
+  for (k = 1; k <= nsizes; k++) {
+    n = sizes[k]
+    go = rate_of("go-encoding-json", 1, n); raw = rate_of("simdjson-raw", 1, n)
+    print "" > md
+    printf "## %d keys\n\n", n > md
+    print "| contender | threads | keys/s | MB/s | peak RSS MiB | x Go | of raw | allocations |" > md
+    print "|---|---:|---:|---:|---:|---:|---:|---:|" > md
+    for (i = 1; i <= nseries; i++) {
+      split(order[i], p, SUBSEP)
+      key = p[1] SUBSEP p[2] SUBSEP n
+      if (!(key in kps)) continue
+      xg = go > 0 ? sprintf("%.1fx", kps[key] / go) : "-"
+      xr = raw > 0 ? sprintf("%.0f%%", 100 * kps[key] / raw) : "-"
+      al = alast[key]
+      if (al != "-" && afirst[key] != al) al = al " (" afirst[key] ")"
+      printf "| %s | %d | %s | %.0f | %.0f | %s | %s | %s |\n", p[1], p[2], fmt_rate(kps[key]), mbps[key], rss[key], xg, xr, al > md
+    }
+  }
+
+  # --- targets ---------------------------------------------------------------------------------
+  print "" > md
+  print "## Targets (ratios within this run)" > md
+  print "" > md
+  for (k = 1; k <= nsizes; k++) {
+    n = sizes[k]
+    go = rate_of("go-encoding-json", 1, n); raw = rate_of("simdjson-raw", 1, n)
+    plan = rate_of("plan", 1, n); gpb = rate_of("go-planbatch", 1, n)
+    if (plan > 0 && go > 0)
+      printf "- %d keys: plan, one thread, is %.1fx the Go encoding/json sweep (target 25x: %s)\n", n, plan / go, verdict(plan / go >= 25) > md
+    if (plan > 0 && raw > 0)
+      printf "- %d keys: plan, one thread, is %.0f%% of the raw simdjson pass (target 60%%: %s)\n", n, 100 * plan / raw, verdict(plan / raw >= 0.6) > md
+    if (gpb > 0 && go > 0)
+      printf "- %d keys: the Go binding's PlanBatch is %.1fx the Go encoding/json sweep (target 15x: %s)\n", n, gpb / go, verdict(gpb / go >= 15) > md
+  }
+  # Allocation on the plan path: the last repetition's count must not grow with the keys.
+  for (i = 1; i <= nseries; i++) {
+    split(order[i], p, SUBSEP)
+    if (p[1] != "plan" && p[1] != "capi-batch") continue
+    line = ""; most = -1; least = -1
+    for (k = 1; k <= nsizes; k++) {
+      key = p[1] SUBSEP p[2] SUBSEP sizes[k]
+      if (!(key in alast) || alast[key] == "-") continue
+      a = alast[key] + 0
+      line = line sprintf("%s%d at %d keys", line == "" ? "" : ", ", a, sizes[k])
+      if (a > most) most = a
+      if (least < 0 || a < least) least = a
+      lastn = sizes[k]
+    }
+    if (line == "") continue
+    # O(1) per batch: at most a few allocations per thread, whatever the number of keys.
+    ok = most <= 64 * p[2]
+    printf "- %s: allocations per batch %s (no allocation per key: %s)\n", label(p[1], p[2]), line, verdict(ok) > md
+  }
+
+  while ((getline l < extras) > 0) { if (!hdr++) { print "" > md; print "## Other figures" > md; print "" > md } print l > md }
+  close(md)
+
+  # --- the plot: keys/s against keys, log-log ------------------------------------------------------
+  W = 860; H = 520; L = 90; R = 230; T = 50; B = 70
+  pw = W - L - R; ph = H - T - B
+  xmin = log10(sizes[1]); xmax = log10(sizes[nsizes])
+  if (xmax - xmin < 1e-9) { xmin -= 0.5; xmax += 0.5 }
+  ymin = 1e300; ymax = 0
+  for (key in kps) { if (kps[key] < ymin) ymin = kps[key]; if (kps[key] > ymax) ymax = kps[key] }
+  if (ymax <= 0) { ymin = 1; ymax = 10 }
+  ylo = floor_(log10(ymin)); yhi = ceil_(log10(ymax)); if (yhi <= ylo) yhi = ylo + 1
+  split("#1f77b4 #d62728 #2ca02c #ff7f0e #9467bd #8c564b #e377c2 #17becf #7f7f7f #bcbd22", colors, " ")
+  printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H > svg
+  printf "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H > svg
+  printf "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">Sweep throughput: keys/s against keys (log-log)</text>\n", L > svg
+  for (e = ylo; e <= yhi; e++) for (m = 1; m <= 9; m++) {
+    v = e + log10(m); if (v > yhi + 1e-9) break
+    y = T + ph - (v - ylo) / (yhi - ylo) * ph
+    printf "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n", L, y, L + pw, y, m == 1 ? "#bbbbbb" : "#eeeeee" > svg
+    if (m == 1) printf "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L - 8, y + 4, fmt_rate(10 ^ e) > svg
+  }
+  for (k = 1; k <= nsizes; k++) {
+    x = L + (log10(sizes[k]) - xmin) / (xmax - xmin) * pw
+    printf "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#dddddd\"/>\n", x, T, x, T + ph > svg
+    printf "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, T + ph + 18, fmt_rate(sizes[k]) > svg
+  }
+  printf "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444444\"/>\n", L, T, pw, ph > svg
+  printf "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">keys in the state</text>\n", L + pw / 2, H - 22 > svg
+  printf "<text x=\"20\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 20 %d)\">keys judged per second</text>\n", T + ph / 2, T + ph / 2 > svg
+  for (i = 1; i <= nseries; i++) {
+    split(order[i], p, SUBSEP)
+    col = colors[(i - 1) % 10 + 1]
+    pts = ""
+    for (k = 1; k <= nsizes; k++) {
+      key = p[1] SUBSEP p[2] SUBSEP sizes[k]
+      if (!(key in kps)) continue
+      x = L + (log10(sizes[k]) - xmin) / (xmax - xmin) * pw
+      y = T + ph - (log10(kps[key]) - ylo) / (yhi - ylo) * ph
+      pts = pts sprintf("%.1f,%.1f ", x, y)
+      printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s, %d keys: %s keys/s</title></circle>\n", x, y, col, label(p[1], p[2]), sizes[k], fmt_rate(kps[key]) > svg
+    }
+    if (pts != "") printf "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", pts, col > svg
+    ly = T + 10 + (i - 1) * 22
+    printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"/>\n", L + pw + 16, ly, L + pw + 40, ly, col > svg
+    printf "<text x=\"%d\" y=\"%d\">%s</text>\n", L + pw + 46, ly + 4, label(p[1], p[2]) > svg
+  }
+  print "</svg>" > svg
+  close(svg)
+}
