@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -114,6 +115,10 @@ func (m *memBackend) Delete(key string, revision uint64) error {
 	delete(m.revs, key)
 	return nil
 }
+
+type panicBackend struct{ *memBackend }
+
+func (panicBackend) Get(string) ([]byte, uint64, error) { panic("boom") }
 
 // exerciseStore runs the store contract on s, the same for every kind of store.
 func exerciseStore(t *testing.T, s *Store) {
@@ -239,6 +244,13 @@ func TestCallbackStore(t *testing.T) {
 	m.mu.Unlock()
 	if _, err := s.Create("x", []byte("1")); err != nil {
 		t.Fatalf("an earlier failure leaks into a later call: %v", err)
+	}
+	// A backend that panics: the panic stops at the trampoline, the call fails.
+	p, err := NewStore(panicBackend{m})
+	must(t, err)
+	defer p.Close()
+	if _, _, err := p.Get("x"); !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("Get on a panicking backend = %v", err)
 	}
 	s.Close()
 	if _, err := s.Create("y", nil); !errors.Is(err, ErrInvalid) {

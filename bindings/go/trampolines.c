@@ -42,3 +42,58 @@ int lj_go_store_open(lj_store_t **out, uintptr_t handle, lj_error_t **err) {
   callbacks.release = lj_go_store_release;
   return lj_store_from_callbacks(out, &callbacks, (void *)handle, err);
 }
+
+static int lj_go_lock_describe(lj_execution_state_t *state, const lj_execution_ref_t *ref, void *payload) {
+  return goLockDescribe(state, (char *)ref->project_id, ref->project_id_len, (char *)ref->region, ref->region_len,
+                        (char *)ref->name, ref->name_len, (uintptr_t)payload);
+}
+
+static int lj_go_lock_alive(int *out_alive, double pid, void *payload) {
+  return goLockAlive(out_alive, pid, (uintptr_t)payload);
+}
+
+static int lj_go_lock_owner_state(lj_holder_state_t *out_state, const char *token, size_t token_len,
+                                  void *payload) {
+  return goLockOwnerState(out_state, (char *)token, token_len, (uintptr_t)payload);
+}
+
+// Build the options of setup into opts and here (both the caller's, on its stack).
+static void lj_go_lock_options(lj_lock_options_t *opts, lj_lock_here_t *here, const lj_go_lock_setup_t *setup) {
+  lj_lock_options_init(opts, LJ_LOCK_OPTIONS_VERSION);
+  lj_lock_here_init(here, LJ_LOCK_HERE_VERSION);
+  if (setup == NULL) return;
+  void *payload = (void *)setup->handle;
+  if (setup->describe) {
+    opts->describe = lj_go_lock_describe;
+    opts->describe_payload = payload;
+  }
+  if (setup->gcloud_timeout_ms > 0) opts->gcloud_timeout_ms = setup->gcloud_timeout_ms;
+  if (setup->has_here) {
+    here->host = setup->host;
+    here->host_len = setup->host_len;
+    here->machine_kind = setup->machine_kind;
+    here->machine = setup->machine;
+    here->machine_len = setup->machine_len;
+    if (setup->alive) here->alive = lj_go_lock_alive;
+    if (setup->owner_state) here->owner_state = lj_go_lock_owner_state;
+    here->payload = payload;
+    opts->here = here;
+  }
+}
+
+int lj_go_lock_judge(lj_lock_verdict_t *out, const char *body, size_t body_len, int64_t now_ms,
+                     const lj_go_lock_setup_t *setup, lj_error_t **err) {
+  lj_lock_options_t opts;
+  lj_lock_here_t here;
+  lj_go_lock_options(&opts, &here, setup);
+  return lj_lock_judge(out, body, body_len, now_ms, &opts, err);
+}
+
+int lj_go_lock_acquire(lj_lock_t **out, lj_lock_acquisition_t *acquisition, lj_store_t *store, const char *key,
+                       size_t key_len, const char *purpose, size_t purpose_len, const lj_lock_holder_t *holder,
+                       int64_t now_ms, const lj_go_lock_setup_t *setup, lj_error_t **err) {
+  lj_lock_options_t opts;
+  lj_lock_here_t here;
+  lj_go_lock_options(&opts, &here, setup);
+  return lj_lock_acquire(out, acquisition, store, key, key_len, purpose, purpose_len, holder, now_ms, &opts, err);
+}

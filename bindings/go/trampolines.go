@@ -13,7 +13,9 @@ package leasejudge
 import "C"
 
 import (
+	"fmt"
 	"runtime/cgo"
+	"sync"
 	"unsafe"
 )
 
@@ -47,26 +49,36 @@ func backendOf(handle C.uintptr_t) *callbackStore {
 }
 
 //export goStoreKeys
-func goStoreKeys(sink *C.lj_store_sink_t, handle C.uintptr_t) C.int {
+func goStoreKeys(sink *C.lj_store_sink_t, handle C.uintptr_t) (rc C.int) {
 	s := backendOf(handle)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = s.fail(fmt.Errorf("leasejudge: a store callback panicked: %v", r))
+		}
+	}()
 	keys, err := s.keys()
 	if err != nil {
 		return s.fail(err)
 	}
 	for _, k := range keys {
 		p, n := cString(k)
-		rc := C.lj_store_sink_key(sink, p, n)
+		put := C.lj_store_sink_key(sink, p, n)
 		C.free(unsafe.Pointer(p))
-		if rc != C.LJ_OK {
-			return rc
+		if put != C.LJ_OK {
+			return put
 		}
 	}
 	return C.LJ_OK
 }
 
 //export goStoreGet
-func goStoreGet(sink *C.lj_store_sink_t, key *C.char, keyLen C.size_t, handle C.uintptr_t) C.int {
+func goStoreGet(sink *C.lj_store_sink_t, key *C.char, keyLen C.size_t, handle C.uintptr_t) (rc C.int) {
 	s := backendOf(handle)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = s.fail(fmt.Errorf("leasejudge: a store callback panicked: %v", r))
+		}
+	}()
 	value, revision, err := s.get(goString(key, keyLen))
 	if err != nil {
 		return s.fail(err)
@@ -81,8 +93,13 @@ func goStoreGet(sink *C.lj_store_sink_t, key *C.char, keyLen C.size_t, handle C.
 }
 
 //export goStoreUpdate
-func goStoreUpdate(out *C.uint64_t, key *C.char, keyLen C.size_t, value *C.char, valueLen C.size_t, revision C.uint64_t, handle C.uintptr_t) C.int {
+func goStoreUpdate(out *C.uint64_t, key *C.char, keyLen C.size_t, value *C.char, valueLen C.size_t, revision C.uint64_t, handle C.uintptr_t) (rc C.int) {
 	s := backendOf(handle)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = s.fail(fmt.Errorf("leasejudge: a store callback panicked: %v", r))
+		}
+	}()
 	next, err := s.update(goString(key, keyLen), goBytes(value, valueLen), uint64(revision))
 	if err != nil {
 		return s.fail(err)
@@ -92,8 +109,13 @@ func goStoreUpdate(out *C.uint64_t, key *C.char, keyLen C.size_t, value *C.char,
 }
 
 //export goStoreCreate
-func goStoreCreate(out *C.uint64_t, key *C.char, keyLen C.size_t, value *C.char, valueLen C.size_t, handle C.uintptr_t) C.int {
+func goStoreCreate(out *C.uint64_t, key *C.char, keyLen C.size_t, value *C.char, valueLen C.size_t, handle C.uintptr_t) (rc C.int) {
 	s := backendOf(handle)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = s.fail(fmt.Errorf("leasejudge: a store callback panicked: %v", r))
+		}
+	}()
 	if s.create == nil {
 		return s.fail(&Error{Code: ErrUnsupported, Message: "the store takes no create"})
 	}
@@ -106,8 +128,13 @@ func goStoreCreate(out *C.uint64_t, key *C.char, keyLen C.size_t, value *C.char,
 }
 
 //export goStoreRemove
-func goStoreRemove(key *C.char, keyLen C.size_t, revision C.uint64_t, handle C.uintptr_t) C.int {
+func goStoreRemove(key *C.char, keyLen C.size_t, revision C.uint64_t, handle C.uintptr_t) (rc C.int) {
 	s := backendOf(handle)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = s.fail(fmt.Errorf("leasejudge: a store callback panicked: %v", r))
+		}
+	}()
 	if s.remove == nil {
 		return s.fail(&Error{Code: ErrUnsupported, Message: "the steps state takes no delete"})
 	}
@@ -120,4 +147,79 @@ func goStoreRemove(key *C.char, keyLen C.size_t, revision C.uint64_t, handle C.u
 //export goStoreRelease
 func goStoreRelease(handle C.uintptr_t) {
 	cgo.Handle(handle).Delete()
+}
+
+// lockCallbacks is the Go value behind a lock judgement's callbacks. A panic in a
+// callback is caught and stops the work (the caller gets it as an error): it must
+// never unwind through C frames.
+type lockCallbacks struct {
+	describe   Describer
+	alive      func(pid float64) bool
+	ownerState func(token string) HolderState
+
+	mu     sync.Mutex
+	failed error
+}
+
+// panicked keeps what a callback panicked with and answers the code that stops
+// the work. (recover itself must be called by the deferred function.)
+func (l *lockCallbacks) panicked(r any) C.int {
+	l.mu.Lock()
+	if l.failed == nil {
+		l.failed = fmt.Errorf("leasejudge: a lock callback panicked: %v", r)
+	}
+	l.mu.Unlock()
+	return 1
+}
+
+func (l *lockCallbacks) took() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed
+}
+
+//export goLockDescribe
+func goLockDescribe(state *C.lj_execution_state_t, project *C.char, projectLen C.size_t, region *C.char, regionLen C.size_t, name *C.char, nameLen C.size_t, handle C.uintptr_t) (rc C.int) {
+	l := cgo.Handle(handle).Value().(*lockCallbacks)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = l.panicked(r)
+		}
+	}()
+	s := l.describe(Execution{ProjectID: goString(project, projectLen), Region: goString(region, regionLen), Name: goString(name, nameLen)})
+	d, n := cString(s.Detail)
+	defer C.free(unsafe.Pointer(d))
+	// A kind out of range is refused by the library: the verdict is then unknown.
+	C.lj_execution_state_set(state, C.int(s.Kind), d, n)
+	return 0
+}
+
+//export goLockAlive
+func goLockAlive(out *C.int, pid C.double, handle C.uintptr_t) (rc C.int) {
+	l := cgo.Handle(handle).Value().(*lockCallbacks)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = l.panicked(r)
+		}
+	}()
+	*out = 0
+	if l.alive(float64(pid)) {
+		*out = 1
+	}
+	return 0
+}
+
+//export goLockOwnerState
+func goLockOwnerState(out *C.lj_holder_state_t, token *C.char, tokenLen C.size_t, handle C.uintptr_t) (rc C.int) {
+	l := cgo.Handle(handle).Value().(*lockCallbacks)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = l.panicked(r)
+		}
+	}()
+	*out = C.lj_holder_state_t(l.ownerState(goString(token, tokenLen)))
+	return 0
 }

@@ -11,4 +11,26 @@
 // (also when opening fails).
 int lj_go_store_open(lj_store_t **out, uintptr_t handle, lj_error_t **err);
 
+// What Go says of a lock's options: plain values and C strings only, so Go can pass
+// it on its stack; the wrappers below build lj_lock_options_t and lj_lock_here_t on
+// the C stack from it (a struct holding a pointer to another must not be Go memory).
+typedef struct lj_go_lock_setup_t {
+  uintptr_t handle;   // the *lockCallbacks behind the callbacks (0: none)
+  int describe;       // 1: call the Go describer; 0: gcloud on PATH
+  int64_t gcloud_timeout_ms;
+  int has_here;       // 0: this machine
+  const char *host;
+  size_t host_len;
+  int machine_kind;
+  const char *machine;
+  size_t machine_len;
+  int alive;          // 1: call the Go liveness check
+  int owner_state;    // 1: call the Go owner judge
+} lj_go_lock_setup_t;
+
+int lj_go_lock_judge(lj_lock_verdict_t *out, const char *body, size_t body_len, int64_t now_ms,
+                     const lj_go_lock_setup_t *setup, lj_error_t **err);
+int lj_go_lock_acquire(lj_lock_t **out, lj_lock_acquisition_t *acquisition, lj_store_t *store, const char *key,
+                       size_t key_len, const char *purpose, size_t purpose_len, const lj_lock_holder_t *holder,
+                       int64_t now_ms, const lj_go_lock_setup_t *setup, lj_error_t **err);
 #endif
