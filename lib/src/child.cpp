@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -18,10 +20,19 @@ extern char** environ;
 namespace leasejudge {
 namespace {
 
+// The value of name in env, or nullptr.
+const char* env_value(char* const* env, std::string_view name) {
+  for (char* const* e = env; *e != nullptr; ++e) {
+    std::string_view kv = *e;
+    if (kv.size() > name.size() && kv.substr(0, name.size()) == name && kv[name.size()] == '=')
+      return *e + name.size() + 1;
+  }
+  return nullptr;
+}
+
 // The path of argv0 on PATH, or empty when there is none that is executable.
-std::string find_on_path(const std::string& argv0) {
+std::string find_on_path(const std::string& argv0, const char* path) {
   if (argv0.find('/') != std::string::npos) return access(argv0.c_str(), X_OK) == 0 ? argv0 : "";
-  const char* path = std::getenv("PATH");
   std::string_view rest = path != nullptr ? path : "/usr/bin:/bin";
   while (true) {
     auto colon = rest.find(':');
@@ -48,12 +59,16 @@ struct Fd {
 
 Result<ChildResult> run_child(const ChildRun& run) {
   if (run.argv.empty()) return Error{Errc::invalid_argument, "no program to run"};
-  std::string program = find_on_path(run.argv[0]);
+  char* const* base = run.base_env != nullptr ? run.base_env : environ;
+  const char* path = env_value(base, "PATH");
+  for (const auto& [k, v] : run.env)
+    if (k == "PATH") path = v.c_str();
+  std::string program = find_on_path(run.argv[0], path);
   if (program.empty()) return Error{Errc::not_found, fmt::format("{} is not on PATH", run.argv[0])};
 
   // The child's environment: ours with run.env applied.
   std::vector<std::string> env_store;
-  for (char** e = environ; *e != nullptr; ++e) {
+  for (char* const* e = base; *e != nullptr; ++e) {
     std::string_view kv = *e;
     bool replaced = false;
     for (const auto& [k, v] : run.env) {
@@ -94,6 +109,15 @@ Result<ChildResult> run_child(const ChildRun& run) {
   sigaddset(&deflt, SIGCHLD);
   posix_spawnattr_setsigdefault(&attr, &deflt);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // Keep SIGCHLD from a host handler that reaps any child until ours is reaped.
+  sigset_t chld, saved_mask;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &chld, &saved_mask);
+  struct MaskRestore {
+    sigset_t* mask;
+    ~MaskRestore() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
+  } restore{&saved_mask};
   pid_t pid = -1;
   int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -136,7 +160,11 @@ Result<ChildResult> run_child(const ChildRun& run) {
     ::kill(pid, SIGKILL);
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (waited != pid) {
+    return Error{Errc::io, fmt::format("{} was reaped by someone else: its exit status is unknown", run.argv[0])};
   }
   if (timed_out) {
     return Error{Errc::timeout, fmt::format("{} did not finish within {} ms and was killed", run.argv[0], run.timeout.count())};
