@@ -10,8 +10,8 @@
 //   - strings are kept as WTF-8: UTF-8 that may also hold a lone surrogate as its
 //     3-byte form, so that a body read and renewed keeps every JS code unit.
 //   - JSON.parse takes duplicate keys (the last wins) and any nesting depth; here
-//     nesting deeper than simdjson's 1024 levels is not read (the caller's safe
-//     direction: "not readable").
+//     nesting deeper than 1000 levels (within simdjson's 1024) is not read (the
+//     caller's safe direction: "not readable").
 // Private to lib/: simdjson never reaches a public header.
 #pragma once
 
@@ -69,8 +69,9 @@ bool contains_ascii_nocase(std::string_view haystack, std::string_view needle) n
 // type (wrong_type), or JSON.parse would throw on the text (bad_json).
 enum class Read : std::uint8_t { ok, wrong_type, bad_json };
 
-// The deepest nesting read (simdjson's default maximum depth).
-inline constexpr int max_depth = 1024;
+// The deepest nesting read: below simdjson's default maximum depth (1024), which
+// its iterator must never reach.
+inline constexpr int max_depth = 1000;
 
 // One JSON text read as JSON.parse reads it. The text is copied into simdjson's
 // padded buffer; views handed out live as long as the reader. Not copyable.
