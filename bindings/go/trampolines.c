@@ -97,3 +97,40 @@ int lj_go_lock_acquire(lj_lock_t **out, lj_lock_acquisition_t *acquisition, lj_s
   lj_go_lock_options(&opts, &here, setup);
   return lj_lock_acquire(out, acquisition, store, key, key_len, purpose, purpose_len, holder, now_ms, &opts, err);
 }
+
+static int lj_go_lease_line(int stream, const char *line, size_t len, void *payload) {
+  return goLeaseLine(stream, (char *)line, len, (uintptr_t)payload);
+}
+
+static int lj_go_lease_interrupted(void *payload) { return goLeaseInterrupted((uintptr_t)payload); }
+
+static void lj_go_lease_wire(lj_leasedir_options_t *opts, uintptr_t handle) {
+  opts->interrupted = lj_go_lease_interrupted;
+  opts->interrupted_payload = (void *)handle;
+}
+
+int lj_go_leasedir_run(int *exit_code, const char *const *args, size_t nargs, const char *default_root,
+                       const char *default_pid, uintptr_t handle, lj_leasedir_options_t *opts, lj_error_t **err) {
+  lj_go_lease_wire(opts, handle);
+  return lj_leasedir_run(exit_code, args, nargs, default_root, default_pid, lj_go_lease_line, (void *)handle, opts,
+                         err);
+}
+
+int lj_go_leasedir_touch(int *exit_code, const char *dir, size_t dir_len, const char *pid, size_t pid_len,
+                         uintptr_t handle, lj_leasedir_options_t *opts, lj_error_t **err) {
+  lj_go_lease_wire(opts, handle);
+  return lj_leasedir_touch(exit_code, dir, dir_len, pid, pid_len, lj_go_lease_line, (void *)handle, opts, err);
+}
+
+int lj_go_leasedir_live(int *exit_code, const char *dir, size_t dir_len, const char *exclude, size_t exclude_len,
+                        int count_shared_harness, uintptr_t handle, lj_leasedir_options_t *opts, lj_error_t **err) {
+  lj_go_lease_wire(opts, handle);
+  return lj_leasedir_live(exit_code, dir, dir_len, exclude, exclude_len, count_shared_harness, lj_go_lease_line,
+                          (void *)handle, opts, err);
+}
+
+int lj_go_leasedir_list(int *exit_code, const char *dir, size_t dir_len, uintptr_t handle,
+                        lj_leasedir_options_t *opts, lj_error_t **err) {
+  lj_go_lease_wire(opts, handle);
+  return lj_leasedir_list(exit_code, dir, dir_len, lj_go_lease_line, (void *)handle, opts, err);
+}

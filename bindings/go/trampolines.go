@@ -13,6 +13,7 @@ package leasejudge
 import "C"
 
 import (
+	"context"
 	"fmt"
 	"runtime/cgo"
 	"sync"
@@ -221,5 +222,32 @@ func goLockOwnerState(out *C.lj_holder_state_t, token *C.char, tokenLen C.size_t
 		}
 	}()
 	*out = C.lj_holder_state_t(l.ownerState(goString(token, tokenLen)))
+	return 0
+}
+
+// leaseCall is the Go value behind one lease directory verb: the lines it printed,
+// and the context that may interrupt its wait for the directory lock.
+type leaseCall struct {
+	ctx context.Context
+	out LeaseOutput
+}
+
+//export goLeaseLine
+func goLeaseLine(stream C.int, line *C.char, n C.size_t, handle C.uintptr_t) C.int {
+	c := cgo.Handle(handle).Value().(*leaseCall)
+	text := goString(line, n)
+	if stream == C.LJ_LEASEDIR_STDERR {
+		c.out.Stderr = append(c.out.Stderr, text)
+	} else {
+		c.out.Stdout = append(c.out.Stdout, text)
+	}
+	return 0
+}
+
+//export goLeaseInterrupted
+func goLeaseInterrupted(handle C.uintptr_t) C.int {
+	if cgo.Handle(handle).Value().(*leaseCall).ctx.Err() != nil {
+		return 1
+	}
 	return 0
 }

@@ -33,4 +33,15 @@ int lj_go_lock_judge(lj_lock_verdict_t *out, const char *body, size_t body_len, 
 int lj_go_lock_acquire(lj_lock_t **out, lj_lock_acquisition_t *acquisition, lj_store_t *store, const char *key,
                        size_t key_len, const char *purpose, size_t purpose_len, const lj_lock_holder_t *holder,
                        int64_t now_ms, const lj_go_lock_setup_t *setup, lj_error_t **err);
+// The lease directory verbs with the Go line sink and interruption behind handle
+// (opts is C memory, its interrupted callback set here).
+int lj_go_leasedir_run(int *exit_code, const char *const *args, size_t nargs, const char *default_root,
+                       const char *default_pid, uintptr_t handle, lj_leasedir_options_t *opts, lj_error_t **err);
+int lj_go_leasedir_touch(int *exit_code, const char *dir, size_t dir_len, const char *pid, size_t pid_len,
+                         uintptr_t handle, lj_leasedir_options_t *opts, lj_error_t **err);
+int lj_go_leasedir_live(int *exit_code, const char *dir, size_t dir_len, const char *exclude, size_t exclude_len,
+                        int count_shared_harness, uintptr_t handle, lj_leasedir_options_t *opts, lj_error_t **err);
+int lj_go_leasedir_list(int *exit_code, const char *dir, size_t dir_len, uintptr_t handle,
+                        lj_leasedir_options_t *opts, lj_error_t **err);
+
 #endif
