@@ -169,8 +169,142 @@ def test_identity():
           (rc, state.value))
 
 
+# --- lock verdicts ------------------------------------------------------------------
+
+class Verdict(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("reason", ctypes.c_int), ("manual_removal", ctypes.c_int),
+                ("why", ctypes.c_void_p), ("why_len", ctypes.c_size_t)]
+
+
+class ExecutionRef(ctypes.Structure):
+    _fields_ = [("project_id", ctypes.c_void_p), ("project_id_len", ctypes.c_size_t),
+                ("region", ctypes.c_void_p), ("region_len", ctypes.c_size_t),
+                ("name", ctypes.c_void_p), ("name_len", ctypes.c_size_t)]
+
+
+DESCRIBE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ExecutionRef), ctypes.c_void_p)
+ALIVE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_double, ctypes.c_void_p)
+OWNER_STATE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_size_t,
+                               ctypes.c_void_p)
+
+
+class Here(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("host", ctypes.c_char_p), ("host_len", ctypes.c_size_t),
+                ("machine_kind", ctypes.c_int), ("machine", ctypes.c_char_p), ("machine_len", ctypes.c_size_t),
+                ("alive", ALIVE), ("owner_state", OWNER_STATE), ("payload", ctypes.c_void_p)]
+
+
+class LockOptions(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("describe", DESCRIBE), ("describe_payload", ctypes.c_void_p),
+                ("gcloud_timeout_ms", ctypes.c_int64), ("here", ctypes.POINTER(Here))]
+
+
+def ms(iso):
+    """Milliseconds since the epoch of a UTC `YYYY-MM-DDTHH:MM:SS.mmmZ`, computed here."""
+    import calendar
+    import time
+    base, frac = iso.rstrip("Z").split(".")
+    return calendar.timegm(time.strptime(base, "%Y-%m-%dT%H:%M:%S")) * 1000 + int(frac)
+
+
+def judge(body, now, opts):
+    verdict, err = Verdict(), ctypes.c_void_p()
+    raw = body.encode()
+    rc = lib.lj_lock_judge(ctypes.byref(verdict), raw, len(raw), now, ctypes.byref(opts), ctypes.byref(err))
+    if err.value:
+        lib.lj_error_destroy(err)
+    why = ctypes.string_at(verdict.why, verdict.why_len).decode() if verdict.why else None
+    result = (rc, verdict.kind, lib.lj_lock_reason_code(verdict.reason).decode(), verdict.manual_removal, why)
+    lib.lj_lock_verdict_clear(ctypes.byref(verdict))
+    check("lj_lock_verdict_clear zeroes the verdict", not verdict.why and verdict.why_len == 0)
+    return result
+
+
+def test_lock():
+    if not has("lj_lock_judge"):
+        print("ok - lock verdicts # SKIP lj_lock_judge is not in this build")
+        return
+    lib.lj_lock_reason_code.argtypes = [ctypes.c_int]
+    lib.lj_lock_reason_code.restype = ctypes.c_char_p
+    lib.lj_lock_verdict_clear.argtypes = [ctypes.POINTER(Verdict)]
+    lib.lj_lock_options_init.argtypes = [ctypes.POINTER(LockOptions), ctypes.c_uint32]
+    lib.lj_lock_here_init.argtypes = [ctypes.POINTER(Here), ctypes.c_uint32]
+    lib.lj_execution_state_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+    lib.lj_lock_judge.argtypes = [ctypes.POINTER(Verdict), ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int64,
+                                  ctypes.POINTER(LockOptions), c_char_pp]
+    brk, held = header_constant("LJ_LOCK_BREAK"), header_constant("LJ_LOCK_HELD")
+
+    # A process holder on this machine ("build-1", machine id "m1") whose pid is dead.
+    asked = []
+
+    def alive(out, pid, payload):
+        asked.append(pid)
+        out[0] = 0 if pid == 4242 else 1
+        return 0
+
+    def describe_never(state, ref, payload):
+        asked.append("describe")
+        return 0
+
+    alive_fn, describe_never_fn = ALIVE(alive), DESCRIBE(describe_never)
+    here = Here()
+    check("lj_lock_here_init", lib.lj_lock_here_init(ctypes.byref(here), header_constant("LJ_LOCK_HERE_VERSION")) == LJ_OK)
+    here.host, here.host_len = b"build-1", 7
+    here.machine_kind, here.machine, here.machine_len = header_constant("LJ_MACHINE_ID"), b"m1", 2
+    here.alive = alive_fn
+    opts = LockOptions()
+    check("lj_lock_options_init", lib.lj_lock_options_init(ctypes.byref(opts), header_constant("LJ_LOCK_OPTIONS_VERSION"))
+          == LJ_OK and opts.gcloud_timeout_ms == 60000)
+    opts.describe = describe_never_fn
+    opts.here = ctypes.pointer(here)
+    who = "deploy (on build-1, pid 4242, started 2024-05-01T10:00:00.000Z)"
+    body = ('{"purpose":"deploy","id":"b2","host":"build-1","machine":"m1","pid":4242,'
+            '"startedAt":"2024-05-01T10:00:00.000Z","leaseUntil":"2024-05-01T10:15:00.000Z"}')
+    got = judge(body, ms("2024-05-01T10:01:00.000Z"), opts)
+    check("lj_lock_judge: a process gone on this machine", got == (LJ_OK, brk, "process_gone", 0,
+          who + " has ended (its process is gone on this machine)"), got)
+    check("the pid was asked, the describer never", asked == [4242.0], asked)
+    # Alive: held until the lease ends; now equal to the lease end is not past it.
+    here.alive = ALIVE(lambda out, pid, payload: (out.__setitem__(0, 1), 0)[1])
+    opts.here = ctypes.pointer(here)
+    got = judge(body, ms("2024-05-01T10:15:00.000Z"), opts)
+    check("lj_lock_judge: the lease runs at its end", got == (LJ_OK, held, "lease_runs", 0,
+          "held by " + who + "; its lease runs until 2024-05-01T10:15:00.000Z unless renewed"), got)
+
+    # An execution holder: the describer says it finished.
+    seen = []
+
+    def describe(state, ref, payload):
+        r = ref.contents
+        seen.append((ctypes.string_at(r.project_id, r.project_id_len).decode(),
+                     ctypes.string_at(r.region, r.region_len).decode(), ctypes.string_at(r.name, r.name_len).decode()))
+        return lib.lj_execution_state_set(state, header_constant("LJ_EXECUTION_FINISHED"), b"cancelled", 9)
+
+    describe_fn = DESCRIBE(describe)
+    opts2 = LockOptions()
+    lib.lj_lock_options_init(ctypes.byref(opts2), header_constant("LJ_LOCK_OPTIONS_VERSION"))
+    opts2.describe = describe_fn
+    body = ('{"purpose":"caelo upgrader job","id":"a1","host":"localhost","machine":null,"pid":1,'
+            '"startedAt":"2024-05-01T10:00:00.000Z","execution":{"projectId":"proj","region":"europe-west1",'
+            '"name":"upgrader-x7"},"leaseUntil":"2024-05-01T11:05:00.000Z"}')
+    got = judge(body, ms("2024-05-01T10:30:00.000Z"), opts2)
+    check("lj_lock_judge: an execution that finished", got == (LJ_OK, brk, "execution_finished", 0,
+          "caelo upgrader job (run upgrader-x7, started 2024-05-01T10:00:00.000Z) has cancelled, but its lock was "
+          "left behind"), got)
+    check("the describer got the execution", seen == [("proj", "europe-west1", "upgrader-x7")], seen)
+    # A describer that stops the work: LJ_EUSER.
+    opts2.describe = DESCRIBE(lambda state, ref, payload: 1)
+    got = judge(body, ms("2024-05-01T10:30:00.000Z"), opts2)
+    check("a describer that stops is LJ_EUSER", got[0] == header_constant("LJ_EUSER"), got)
+    # Not a lock body: held for a person, never an error.
+    got = judge("[1,2]", ms("2024-05-01T10:30:00.000Z"), opts2)
+    check("lj_lock_judge: not readable", got == (LJ_OK, held, "not_readable", 1,
+          "the lock's holder is not readable ([1,2])"), got)
+
+
 test_version_and_errors()
 test_identity()
+test_lock()
 print("1..%d" % count)
 print("%d passed, %d failed" % (count - failed, failed))
 sys.exit(1 if failed else 0)
