@@ -1,0 +1,771 @@
+/* The C ABI's lock and store parts, from C: judging with C callbacks, verdict forms,
+ * execution state, bodies, stores (memory, file, callbacks) and the lock's life,
+ * with NULL, out-of-range and failing callbacks. TAP-style output, a closing
+ * "N passed, N failed" line. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "leasejudge.h"
+
+static int passed, failed;
+#define CHECK(cond)                                              \
+  do {                                                           \
+    if (cond) {                                                  \
+      passed++;                                                  \
+    } else {                                                     \
+      failed++;                                                  \
+      printf("not ok - %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                            \
+  } while (0)
+
+#define S(text) text, sizeof(text) - 1
+
+/* 2024-05-01T12:00:00.000Z */
+static const int64_t now_ms = INT64_C(1714564800000);
+
+static const char process_body[] =
+    "{\"purpose\":\"deploy\",\"id\":\"i-1\",\"host\":\"build-7\",\"machine\":\"m-aaa\",\"pid\":200,"
+    "\"startedAt\":\"2024-05-01T11:00:00.000Z\",\"leaseUntil\":\"2024-05-01T12:15:00.000Z\"}";
+static const char execution_body[] =
+    "{\"purpose\":\"upgrade\",\"host\":\"localhost\",\"machine\":null,\"pid\":1,"
+    "\"startedAt\":\"2024-05-01T11:00:00.000Z\",\"execution\":{\"projectId\":\"p\",\"region\":\"r\","
+    "\"name\":\"job-abc\"},\"leaseUntil\":\"2024-05-01T12:00:00.000Z\"}";
+
+static int str_is(const char *got, size_t len, const char *want) {
+  return got != NULL && len == strlen(want) && memcmp(got, want, len) == 0 && got[len] == '\0';
+}
+
+/* --- callbacks ------------------------------------------------------------------ */
+
+struct describer {
+  int calls;
+  int kind;
+  const char *detail;
+  int stop;
+  int set_nothing;
+  char last_name[64];
+};
+
+static int describe(lj_execution_state_t *state, const lj_execution_ref_t *ref, void *payload) {
+  struct describer *d = (struct describer *)payload;
+  d->calls++;
+  if (ref->name_len < sizeof d->last_name) {
+    memcpy(d->last_name, ref->name, ref->name_len);
+    d->last_name[ref->name_len] = '\0';
+  }
+  if (d->stop) return 7;
+  if (d->set_nothing) return 0;
+  return lj_execution_state_set(state, d->kind, d->detail, d->detail == NULL ? 0 : strlen(d->detail));
+}
+
+struct here_state {
+  int alive_calls;
+  int stop_alive;
+  int stop_owner;
+  lj_holder_state_t owner;
+};
+
+static int alive(int *out_alive, double pid, void *payload) {
+  struct here_state *h = (struct here_state *)payload;
+  h->alive_calls++;
+  if (h->stop_alive) return 1;
+  *out_alive = !(pid == 200.0 || pid == 201.0);
+  return 0;
+}
+
+static int owner_state(lj_holder_state_t *out, const char *token, size_t len, void *payload) {
+  struct here_state *h = (struct here_state *)payload;
+  (void)token;
+  (void)len;
+  if (h->stop_owner) return 2;
+  *out = h->owner;
+  return 0;
+}
+
+static lj_lock_here_t test_here(struct here_state *state) {
+  lj_lock_here_t here = LJ_LOCK_HERE_INIT;
+  here.host = "build-7";
+  here.host_len = 7;
+  here.machine_kind = LJ_MACHINE_ID;
+  here.machine = "m-aaa";
+  here.machine_len = 5;
+  here.alive = alive;
+  here.owner_state = owner_state;
+  here.payload = state;
+  return here;
+}
+
+/* --- the verdict -------------------------------------------------------------------- */
+
+static void test_names(void) {
+  CHECK(strcmp(lj_lock_reason_code(LJ_LOCK_NOT_READABLE), "not_readable") == 0);
+  CHECK(strcmp(lj_lock_reason_code(LJ_LOCK_EXECUTION_NOT_FOUND_LEASE_ENDED), "execution_not_found_lease_ended") == 0);
+  CHECK(strcmp(lj_lock_reason_code(LJ_LOCK_PROCESS_GONE), "process_gone") == 0);
+  CHECK(strcmp(lj_lock_reason_code(LJ_LOCK_PID_REUSED), "pid_reused") == 0);
+  CHECK(strcmp(lj_lock_reason_code(0), "") == 0);
+  CHECK(strcmp(lj_lock_reason_code(15), "") == 0);
+  CHECK(strcmp(lj_lock_kind_name(LJ_LOCK_BREAK), "break") == 0);
+  CHECK(strcmp(lj_lock_kind_name(LJ_LOCK_HELD), "held") == 0);
+  CHECK(strcmp(lj_lock_kind_name(LJ_LOCK_UNKNOWN), "unknown") == 0);
+  CHECK(strcmp(lj_lock_kind_name(3), "") == 0);
+  CHECK(strcmp(lj_lock_kind_name(-1), "") == 0);
+}
+
+static void test_judge(void) {
+  struct describer d;
+  struct here_state hs;
+  lj_lock_here_t here;
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  lj_lock_verdict_t v;
+  lj_error_t *err = NULL;
+  char *out = NULL;
+  size_t len = 0;
+
+  memset(&d, 0, sizeof d);
+  memset(&hs, 0, sizeof hs);
+  hs.owner = LJ_HOLDER_UNKNOWN;
+  here = test_here(&hs);
+  opts.describe = describe;
+  opts.describe_payload = &d;
+  opts.here = &here;
+
+  /* A process holder whose pid is dead here: break, and Cloud Run is never asked. */
+  CHECK(lj_lock_judge(&v, S(process_body), now_ms, &opts, &err) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_BREAK && v.reason == LJ_LOCK_PROCESS_GONE && v.manual_removal == 0);
+  CHECK(str_is(v.why, v.why_len,
+               "deploy (on build-7, pid 200, started 2024-05-01T11:00:00.000Z) has ended (its process is gone on "
+               "this machine)"));
+  CHECK(d.calls == 0);
+  CHECK(hs.alive_calls == 1);
+  CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len,
+               "break process_gone deploy (on build-7, pid 200, started 2024-05-01T11:00:00.000Z) has ended (its "
+               "process is gone on this machine)"));
+  lj_free(out);
+  CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len,
+               "{\"kind\":\"break\",\"reason\":\"process_gone\",\"manualRemoval\":false,\"why\":\"deploy (on build-7, "
+               "pid 200, started 2024-05-01T11:00:00.000Z) has ended (its process is gone on this machine)\"}"));
+  lj_free(out);
+  lj_lock_verdict_clear(&v);
+  CHECK(v.why == NULL && v.why_len == 0);
+  lj_lock_verdict_clear(NULL);
+
+  /* Exactly at the lease end: not expired. */
+  CHECK(lj_lock_judge(&v, S("{\"purpose\":\"p\",\"leaseUntil\":\"2024-05-01T12:00:00.000Z\"}"), now_ms, &opts, NULL) ==
+        LJ_OK);
+  CHECK(v.kind == LJ_LOCK_HELD && v.reason == LJ_LOCK_LEASE_RUNS && v.manual_removal == 0);
+  CHECK(str_is(v.why, v.why_len, "held by p; its lease runs until 2024-05-01T12:00:00.000Z unless renewed"));
+  lj_lock_verdict_clear(&v);
+  CHECK(lj_lock_judge(&v, S("{\"purpose\":\"p\",\"leaseUntil\":\"2024-05-01T12:00:00.000Z\"}"), now_ms + 1, &opts,
+                      NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_BREAK && v.reason == LJ_LOCK_LEASE_ENDED);
+  lj_lock_verdict_clear(&v);
+
+  /* Not readable: a verdict, not an error; a NUL quoted from the body is U+FFFD. */
+  CHECK(lj_lock_judge(&v, "{\"a\0", 4, now_ms, &opts, NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_HELD && v.reason == LJ_LOCK_NOT_READABLE && v.manual_removal == 1);
+  CHECK(str_is(v.why, v.why_len, "the lock's holder is not readable ({\"a\xEF\xBF\xBD)"));
+  CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len,
+               "{\"kind\":\"held\",\"reason\":\"not_readable\",\"manualRemoval\":true,\"why\":\"the lock's holder is "
+               "not readable ({\\\"a\xEF\xBF\xBD)\"}"));
+  lj_free(out);
+  lj_lock_verdict_clear(&v);
+  CHECK(lj_lock_judge(&v, NULL, 0, now_ms, &opts, NULL) == LJ_OK);
+  CHECK(str_is(v.why, v.why_len, "the lock's holder is not readable (empty)"));
+  lj_lock_verdict_clear(&v);
+  CHECK(lj_lock_judge(&v, S("\xff\xfe"), now_ms, &opts, NULL) == LJ_OK);
+  CHECK(str_is(v.why, v.why_len, "the lock's holder is not readable (\xEF\xBF\xBD\xEF\xBF\xBD)"));
+  lj_lock_verdict_clear(&v);
+
+  /* An execution holder: the describer decides. */
+  d.kind = LJ_EXECUTION_FINISHED;
+  d.detail = "succeeded";
+  CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, NULL) == LJ_OK);
+  CHECK(d.calls == 1 && strcmp(d.last_name, "job-abc") == 0);
+  CHECK(v.kind == LJ_LOCK_BREAK && v.reason == LJ_LOCK_EXECUTION_FINISHED);
+  CHECK(str_is(v.why, v.why_len,
+               "upgrade (run job-abc, started 2024-05-01T11:00:00.000Z) has succeeded, but its lock was left behind"));
+  lj_lock_verdict_clear(&v);
+  d.kind = LJ_EXECUTION_RUNNING;
+  d.detail = NULL;
+  CHECK(lj_lock_judge(&v, S(execution_body), now_ms + 86400000, &opts, NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_HELD && v.reason == LJ_LOCK_EXECUTION_RUNNING && v.manual_removal == 0);
+  lj_lock_verdict_clear(&v);
+  d.kind = LJ_EXECUTION_NOT_FOUND;
+  CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_HELD && v.reason == LJ_LOCK_EXECUTION_NOT_FOUND_LEASE_RUNS);
+  lj_lock_verdict_clear(&v);
+  CHECK(lj_lock_judge(&v, S(execution_body), now_ms + 1, &opts, NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_BREAK && v.reason == LJ_LOCK_EXECUTION_NOT_FOUND_LEASE_ENDED);
+  lj_lock_verdict_clear(&v);
+  d.kind = LJ_EXECUTION_UNKNOWN;
+  d.detail = "PERMISSION_DENIED";
+  CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_UNKNOWN && v.reason == LJ_LOCK_EXECUTION_UNKNOWN);
+  CHECK(str_is(v.why, v.why_len,
+               "could not check whether upgrade (run job-abc, started 2024-05-01T11:00:00.000Z) is still running: "
+               "PERMISSION_DENIED"));
+  CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(strncmp(out, "unknown execution_unknown could not check", 41) == 0);
+  lj_free(out);
+  lj_lock_verdict_clear(&v);
+  d.set_nothing = 1;
+  CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_UNKNOWN);
+  CHECK(strstr(v.why, "is still running: the describer gave no state") != NULL);
+  lj_lock_verdict_clear(&v);
+  d.set_nothing = 0;
+
+  /* The owner token (leasejudge's extra field) proves a reboot. */
+  hs.owner = LJ_HOLDER_OTHER_BOOT;
+  CHECK(lj_lock_judge(&v,
+                      S("{\"purpose\":\"p\",\"host\":\"build-7\",\"machine\":\"m-aaa\",\"pid\":300,"
+                        "\"owner\":\"11111111-2222-3333-4444-555555555555.300.lv9w0lds\"}"),
+                      now_ms, &opts, NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_BREAK && v.reason == LJ_LOCK_HOLDER_REBOOTED);
+  CHECK(str_is(v.why, v.why_len, "p (on build-7, pid 300) has ended (this machine has restarted since it took the lock)"));
+  lj_lock_verdict_clear(&v);
+
+  /* Callbacks that stop: LJ_EUSER, and nothing to free. */
+  d.stop = 1;
+  CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, &err) == LJ_EUSER);
+  CHECK(lj_error_code(err) == LJ_EUSER);
+  CHECK(strcmp(lj_error_message(err), "the describe callback asked to stop (7)") == 0);
+  CHECK(v.why == NULL);
+  lj_error_destroy(err);
+  err = NULL;
+  d.stop = 0;
+  hs.stop_alive = 1;
+  CHECK(lj_lock_judge(&v, S(process_body), now_ms, &opts, NULL) == LJ_EUSER);
+  hs.stop_alive = 0;
+  hs.stop_owner = 1;
+  CHECK(lj_lock_judge(&v,
+                      S("{\"purpose\":\"p\",\"host\":\"build-7\",\"machine\":\"m-aaa\",\"pid\":300,"
+                        "\"owner\":\"11111111-2222-3333-4444-555555555555.300.lv9w0lds\"}"),
+                      now_ms, &opts, NULL) == LJ_EUSER);
+  hs.stop_owner = 0;
+
+  /* Bad arguments. */
+  CHECK(lj_lock_judge(NULL, S(process_body), now_ms, &opts, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_judge(&v, NULL, 3, now_ms, &opts, NULL) == LJ_EINVAL);
+  opts.version = 99;
+  CHECK(lj_lock_judge(&v, S(process_body), now_ms, &opts, &err) == LJ_EVERSION);
+  CHECK(strcmp(lj_error_message(err), "unknown lock options version 99") == 0);
+  lj_error_destroy(err);
+  err = NULL;
+  opts.version = LJ_LOCK_OPTIONS_VERSION;
+  here.version = 0;
+  CHECK(lj_lock_judge(&v, S(process_body), now_ms, &opts, NULL) == LJ_EVERSION);
+  here.version = LJ_LOCK_HERE_VERSION;
+  here.machine_kind = 9;
+  CHECK(lj_lock_judge(&v, S(process_body), now_ms, &opts, NULL) == LJ_EINVAL);
+  here.machine_kind = LJ_MACHINE_ID;
+  here.machine = NULL;
+  CHECK(lj_lock_judge(&v, S(process_body), now_ms, &opts, NULL) == LJ_EINVAL);
+  here.machine = "m-aaa";
+  here.host = NULL;
+  CHECK(lj_lock_judge(&v, S(process_body), now_ms, &opts, NULL) == LJ_EINVAL);
+  here.host = "build-7";
+
+  /* Option structs initialise to the documented defaults. */
+  {
+    lj_lock_options_t o;
+    lj_lock_here_t h;
+    lj_lock_holder_t hold;
+    CHECK(lj_lock_options_init(&o, LJ_LOCK_OPTIONS_VERSION) == LJ_OK);
+    CHECK(o.version == LJ_LOCK_OPTIONS_VERSION && o.describe == NULL && o.gcloud_timeout_ms == 60000 && o.here == NULL);
+    CHECK(lj_lock_options_init(&o, 2) == LJ_EVERSION);
+    CHECK(lj_lock_options_init(NULL, LJ_LOCK_OPTIONS_VERSION) == LJ_EINVAL);
+    CHECK(lj_lock_here_init(&h, LJ_LOCK_HERE_VERSION) == LJ_OK);
+    CHECK(h.machine_kind == LJ_MACHINE_NONE && h.alive == NULL);
+    CHECK(lj_lock_here_init(&h, 0) == LJ_EVERSION);
+    CHECK(lj_lock_holder_init(&hold, LJ_LOCK_HOLDER_VERSION) == LJ_OK);
+    CHECK(hold.kind == LJ_LOCK_HOLDER_PROCESS && hold.lease_ms == LJ_LOCK_PROCESS_LEASE_MS);
+    CHECK(lj_lock_holder_init(&hold, 5) == LJ_EVERSION);
+    CHECK(lj_lock_holder_init(NULL, 1) == LJ_EINVAL);
+  }
+
+  /* Verdict forms refuse what is out of range. */
+  {
+    lj_lock_verdict_t bad;
+    memset(&bad, 0, sizeof bad);
+    bad.kind = LJ_LOCK_HELD;
+    bad.reason = (lj_lock_reason_t)0;
+    CHECK(lj_lock_verdict_json(&out, &len, &bad, NULL) == LJ_EINVAL);
+    CHECK(out == NULL);
+    bad.reason = LJ_LOCK_NO_LEASE;
+    bad.why = NULL;
+    bad.why_len = 4;
+    CHECK(lj_lock_verdict_text(&out, &len, &bad, NULL) == LJ_EINVAL);
+    bad.why_len = 0;
+    CHECK(lj_lock_verdict_text(&out, &len, &bad, NULL) == LJ_OK);
+    CHECK(str_is(out, len, "held no_lease "));
+    lj_free(out);
+    CHECK(lj_lock_verdict_text(NULL, &len, &bad, NULL) == LJ_EINVAL);
+    CHECK(lj_lock_verdict_json(&out, &len, NULL, NULL) == LJ_EINVAL);
+  }
+}
+
+/* --- execution state --------------------------------------------------------------------- */
+
+static void test_execution_state(void) {
+  lj_execution_kind_t kind = LJ_EXECUTION_RUNNING;
+  char *detail = NULL;
+  size_t len = 0;
+  lj_execution_ref_t ref;
+  const char *old_path = getenv("PATH");
+  char path[4096];
+
+  CHECK(lj_execution_state_parse(&kind, &detail, &len, 0,
+                                 S("{\"status\":{\"conditions\":[{\"type\":\"Completed\",\"status\":\"False\","
+                                   "\"reason\":\"Cancelled\"}]}}"),
+                                 NULL, 0, NULL) == LJ_OK);
+  CHECK(kind == LJ_EXECUTION_FINISHED && str_is(detail, len, "cancelled"));
+  lj_free(detail);
+  CHECK(lj_execution_state_parse(&kind, &detail, &len, 1, NULL, 0, S("ERROR: NOT_FOUND"), NULL) == LJ_OK);
+  CHECK(kind == LJ_EXECUTION_NOT_FOUND && str_is(detail, len, ""));
+  lj_free(detail);
+  CHECK(lj_execution_state_parse(&kind, &detail, &len, 4, NULL, 0, NULL, 0, NULL) == LJ_OK);
+  CHECK(kind == LJ_EXECUTION_UNKNOWN && str_is(detail, len, "gcloud exited 4"));
+  lj_free(detail);
+  CHECK(lj_execution_state_parse(&kind, &detail, &len, 0, S("{}"), NULL, 0, NULL) == LJ_OK);
+  CHECK(kind == LJ_EXECUTION_RUNNING);
+  lj_free(detail);
+  CHECK(lj_execution_state_parse(NULL, &detail, &len, 0, S("{}"), NULL, 0, NULL) == LJ_EINVAL);
+  CHECK(lj_execution_state_parse(&kind, &detail, &len, 0, NULL, 2, NULL, 0, NULL) == LJ_EINVAL);
+  CHECK(lj_execution_state_set(NULL, LJ_EXECUTION_RUNNING, NULL, 0) == LJ_EINVAL);
+
+  /* Through the fake gcloud on PATH. */
+  snprintf(path, sizeof path, "%s/tests/fixtures/lock:%s", LEASEJUDGE_SOURCE_DIR, old_path ? old_path : "/usr/bin:/bin");
+  setenv("PATH", path, 1);
+  ref.project_id = "proj";
+  ref.project_id_len = 4;
+  ref.region = "r1";
+  ref.region_len = 2;
+  ref.name = "job-x";
+  ref.name_len = 5;
+  setenv("LJ_FAKE_GCLOUD", "failed", 1);
+  CHECK(lj_execution_describe(&kind, &detail, &len, &ref, 20000, NULL) == LJ_OK);
+  CHECK(kind == LJ_EXECUTION_FINISHED && str_is(detail, len, "nonzeroexitcode"));
+  lj_free(detail);
+  setenv("LJ_FAKE_GCLOUD", "hang", 1);
+  CHECK(lj_execution_describe(&kind, &detail, &len, &ref, 200, NULL) == LJ_OK);
+  CHECK(kind == LJ_EXECUTION_UNKNOWN && str_is(detail, len, "gcloud did not finish within 200 ms and was killed"));
+  lj_free(detail);
+  CHECK(lj_execution_describe(&kind, &detail, &len, NULL, 200, NULL) == LJ_EINVAL);
+  ref.name = NULL;
+  CHECK(lj_execution_describe(&kind, &detail, &len, &ref, 200, NULL) == LJ_EINVAL);
+  ref.name = "job-x";
+
+  /* The judge with no describer runs gcloud itself. */
+  {
+    struct here_state hs;
+    lj_lock_here_t here;
+    lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+    lj_lock_verdict_t v;
+    memset(&hs, 0, sizeof hs);
+    here = test_here(&hs);
+    opts.here = &here;
+    opts.gcloud_timeout_ms = 20000;
+    setenv("LJ_FAKE_GCLOUD", "cancelled", 1);
+    CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, NULL) == LJ_OK);
+    CHECK(v.kind == LJ_LOCK_BREAK);
+    CHECK(str_is(v.why, v.why_len,
+                 "upgrade (run job-abc, started 2024-05-01T11:00:00.000Z) has cancelled, but its lock was left behind"));
+    lj_lock_verdict_clear(&v);
+  }
+  unsetenv("LJ_FAKE_GCLOUD");
+  setenv("PATH", old_path ? old_path : "/usr/bin:/bin", 1);
+}
+
+/* --- bodies and times --------------------------------------------------------------------- */
+
+static void test_bodies(void) {
+  char *out = NULL, *renewed = NULL, *id = NULL;
+  size_t len = 0, renewed_len = 0, id_len = 0;
+  lj_lock_holder_t holder = LJ_LOCK_HOLDER_INIT;
+  lj_error_t *err = NULL;
+  char host[256] = {0};
+  char expected[1024];
+  int64_t ms = 0;
+  static const char fixture_renewed[] =
+      "{\"purpose\":\"caelo state lock\",\"id\":\"5f0c6f7e-3a1b-4c2d-9e8f-0a1b2c3d4e5f\",\"host\":\"devbox\","
+      "\"machine\":\"0123456789abcdef0123456789abcdef\",\"pid\":48213,\"startedAt\":\"2024-05-01T11:55:00.000Z\","
+      "\"leaseUntil\":\"2024-05-01T12:15:00.000Z\"}";
+  static const char fixture[] =
+      "{\"purpose\":\"caelo state lock\",\"id\":\"5f0c6f7e-3a1b-4c2d-9e8f-0a1b2c3d4e5f\",\"host\":\"devbox\","
+      "\"machine\":\"0123456789abcdef0123456789abcdef\",\"pid\":48213,\"startedAt\":\"2024-05-01T11:55:00.000Z\","
+      "\"leaseUntil\":\"2024-05-01T12:10:00.000Z\"}";
+
+  CHECK(lj_lock_body_renew(&renewed, &renewed_len, S(fixture), now_ms, LJ_LOCK_PROCESS_LEASE_MS, NULL) == LJ_OK);
+  CHECK(str_is(renewed, renewed_len, fixture_renewed));
+  lj_free(renewed);
+  CHECK(lj_lock_body_renew(&renewed, &renewed_len, S("[]"), now_ms, 1000, &err) == LJ_EPARSE);
+  CHECK(strcmp(lj_error_message(err), "the lock body is not a JSON object") == 0);
+  lj_error_destroy(err);
+  err = NULL;
+  CHECK(renewed == NULL);
+  CHECK(lj_lock_body_renew(&renewed, &renewed_len, S(fixture), INT64_C(8640000000000000), 1000, NULL) == LJ_EINVAL);
+
+  CHECK(lj_lock_body_id(&id, &id_len, S(fixture), NULL) == LJ_OK);
+  CHECK(str_is(id, id_len, "5f0c6f7e-3a1b-4c2d-9e8f-0a1b2c3d4e5f"));
+  lj_free(id);
+  CHECK(lj_lock_body_id(&id, &id_len, S("{\"purpose\":\"p\"}"), NULL) == LJ_ENOTFOUND);
+  CHECK(lj_lock_body_id(&id, &id_len, S("nope"), NULL) == LJ_EPARSE);
+  CHECK(lj_lock_body_id(NULL, &id_len, S("nope"), NULL) == LJ_EINVAL);
+
+  /* A new body for this process: its host and pid, the lease from now. */
+  CHECK(gethostname(host, sizeof host - 1) == 0);
+  holder.lease_ms = 1000;
+  CHECK(lj_lock_body_new(&out, &len, S("deploy"), now_ms, &holder, S("id-9"), NULL) == LJ_OK);
+  snprintf(expected, sizeof expected, "{\"purpose\":\"deploy\",\"id\":\"id-9\",\"host\":\"%s\",\"machine\":", host);
+  CHECK(out != NULL && strncmp(out, expected, strlen(expected)) == 0);
+  snprintf(expected, sizeof expected,
+           ",\"pid\":%ld,\"startedAt\":\"2024-05-01T12:00:00.000Z\",\"leaseUntil\":\"2024-05-01T12:05:01.000Z\"",
+           (long)getpid());
+  CHECK(out != NULL && strstr(out, expected) != NULL);
+  CHECK(out != NULL && strstr(out, ",\"owner\":\"") != NULL);
+  lj_free(out);
+  holder.kind = LJ_LOCK_HOLDER_EXECUTION;
+  holder.lease_ms = 3600000;
+  holder.execution.project_id = "p";
+  holder.execution.project_id_len = 1;
+  holder.execution.region = "r";
+  holder.execution.region_len = 1;
+  holder.execution.name = "n";
+  holder.execution.name_len = 1;
+  CHECK(lj_lock_body_new(&out, &len, S("up"), now_ms, &holder, NULL, 0, NULL) == LJ_OK);
+  CHECK(out != NULL && strstr(out, ",\"execution\":{\"projectId\":\"p\",\"region\":\"r\",\"name\":\"n\"},"
+                                   "\"leaseUntil\":\"2024-05-01T13:05:00.000Z\"}") != NULL);
+  CHECK(out != NULL && strstr(out, "owner") == NULL);
+  CHECK(lj_lock_body_id(&id, &id_len, out, len, NULL) == LJ_OK && id_len == 36);
+  lj_free(id);
+  lj_free(out);
+  holder.execution.name_len = 0;
+  CHECK(lj_lock_body_new(&out, &len, S("up"), now_ms, &holder, NULL, 0, &err) == LJ_EINVAL);
+  CHECK(strcmp(lj_error_message(err), "an execution needs its project, region and name") == 0);
+  lj_error_destroy(err);
+  err = NULL;
+  holder.execution.name = NULL;
+  holder.execution.name_len = 1;
+  CHECK(lj_lock_body_new(&out, &len, S("up"), now_ms, &holder, NULL, 0, NULL) == LJ_EINVAL);
+  holder.kind = 9;
+  CHECK(lj_lock_body_new(&out, &len, S("up"), now_ms, &holder, NULL, 0, NULL) == LJ_EINVAL);
+  holder.kind = LJ_LOCK_HOLDER_NONE;
+  CHECK(lj_lock_body_new(&out, &len, S("up"), now_ms, &holder, NULL, 0, NULL) == LJ_OK);
+  CHECK(out != NULL && strstr(out, "leaseUntil") == NULL);
+  lj_free(out);
+  holder.version = 2;
+  CHECK(lj_lock_body_new(&out, &len, S("up"), now_ms, &holder, NULL, 0, NULL) == LJ_EVERSION);
+  CHECK(lj_lock_body_new(&out, &len, S("\xff"), now_ms, NULL, NULL, 0, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_body_new(&out, &len, NULL, 1, now_ms, NULL, NULL, 0, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_body_new(&out, &len, S("p"), LJ_LOCK_NOW, NULL, NULL, 0, NULL) == LJ_OK);
+  lj_free(out);
+
+  CHECK(lj_lock_time_format(&out, &len, now_ms, NULL) == LJ_OK);
+  CHECK(str_is(out, len, "2024-05-01T12:00:00.000Z"));
+  lj_free(out);
+  CHECK(lj_lock_time_format(&out, &len, INT64_C(8640000000000001), NULL) == LJ_EINVAL);
+  CHECK(lj_lock_time_parse(&ms, S("2024-05-01T14:00:00+02:00"), NULL) == LJ_OK && ms == now_ms);
+  CHECK(lj_lock_time_parse(&ms, S("May 1 2024"), NULL) == LJ_EPARSE);
+  CHECK(lj_lock_time_parse(NULL, S("2024"), NULL) == LJ_EINVAL);
+}
+
+/* --- stores ------------------------------------------------------------------------------------ */
+
+/* A one-key store in C, for the callback store. */
+struct tiny {
+  int has;
+  char value[2048];
+  size_t len;
+  uint64_t revision;
+  uint64_t last;
+  int fail_with;
+  int released;
+};
+
+static int tiny_keys(lj_store_sink_t *sink, void *payload) {
+  struct tiny *t = (struct tiny *)payload;
+  if (t->fail_with) return t->fail_with;
+  return t->has ? lj_store_sink_key(sink, "k", 1) : LJ_OK;
+}
+static int tiny_get(lj_store_sink_t *sink, const char *key, size_t key_len, void *payload) {
+  struct tiny *t = (struct tiny *)payload;
+  (void)key;
+  (void)key_len;
+  if (t->fail_with) return t->fail_with;
+  if (!t->has) return LJ_OK;
+  return lj_store_sink_put(sink, t->value, t->len, t->revision);
+}
+static int tiny_update(uint64_t *out, const char *key, size_t key_len, const char *value, size_t value_len,
+                       uint64_t revision, void *payload) {
+  struct tiny *t = (struct tiny *)payload;
+  (void)key;
+  (void)key_len;
+  if (t->fail_with) return t->fail_with;
+  if (!t->has || t->revision != revision) return LJ_ECHANGED;
+  if (value_len > sizeof t->value) return LJ_ESTORE;
+  memcpy(t->value, value, value_len);
+  t->len = value_len;
+  t->revision = *out = ++t->last;
+  return LJ_OK;
+}
+static int tiny_create(uint64_t *out, const char *key, size_t key_len, const char *value, size_t value_len,
+                       void *payload) {
+  struct tiny *t = (struct tiny *)payload;
+  (void)key;
+  (void)key_len;
+  if (t->fail_with) return t->fail_with;
+  if (t->has) return LJ_EEXISTS;
+  if (value_len > sizeof t->value) return LJ_ESTORE;
+  memcpy(t->value, value, value_len);
+  t->len = value_len;
+  t->has = 1;
+  t->revision = *out = ++t->last;
+  return LJ_OK;
+}
+static int tiny_remove(const char *key, size_t key_len, uint64_t revision, void *payload) {
+  struct tiny *t = (struct tiny *)payload;
+  (void)key;
+  (void)key_len;
+  if (t->fail_with) return t->fail_with;
+  if (!t->has || t->revision != revision) return LJ_ECHANGED;
+  t->has = 0;
+  return LJ_OK;
+}
+static void tiny_release(void *payload) { ((struct tiny *)payload)->released++; }
+
+static lj_store_callbacks_t tiny_callbacks(void) {
+  lj_store_callbacks_t cb = LJ_STORE_CALLBACKS_INIT;
+  cb.keys = tiny_keys;
+  cb.get = tiny_get;
+  cb.update = tiny_update;
+  cb.create = tiny_create;
+  cb.remove = tiny_remove;
+  cb.release = tiny_release;
+  return cb;
+}
+
+static void test_store_ops(lj_store_t *store) {
+  uint64_t r1 = 0, r2 = 0, rev = 0;
+  char *value = NULL;
+  size_t len = 0;
+  CHECK(lj_store_get(&value, &len, &rev, store, S("k"), NULL) == LJ_ENOTFOUND);
+  CHECK(value == NULL);
+  CHECK(lj_store_create(&r1, store, S("k"), S("v1"), NULL) == LJ_OK && r1 > 0);
+  CHECK(lj_store_create(&r2, store, S("k"), S("v2"), NULL) == LJ_EEXISTS);
+  CHECK(lj_store_get(&value, &len, &rev, store, S("k"), NULL) == LJ_OK);
+  CHECK(str_is(value, len, "v1") && rev == r1);
+  lj_free(value);
+  CHECK(lj_store_update(&r2, store, S("k"), S("v2"), r1 + 100, NULL) == LJ_ECHANGED);
+  CHECK(lj_store_update(&r2, store, S("k"), S("v2"), r1, NULL) == LJ_OK && r2 > r1);
+  CHECK(lj_store_remove(store, S("k"), r1, NULL) == LJ_ECHANGED);
+  CHECK(lj_store_remove(store, S("k"), r2, NULL) == LJ_OK);
+  CHECK(lj_store_get(&value, &len, &rev, store, S("k"), NULL) == LJ_ENOTFOUND);
+  CHECK(lj_store_get(NULL, &len, &rev, store, S("k"), NULL) == LJ_EINVAL);
+  CHECK(lj_store_get(&value, &len, &rev, NULL, S("k"), NULL) == LJ_EINVAL);
+  CHECK(lj_store_create(&r1, store, NULL, 1, S("v"), NULL) == LJ_EINVAL);
+  CHECK(lj_store_update(&r1, store, S("k"), NULL, 1, 1, NULL) == LJ_EINVAL);
+  CHECK(lj_store_remove(NULL, S("k"), 1, NULL) == LJ_EINVAL);
+}
+
+static void test_stores(void) {
+  lj_store_t *store = NULL;
+  lj_error_t *err = NULL;
+  struct tiny t;
+  lj_store_callbacks_t cb;
+  char dir[] = "/tmp/lj-capi-store-XXXXXX";
+  char file[600];
+  FILE *f;
+
+  CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
+  test_store_ops(store);
+  lj_store_destroy(store);
+  lj_store_destroy(NULL);
+  CHECK(lj_store_memory_open(NULL, NULL) == LJ_EINVAL);
+
+  CHECK(mkdtemp(dir) != NULL);
+  CHECK(lj_store_file_open(&store, dir, strlen(dir), NULL) == LJ_OK);
+  test_store_ops(store);
+  lj_store_destroy(store);
+  snprintf(file, sizeof file, "%s/plain", dir);
+  f = fopen(file, "w");
+  CHECK(f != NULL);
+  if (f != NULL) fclose(f);
+  CHECK(lj_store_file_open(&store, file, strlen(file), &err) == LJ_EIO);
+  CHECK(store == NULL);
+  lj_error_destroy(err);
+  err = NULL;
+  CHECK(lj_store_file_open(&store, NULL, 0, NULL) == LJ_EINVAL);
+  CHECK(lj_store_file_open(&store, "a\0b", 3, NULL) == LJ_EINVAL);
+
+  memset(&t, 0, sizeof t);
+  cb = tiny_callbacks();
+  CHECK(lj_store_from_callbacks(&store, &cb, &t, NULL) == LJ_OK);
+  test_store_ops(store);
+  t.fail_with = LJ_ESTORE;
+  CHECK(lj_store_create(NULL, store, S("k"), S("v"), &err) == LJ_ESTORE);
+  CHECK(strncmp(lj_error_message(err), "the store's create callback: ", 29) == 0);
+  lj_error_destroy(err);
+  err = NULL;
+  t.fail_with = 5;
+  CHECK(lj_store_remove(store, S("k"), 1, NULL) == LJ_EUSER);
+  t.fail_with = 0;
+  lj_store_destroy(store);
+  CHECK(t.released == 1);
+
+  /* Bad callback sets: the payload is still given back. */
+  cb.remove = NULL;
+  store = (lj_store_t *)&t;
+  CHECK(lj_store_from_callbacks(&store, &cb, &t, NULL) == LJ_EINVAL);
+  CHECK(store == NULL && t.released == 2);
+  cb = tiny_callbacks();
+  cb.version = 3;
+  CHECK(lj_store_from_callbacks(&store, &cb, &t, NULL) == LJ_EVERSION);
+  CHECK(lj_store_from_callbacks(&store, NULL, &t, NULL) == LJ_EINVAL);
+  CHECK(lj_store_callbacks_init(&cb, LJ_STORE_CALLBACKS_VERSION) == LJ_OK && cb.get == NULL);
+  CHECK(lj_store_callbacks_init(&cb, 0) == LJ_EVERSION);
+  CHECK(lj_store_sink_put(NULL, "x", 1, 1) == LJ_EINVAL);
+  CHECK(lj_store_sink_key(NULL, "x", 1) == LJ_EINVAL);
+
+  snprintf(file, sizeof file, "rm -rf '%s'", dir);
+  CHECK(system(file) == 0);
+}
+
+/* --- the lock's life ----------------------------------------------------------------------------- */
+
+static void test_life_on(lj_store_t *store) {
+  struct here_state hs;
+  struct describer d;
+  lj_lock_here_t here;
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  lj_lock_holder_t holder = LJ_LOCK_HOLDER_INIT;
+  lj_lock_acquisition_t a;
+  lj_lock_t *first = NULL, *second = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  uint64_t first_revision;
+
+  memset(&hs, 0, sizeof hs);
+  memset(&d, 0, sizeof d);
+  hs.owner = LJ_HOLDER_UNKNOWN;
+  here = test_here(&hs);
+  opts.here = &here;
+  opts.describe = describe;
+  opts.describe_payload = &d;
+
+  CHECK(lj_lock_acquire(&first, &a, store, S("locks/state"), S("deploy"), &holder, now_ms, &opts, NULL) == LJ_OK);
+  CHECK(a.outcome == LJ_ACQUIRE_ACQUIRED && a.has_verdict == 0 && a.broke_at == 0);
+  CHECK(first != NULL && a.revision == lj_lock_revision(first) && a.revision > 0);
+  CHECK(lj_lock_renew_interval_ms(first) == 200000);
+  first_revision = lj_lock_revision(first);
+  lj_lock_acquisition_clear(&a);
+
+  /* Held by a live holder (the lease runs). */
+  CHECK(lj_lock_acquire(&second, &a, store, S("locks/state"), S("other"), &holder, now_ms + 60000, &opts, NULL) ==
+        LJ_OK);
+  CHECK(a.outcome == LJ_ACQUIRE_HELD && a.has_verdict == 1 && second == NULL);
+  CHECK(a.verdict.kind == LJ_LOCK_HELD && a.verdict.reason == LJ_LOCK_LEASE_RUNS);
+  CHECK(a.verdict.why != NULL && strstr(a.verdict.why, "; its lease runs until 2024-05-01T12:15:00.000Z unless renewed"));
+  lj_lock_acquisition_clear(&a);
+  CHECK(a.verdict.why == NULL);
+  lj_lock_acquisition_clear(NULL);
+
+  /* Renewed, the lease moves and the revision grows. */
+  CHECK(lj_lock_renew(first, now_ms + 60000, NULL) == LJ_OK);
+  CHECK(lj_lock_revision(first) > first_revision);
+  CHECK(lj_lock_body(&text, &len, first, NULL) == LJ_OK);
+  CHECK(strstr(text, "\"leaseUntil\":\"2024-05-01T12:16:00.000Z\"") != NULL);
+  lj_free(text);
+  first_revision = lj_lock_revision(first);
+
+  /* Past the lease: broken at the revision judged, with a larger fencing token. */
+  CHECK(lj_lock_acquire(&second, &a, store, S("locks/state"), S("other"), &holder, now_ms + 960001, &opts, NULL) ==
+        LJ_OK);
+  CHECK(a.outcome == LJ_ACQUIRE_ACQUIRED && second != NULL);
+  CHECK(a.has_verdict == 1 && a.verdict.kind == LJ_LOCK_BREAK && a.verdict.reason == LJ_LOCK_LEASE_ENDED);
+  CHECK(a.broke_at == first_revision && a.revision > a.broke_at);
+  lj_lock_acquisition_clear(&a);
+  CHECK(d.calls == 0);
+
+  /* The old holder lost it: renew and release say so. */
+  CHECK(lj_lock_renew(first, now_ms + 960002, NULL) == LJ_ECHANGED);
+  CHECK(lj_lock_release(first, NULL) == LJ_ECHANGED);
+  CHECK(lj_lock_id(&text, &len, second, NULL) == LJ_OK && len == 36);
+  lj_free(text);
+  CHECK(lj_lock_release(second, NULL) == LJ_OK);
+  CHECK(lj_lock_release(second, NULL) == LJ_ENOTFOUND);
+  lj_lock_destroy(first);
+  lj_lock_destroy(second);
+  lj_lock_destroy(NULL);
+
+  /* A lock without a lease has nothing to renew. */
+  holder.kind = LJ_LOCK_HOLDER_NONE;
+  CHECK(lj_lock_acquire(&first, &a, store, S("plain"), S("local"), &holder, now_ms, &opts, NULL) == LJ_OK);
+  CHECK(first != NULL && lj_lock_renew_interval_ms(first) == 0);
+  CHECK(lj_lock_renew(first, now_ms, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_release(first, NULL) == LJ_OK);
+  lj_lock_destroy(first);
+  lj_lock_acquisition_clear(&a);
+
+  /* Bad arguments. */
+  CHECK(lj_lock_acquire(NULL, &a, store, S("k"), S("p"), NULL, now_ms, &opts, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_acquire(&first, NULL, store, S("k"), S("p"), NULL, now_ms, &opts, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_acquire(&first, &a, NULL, S("k"), S("p"), NULL, now_ms, &opts, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_acquire(&first, &a, store, NULL, 0, S("p"), NULL, now_ms, &opts, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_renew(NULL, now_ms, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_release(NULL, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_revision(NULL) == 0);
+  CHECK(lj_lock_renew_interval_ms(NULL) == 0);
+  CHECK(lj_lock_id(&text, &len, NULL, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_body(NULL, &len, NULL, NULL) == LJ_EINVAL);
+}
+
+static void test_life(void) {
+  lj_store_t *store = NULL;
+  struct tiny t;
+  lj_store_callbacks_t cb = tiny_callbacks();
+  char dir[] = "/tmp/lj-capi-life-XXXXXX";
+  char cmd[600];
+  lj_lock_t *lock = NULL;
+  lj_lock_acquisition_t a;
+  lj_error_t *err = NULL;
+
+  CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
+  test_life_on(store);
+  lj_store_destroy(store);
+
+  CHECK(mkdtemp(dir) != NULL);
+  CHECK(lj_store_file_open(&store, dir, strlen(dir), NULL) == LJ_OK);
+  test_life_on(store);
+  lj_store_destroy(store);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0);
+
+  memset(&t, 0, sizeof t);
+  CHECK(lj_store_from_callbacks(&store, &cb, &t, NULL) == LJ_OK);
+  test_life_on(store);
+  /* A failing store is an error, with nothing acquired. */
+  t.fail_with = LJ_ESTORE;
+  CHECK(lj_lock_acquire(&lock, &a, store, S("k"), S("p"), NULL, now_ms, NULL, &err) == LJ_ESTORE);
+  CHECK(lock == NULL && a.has_verdict == 0);
+  lj_error_destroy(err);
+  t.fail_with = 0;
+  lj_store_destroy(store);
+}
+
+int main(void) {
+  test_names();
+  test_judge();
+  test_execution_state();
+  test_bodies();
+  test_stores();
+  test_life();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
