@@ -278,7 +278,8 @@ static void test_judge(void) {
     lj_lock_here_t h;
     lj_lock_holder_t hold;
     CHECK(lj_lock_options_init(&o, LJ_LOCK_OPTIONS_VERSION) == LJ_OK);
-    CHECK(o.version == LJ_LOCK_OPTIONS_VERSION && o.describe == NULL && o.gcloud_timeout_ms == 60000 && o.here == NULL);
+    CHECK(o.version == LJ_LOCK_OPTIONS_VERSION && o.describe == NULL && o.gcloud_timeout_ms == 60000 && o.here == NULL &&
+          o.gcloud_env == NULL);
     CHECK(lj_lock_options_init(&o, 2) == LJ_EVERSION);
     CHECK(lj_lock_options_init(NULL, LJ_LOCK_OPTIONS_VERSION) == LJ_EINVAL);
     CHECK(lj_lock_here_init(&h, LJ_LOCK_HERE_VERSION) == LJ_OK);
@@ -378,6 +379,20 @@ static void test_execution_state(void) {
     CHECK(str_is(v.why, v.why_len,
                  "upgrade (run job-abc, started 2024-05-01T11:00:00.000Z) has cancelled, but its lock was left behind"));
     lj_lock_verdict_clear(&v);
+    /* gcloud runs in the environment given (a shell's exports), not the process's. */
+    {
+      char env_path[4200];
+      char env_mode[] = "LJ_FAKE_GCLOUD=running";
+      char *env[3];
+      snprintf(env_path, sizeof env_path, "PATH=%s", path);
+      env[0] = env_path;
+      env[1] = env_mode;
+      env[2] = NULL;
+      opts.gcloud_env = env;
+      CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, NULL) == LJ_OK);
+      CHECK(v.kind == LJ_LOCK_HELD && v.reason == LJ_LOCK_EXECUTION_RUNNING);
+      lj_lock_verdict_clear(&v);
+    }
   }
   unsetenv("LJ_FAKE_GCLOUD");
   setenv("PATH", old_path ? old_path : "/usr/bin:/bin", 1);
@@ -551,14 +566,38 @@ static lj_store_callbacks_t tiny_callbacks(void) {
   return cb;
 }
 
+struct listing {
+  int count;
+  char first[64];
+  int stop;
+};
+
+static int list_key(const char *key, size_t key_len, void *payload) {
+  struct listing *l = (struct listing *)payload;
+  if (l->count == 0 && key_len < sizeof l->first) {
+    memcpy(l->first, key, key_len);
+    l->first[key_len] = '\0';
+  }
+  l->count++;
+  return l->stop;
+}
+
 static void test_store_ops(lj_store_t *store) {
   uint64_t r1 = 0, r2 = 0, rev = 0;
   char *value = NULL;
   size_t len = 0;
+  struct listing l;
+  memset(&l, 0, sizeof l);
+  CHECK(lj_store_keys(store, list_key, &l, NULL) == LJ_OK && l.count == 0);
   CHECK(lj_store_get(&value, &len, &rev, store, S("k"), NULL) == LJ_ENOTFOUND);
   CHECK(value == NULL);
   CHECK(lj_store_create(&r1, store, S("k"), S("v1"), NULL) == LJ_OK && r1 > 0);
   CHECK(lj_store_create(&r2, store, S("k"), S("v2"), NULL) == LJ_EEXISTS);
+  CHECK(lj_store_keys(store, list_key, &l, NULL) == LJ_OK && l.count == 1 && strcmp(l.first, "k") == 0);
+  l.stop = 3;
+  CHECK(lj_store_keys(store, list_key, &l, NULL) == LJ_EUSER && l.count == 2);
+  CHECK(lj_store_keys(store, NULL, &l, NULL) == LJ_EINVAL);
+  CHECK(lj_store_keys(NULL, list_key, &l, NULL) == LJ_EINVAL);
   CHECK(lj_store_get(&value, &len, &rev, store, S("k"), NULL) == LJ_OK);
   CHECK(str_is(value, len, "v1") && rev == r1);
   lj_free(value);

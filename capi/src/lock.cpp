@@ -194,6 +194,7 @@ void prepare(Judging& j, const lj_lock_options_t* opts) {
     if (opts != nullptr && opts->gcloud_timeout_ms > 0) {
       gcloud.timeout = std::chrono::milliseconds(opts->gcloud_timeout_ms);
     }
+    if (opts != nullptr) gcloud.base_env = opts->gcloud_env;
     j.describe = leasejudge::gcloud_describer(gcloud);
   }
 }

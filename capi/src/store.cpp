@@ -239,4 +239,19 @@ LJ_API int lj_store_remove(lj_store_t* store, const char* key, size_t key_len, u
   });
 }
 
+LJ_API int lj_store_keys(lj_store_t* store, lj_store_key_cb each, void* payload, lj_error_t** err) {
+  reset(err);
+  if (!store_ok(store)) return fail(err, LJ_EINVAL, "store is NULL");
+  if (each == nullptr) return fail(err, LJ_EINVAL, "each is NULL");
+  return guard(err, [&] {
+    auto keys = store->store->keys();
+    if (!keys) return fail(err, keys.error());
+    for (const std::string& key : *keys) {
+      int rc = each(key.c_str(), key.size(), payload);
+      if (rc != 0) return fail(err, LJ_EUSER, fmt::format("the key callback asked to stop ({})", rc));
+    }
+    return LJ_OK;
+  });
+}
+
 }  // extern "C"

@@ -179,6 +179,7 @@ Result<GcloudResult> run_gcloud(const std::vector<std::string>& args, const Gclo
   run.argv.insert(run.argv.end(), args.begin(), args.end());
   run.timeout = opts.timeout;
   run.max_output = opts.max_output;
+  run.base_env = opts.base_env;
   auto done = run_child(run);
   if (!done) return std::move(done).error();
   if (done->signal != 0) {

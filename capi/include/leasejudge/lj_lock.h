@@ -163,8 +163,11 @@ typedef struct lj_lock_options_t {
   void *describe_payload;
   int64_t gcloud_timeout_ms;         /* default 60000 */
   const lj_lock_here_t *here;        /* NULL: this machine */
+  /* The environment gcloud runs in ("NAME=value" strings, NULL-terminated; PATH is
+   * looked up in it), e.g. a shell's exported variables. NULL: the process's. */
+  char *const *gcloud_env;
 } lj_lock_options_t;
-#define LJ_LOCK_OPTIONS_INIT {LJ_LOCK_OPTIONS_VERSION, NULL, NULL, 60000, NULL}
+#define LJ_LOCK_OPTIONS_INIT {LJ_LOCK_OPTIONS_VERSION, NULL, NULL, 60000, NULL, NULL}
 LJ_API int lj_lock_options_init(lj_lock_options_t *opts, uint32_t version);
 
 /* Decide whether the lock with this body may be broken. Fills *out (its why is

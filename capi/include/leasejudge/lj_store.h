@@ -90,6 +90,11 @@ LJ_API int lj_store_update(uint64_t *out_revision, lj_store_t *store, const char
 /* Delete-if-revision. LJ_ECHANGED. */
 LJ_API int lj_store_remove(lj_store_t *store, const char *key, size_t key_len, uint64_t revision,
                            lj_error_t **err);
+/* Every key that holds a value now, one call of each per key (key lives during the
+ * call; it is NUL-terminated too, but may hold NUL: use key_len). A non-zero return
+ * stops the listing: LJ_EUSER. */
+typedef int (*lj_store_key_cb)(const char *key, size_t key_len, void *payload);
+LJ_API int lj_store_keys(lj_store_t *store, lj_store_key_cb each, void *payload, lj_error_t **err);
 
 #ifdef __cplusplus
 }

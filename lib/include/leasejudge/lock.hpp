@@ -190,6 +190,10 @@ struct GcloudOptions {
   std::string program = "gcloud";  // looked up on PATH unless it holds a '/'
   std::chrono::milliseconds timeout{60'000};
   std::size_t max_output = 16u << 20;  // bytes kept of each stream; the rest is dropped
+  // The environment gcloud runs in ("NAME=value", NULL-terminated; PATH is looked up
+  // in it); nullptr: the process's environ. A bash builtin passes the shell's
+  // exported variables. Borrowed: it must outlive every call made with these options.
+  char* const* base_env = nullptr;
 };
 
 // Run gcloud with args: no shell, stdin /dev/null, stdout and stderr captured, in
