@@ -40,7 +40,9 @@ Result<StepLines> read_step_lines(const std::string& path) {
   out.text = std::move(*text);
   const std::size_t file_size = out.text.size();
   out.text.append(StepLines::padding_bytes, ' ');
-  std::string escaped_keys;  // unescaped keys that differ from their text, appended at the end
+  // Unescaped keys that differ from their text and values carried as JSON strings,
+  // appended after the file's bytes.
+  std::string extra;
 
   simdjson::ondemand::parser parser;
   const char* base = out.text.data();
@@ -66,17 +68,23 @@ Result<StepLines> read_step_lines(const std::string& path) {
     if (q != std::string_view::npos && q > 0 && key_raw.substr(1, q - 1) == key) {
       l.key_offset = static_cast<std::size_t>(key_raw.data() + 1 - base);
     } else {
-      l.key_offset = file_size + escaped_keys.size();
-      escaped_keys.append(key);
+      l.key_offset = file_size + extra.size();
+      extra.append(key);
     }
     l.key_len = static_cast<std::uint32_t>(key.size());
     if (obj["revision"].get_uint64().get(l.revision)) return bad("no revision");
     simdjson::ondemand::value value;
-    if (obj["value"].get(value)) return bad("no value");
+    auto found = obj["value"].get(value);
+    if (found == simdjson::NO_SUCH_FIELD) {  // the key holds no value
+      out.lines.push_back(l);
+      continue;
+    }
+    if (found) return bad("an unreadable value");
     simdjson::ondemand::json_type type;
     if (value.type().get(type)) return bad("an unreadable value");
     std::string_view raw;
     simdjson::error_code e = simdjson::SUCCESS;
+    bool stored_bytes = false;
     if (type == simdjson::ondemand::json_type::object) {
       simdjson::ondemand::object o;
       e = value.get_object().get(o);
@@ -85,6 +93,10 @@ Result<StepLines> read_step_lines(const std::string& path) {
       simdjson::ondemand::array a;
       e = value.get_array().get(a);
       if (!e) e = a.raw_json().get(raw);
+    } else if (type == simdjson::ondemand::json_type::string) {
+      // A JSON string holds the stored bytes themselves (a value that is not JSON).
+      e = value.get_string().get(raw);
+      stored_bytes = true;
     } else {
       raw = value.raw_json_token();
       while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\t' || raw.back() == '\r' || raw.back() == '\n'))
@@ -92,13 +104,19 @@ Result<StepLines> read_step_lines(const std::string& path) {
     }
     if (e) return bad("an unreadable value");
     if (raw.size() > UINT32_MAX) return bad("a value over 4 GB");
-    l.value_offset = static_cast<std::size_t>(raw.data() - base);
+    if (stored_bytes) {
+      l.value_offset = file_size + extra.size();
+      extra.append(raw);
+      extra.append(StepLines::padding_bytes, ' ');  // each stored value parsed in place too
+    } else {
+      l.value_offset = static_cast<std::size_t>(raw.data() - base);
+    }
     l.value_len = static_cast<std::uint32_t>(raw.size());
     out.value_bytes += raw.size();
     out.lines.push_back(l);
   }
   out.text.resize(file_size);
-  out.text.append(escaped_keys);
+  out.text.append(extra);
   out.size = out.text.size();
   out.text.append(StepLines::padding_bytes, ' ');
   return out;

@@ -1,8 +1,11 @@
 // A steps state read from JSON lines ({"key","revision","value"} per line) into memory, for
-// the sweep contenders: one buffer holds every key and every value where the file has them
-// (a key with escapes is appended unescaped after the file's bytes), followed by simdjson's
-// padding, so every contender reads the same bytes in place, with no copy per key, and the
-// batch plan takes the buffer as it is. Reading the lines is never timed.
+// the sweep contenders: one buffer holds every key and every value where the file has them,
+// followed by simdjson's padding, so every contender reads the same bytes in place, with no
+// copy per key, and the batch plan takes the buffer as it is. Reading the lines is never
+// timed. As for `leasejudge step plan`: a value that is a JSON string holds the stored
+// bytes themselves (for values that are not JSON), and a line without a value is a key
+// that holds none. Keys with escapes and such stored bytes are appended, unescaped, after
+// the file's bytes.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +19,7 @@ namespace leasejudge::bench {
 
 struct StepLine {
   std::uint64_t key_offset = 0, value_offset = 0;  // into StepLines::text
-  std::uint32_t key_len = 0, value_len = 0;
+  std::uint32_t key_len = 0, value_len = 0;        // value_len 0: the key holds no value
   std::uint64_t revision = 0;
 };
 

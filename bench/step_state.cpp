@@ -196,6 +196,25 @@ void put_text(std::string& out, Rng& rng, std::size_t n) {
   }
 }
 
+// value as the JSON string that holds its bytes: how a JSON line carries a stored value
+// that is not JSON (or not only JSON) for `leasejudge step plan`.
+std::string quoted(std::string_view value) {
+  std::string out = "\"";
+  for (char ch : value) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+  return out;
+}
+
 enum class OwnerForm { absent, empty, null, token };
 enum class EndedForm { absent, null, zero, time };
 enum class StartedForm { time, absent, null };
@@ -240,6 +259,7 @@ class StateWriter {
   std::FILE* out_;
   StepStateCounts* counts_;
   std::string buf_, key_, value_;
+  bool no_value_ = false;  // this line's key holds no value
 
   bool flush() {
     if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) return false;
@@ -430,6 +450,7 @@ class StateWriter {
         ended_running(s);
         if (rng_.chance(20)) s.state_folded = true;
         step(s);
+        if (rng_.chance(20)) value_ = quoted(value_);  // the same step, carried as its bytes
         break;
       }
       case Kind::hand_after: {
@@ -445,8 +466,13 @@ class StateWriter {
         no_step();
         break;
     }
-    fmt::format_to(std::back_inserter(buf_), R"({{"key":"{}","revision":{},"value":{}}})", key_,
-                   1000 + i * 3 + rng_.below(3), value_);
+    std::uint64_t revision = 1000 + i * 3 + rng_.below(3);
+    if (no_value_) {
+      fmt::format_to(std::back_inserter(buf_), R"({{"key":"{}","revision":{}}})", key_, revision);
+      no_value_ = false;
+    } else {
+      fmt::format_to(std::back_inserter(buf_), R"({{"key":"{}","revision":{},"value":{}}})", key_, revision, value_);
+    }
     buf_.push_back('\n');
     if (counts_ != nullptr) count(kind);
   }
@@ -549,6 +575,26 @@ class StateWriter {
         R"({"id":"%I","tool":"build_go_module","state":"running","owner":5,"started":%S})",
         R"({"id":"%I","tool":"compose ask","state":"running","started":%S,"ask":{"kind":"compose","compose":{"fetch":"x"}},"result":%A})",
     };
+    unsigned r = static_cast<unsigned>(rng_.below(100));
+    if (r < 3) {
+      no_value_ = true;  // the key holds no value
+      return;
+    }
+    if (r < 15) {
+      // Stored bytes that are no single JSON value, though they begin with a step that
+      // would be ended: trailing bytes, a second value, a byte-order mark.
+      std::string step_text = fmt::format(
+          R"({{"id":"{}","tool":"build_go_module","state":"running","started":{},"ended":"0001-01-01T00:00:00Z"}})", id,
+          started);
+      struct Wrap {
+        std::string_view before, after;
+      };
+      static constexpr std::array<Wrap, 4> wraps{{{"", " x"}, {"", "{}"}, {"\xEF\xBB\xBF", ""}, {"", "\n]"}}};
+      const Wrap& w = rng_.pick(wraps);
+      std::string raw = std::string(w.before) + step_text + std::string(w.after);
+      value_ = quoted(raw);
+      return;
+    }
     std::string_view shape = rng_.pick(shapes);
     for (std::size_t p = 0; p < shape.size(); ++p) {
       if (shape[p] == '%' && p + 1 < shape.size()) {

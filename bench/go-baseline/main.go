@@ -2,8 +2,9 @@
 // Go build module runs them today, with encoding/json, so that leasejudge's plan can be
 // measured against what a user would otherwise run and checked to decide exactly the same.
 //
-// It reads the JSON lines of `leasejudge step plan` ({"key","revision","value"} per line),
-// decodes each line's envelope (untimed), then times only the decide loop: per key, the
+// It reads the JSON lines of `leasejudge step plan` ({"key","revision","value"} per line;
+// a value given as a JSON string holds the stored bytes themselves, and a line without a
+// value is a key that holds none), decodes each line's envelope (untimed), then times only the decide loop: per key, the
 // key's node, json.Unmarshal of the value into the step struct (DecodeStep), the running
 // check, staleWhy and the end-or-delete choice, exactly as EndStale decides them. The
 // per-key decisions are written afterwards (-decisions) for the agreement check, one line
@@ -244,6 +245,15 @@ func main() {
 		var e entry
 		if err := json.Unmarshal(l, &e); err != nil {
 			fail("%s line %d: %v", *statePath, line, err)
+		}
+		// As for `leasejudge step plan`: a JSON string holds the stored bytes themselves
+		// (a value that is not JSON); no value is a key that holds none.
+		if len(e.Value) > 0 && e.Value[0] == '"' {
+			var stored string
+			if err := json.Unmarshal(e.Value, &stored); err != nil {
+				fail("%s line %d: %v", *statePath, line, err)
+			}
+			e.Value = json.RawMessage(stored)
 		}
 		valueBytes += int64(len(e.Value))
 		entries = append(entries, e)
