@@ -221,7 +221,11 @@ func goLockOwnerState(out *C.lj_holder_state_t, token *C.char, tokenLen C.size_t
 			rc = l.panicked(r)
 		}
 	}()
-	*out = C.lj_holder_state_t(l.ownerState(goString(token, tokenLen)))
+	state := l.ownerState(goString(token, tokenLen))
+	if state < HolderAlive || state > HolderUnknown {
+		state = HolderUnknown // a state C does not know proves nothing
+	}
+	*out = C.lj_holder_state_t(state)
 	return 0
 }
 
