@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# bench/run on a small state: the CSV has its header and a row per contender, every
+# leasejudge contender agreed with the Go baseline on every key, the report and the plot
+# are written, and a baseline that decides one key differently fails the run, loudly.
+# Skips (passing, saying so) where the benchmarks or the Go baseline are not built.
+set -euo pipefail
+src=${LEASEJUDGE_SOURCE_DIR:?}
+bin=${LEASEJUDGE_BINARY_DIR:?}
+if [ ! -x "$bin/bench/leasejudge-bench-sweep" ] || [ ! -x "$bin/bench/leasejudge-bench-gen" ]; then
+  echo "SKIP: the benchmarks are not built here (LEASEJUDGE_BENCH=OFF)"
+  exit 0
+fi
+if [ ! -x "$bin/bench/go-baseline" ] && ! command -v go >/dev/null; then
+  echo "SKIP: no Go baseline and no go tool"
+  exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# 1. A run that agrees.
+bash "$src/bench/run" --build "$bin" --out "$tmp/ok" --keys 2000 --threads 2 --min-time 0.01 --max-reps 2 \
+  >"$tmp/ok.out" 2>"$tmp/ok.err" || { cat "$tmp/ok.err" >&2; fail "bench/run exited $?"; }
+csv=$tmp/ok/sweep.csv
+[ "$(head -1 "$csv")" = "contender,keys,threads,keys_per_s,mb_per_s,peak_rss_mb" ] || fail "CSV header: $(head -1 "$csv")"
+for row in go-encoding-json,2000,1 simdjson-raw,2000,1 plan,2000,1 plan,2000,2 sweep-apply,2000,1; do
+  grep -q "^$row,[0-9]*,[0-9.]*,[0-9.]*$" "$csv" || fail "no CSV row $row: $(cat "$csv")"
+done
+grep -q "^capi-batch," "$csv" || echo "note: no capi-batch row (the C ABI contender is not built)"
+for c in plan-1 plan-2 sweep-apply-1; do
+  grep -qx "$c (2000 keys)" "$tmp/ok/runs/agreed" || fail "$c did not pass the agreement check: $(cat "$tmp/ok/runs/agreed")"
+done
+grep -q "decides as the Go baseline on all 2000 keys" "$tmp/ok.err" || fail "no agreement line"
+grep -q "^| plan | 1 |" "$tmp/ok.out" || fail "no table on stdout"
+grep -q "^contender,keys,threads,allocations_first_batch,allocations_per_batch,allocations_per_key$" \
+  "$tmp/ok/allocations.csv" || fail "allocations.csv header"
+grep -q "^plan,2000,1,[0-9]*,0,0.000000$" "$tmp/ok/allocations.csv" || fail "plan allocated when warm: $(cat "$tmp/ok/allocations.csv")"
+head -c 200 "$tmp/ok/sweep.svg" | grep -q "^<svg " || fail "no SVG"
+tail -1 "$tmp/ok/sweep.svg" | grep -qx "</svg>" || fail "SVG not closed"
+python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$tmp/ok/sweep.svg" || fail "SVG is no XML"
+
+# 2. A baseline that decides one key otherwise: the run must fail and say where.
+real=$bin/bench/go-baseline
+cat >"$tmp/lying-baseline" <<LIE
+#!/usr/bin/env bash
+set -euo pipefail
+"$real" "\$@"
+args=("\$@")
+for ((i = 0; i < \${#args[@]}; i++)); do
+  if [ "\${args[i]}" = -decisions ]; then
+    f=\${args[i+1]}
+    # The first key it would end, left instead.
+    awk -F'\t' 'BEGIN { OFS = "\t" } !done && \$2 == "end" { \$2 = "leave"; \$3 = ""; \$4 = ""; done = 1 } { print }' "\$f" >"\$f.lie"
+    mv "\$f.lie" "\$f"
+  fi
+done
+LIE
+chmod +x "$tmp/lying-baseline"
+[ -x "$real" ] || fail "no $real to wrap"
+if LEASEJUDGE_BENCH_GO_BASELINE=$tmp/lying-baseline bash "$src/bench/run" --build "$bin" --out "$tmp/lie" \
+     --keys 2000 --threads 1 --min-time 0.01 --max-reps 1 --contenders go-encoding-json,plan >"$tmp/lie.out" 2>"$tmp/lie.err"; then
+  fail "bench/run passed with a baseline that disagrees"
+fi
+grep -q "DISAGREEMENT: plan-1 (2000 keys)" "$tmp/lie.err" || { cat "$tmp/lie.err" >&2; fail "no DISAGREEMENT message"; }
+grep -q "^< .*	end	" "$tmp/lie.err" && fail "the diff shows the wrong side"
+grep -q "^> .*	end	the build module restarted while it ran\|^> .*	end	past the step bound" "$tmp/lie.err" \
+  || { cat "$tmp/lie.err" >&2; fail "the diff does not show the key"; }
+echo "ok: bench/run on 2000 keys, agreement checked both ways"
