@@ -173,7 +173,7 @@ SweepReport end_stale(Store& store, std::string_view node, Instant before, const
 }
 
 Result<Step> end_one(Store& store, std::string_view node, std::string_view id_text, std::string_view why,
-                     const StepLive& live, const SweepOptions& opts) {
+                     const StepLive& live, const SweepOptions& opts, std::string* written_value) {
   std::string_view id = step_json::trim_go_space(id_text);
   if (auto dot = id.find('.'); dot != std::string_view::npos) {
     std::string_view n = id.substr(0, dot);
@@ -219,6 +219,7 @@ Result<Step> end_one(Store& store, std::string_view node, std::string_view id_te
       return Error{Errc::changed, fmt::format("the step {} changed while it was being ended; read it again", *key)};
     return written.error();
   }
+  if (written_value != nullptr) *written_value = std::move(*ended);
   step->state = std::string(step_failed);
   step->reason = std::string(why);
   return std::move(*step);

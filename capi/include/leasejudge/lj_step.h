@@ -1,7 +1,342 @@
-/* leasejudge C ABI: the step part (included by leasejudge.h). */
+/*
+ * leasejudge C ABI: steps and sweeps (included by leasejudge.h).
+ *
+ * A step is the record a build module keeps of each tool run, under the key
+ * "<node>.<id>", as a JSON value. A value is a step only when Go's encoding/json
+ * would decode it into the build SDK's struct (one JSON value, only white space
+ * after it, every known field of its type); anything else is never touched.
+ *
+ * A sweep judges the running steps of one node: owned by this process, leave; owned
+ * by another (rule NOT_SELF) or by a process proven gone (rule PROVABLY_DEAD), end it
+ * (a pulled ask: delete it, its stream redelivers it); with no owner, end an ask past
+ * the step bound or a hand-started step older than this process. Each verdict has a
+ * stable reason code (LJ_STEP_*). Ending rewrites only state, reason, ended and
+ * result of the value and keeps every other byte.
+ *
+ *   - lj_step_*: keys, the codec, one plan, the batch plan over one buffer of many
+ *     entries into arrays the caller owns (one call per batch, nothing allocated per
+ *     key), the JSON-lines plan of `leasejudge step plan`.
+ *   - lj_sweep_*: the step seed's EndStale, EndOne, EndStaleAtStart and
+ *     EndStaleRound over an lj_store_t (lj_store.h): every write at the revision
+ *     read; a key moved since is skipped and counted, never overwritten.
+ *
+ * Times are nanoseconds since the Unix epoch (UTC, 1677 to 2262);
+ * LJ_STEP_DEFAULT_TIME stands for the default wherever a time is taken.
+ */
 #ifndef LEASEJUDGE_LJ_STEP_H
 #define LEASEJUDGE_LJ_STEP_H
 
 #include "leasejudge.h"
+#include "leasejudge/lj_store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The default of a time: now is the system clock, before and boot this process's
+ * start (as the kernel recorded it). */
+#define LJ_STEP_DEFAULT_TIME INT64_MIN
+/* Readable bytes a batch buffer needs after its end for values to be parsed in place. */
+#define LJ_STEP_PADDING 64
+/* Room lj_step_why needs, its NUL included. */
+#define LJ_STEP_WHY_MAX 128
+/* The why of a step a previous process left running. */
+#define LJ_STEP_RESTART_REASON "the build module restarted while it ran"
+
+/* --- verdicts ------------------------------------------------------------------ */
+
+typedef enum lj_step_action_kind_t {
+  LJ_STEP_LEAVE = 0,
+  LJ_STEP_END = 1,    /* rewritten as failed */
+  LJ_STEP_DELETE = 2  /* a pulled ask, left to its stream's redelivery */
+} lj_step_action_kind_t;
+
+/* Why a key got its action. Numbers never change. */
+typedef enum lj_step_reason_t {
+  LJ_STEP_OTHER_NODE = 0,        /* no step key of this node: untouched */
+  LJ_STEP_NO_VALUE = 1,          /* the key holds no value */
+  LJ_STEP_NO_STEP = 2,           /* Go's decoder fails on the value: untouched */
+  LJ_STEP_NOT_RUNNING = 3,       /* a step, not running */
+  LJ_STEP_OWNED_BY_SELF = 4,     /* this process owns it: leave */
+  LJ_STEP_OWNER_NOT_SELF = 5,    /* another owner (rule NOT_SELF): end or delete */
+  LJ_STEP_OWNER_GONE = 6,        /* an owner proven gone (rule PROVABLY_DEAD): end or delete */
+  LJ_STEP_OWNER_ALIVE = 7,       /* rule PROVABLY_DEAD: its owner runs: leave */
+  LJ_STEP_OWNER_UNKNOWN = 8,     /* rule PROVABLY_DEAD: its owner cannot be judged: leave */
+  LJ_STEP_ASK_WITHIN_BOUND = 9,  /* no owner, an ask its asker still waits for: leave */
+  LJ_STEP_ASK_PAST_BOUND = 10,   /* no owner, an ask past the step bound: end */
+  LJ_STEP_STARTED_BEFORE = 11,   /* no owner, hand-started before `before`: end */
+  LJ_STEP_STARTED_SINCE = 12     /* no owner, started since `before`: leave */
+} lj_step_reason_t;
+
+typedef enum lj_step_rule_t {
+  LJ_STEP_RULE_NOT_SELF = 0,     /* every owner but this process is gone (the seed) */
+  LJ_STEP_RULE_PROVABLY_DEAD = 1 /* only owners proven gone: dead, recycled, other boot */
+} lj_step_rule_t;
+
+/* "leave", "end", "delete"; "" for a number that names none. Static storage. */
+LJ_API const char *lj_step_action_name(int action);
+/* "other-node", "no-value", "no-step", "not-running", "owned-by-self",
+ * "owner-not-self", "owner-gone", "owner-alive", "owner-unknown",
+ * "ask-within-bound", "ask-past-bound", "started-before", "started-since";
+ * "" for a number that names none. Static storage. */
+LJ_API const char *lj_step_reason_name(int reason);
+
+/* One key's verdict: 16 bytes, plain data. */
+typedef struct lj_step_action_t {
+  uint8_t action;     /* lj_step_action_kind_t */
+  uint8_t reason;     /* lj_step_reason_t */
+  uint16_t reserved;  /* 0 */
+  int32_t bound_nsec; /* ASK_PAST_BOUND, ASK_WITHIN_BOUND: when its asker stops waiting, */
+  int64_t bound_sec;  /* seconds since the epoch and nanoseconds */
+} lj_step_action_t;
+
+/* The why of an action into out (out_cap >= LJ_STEP_WHY_MAX), NUL-terminated:
+ * LJ_STEP_RESTART_REASON, "past the step bound: its asker stopped waiting at
+ * <RFC 3339 UTC>", or "" for leave. Allocates nothing. out_len may be NULL. */
+LJ_API int lj_step_why(char *out, size_t out_cap, size_t *out_len, const lj_step_action_t *action,
+                       lj_error_t **err);
+/* What the sweep's log says of the step's owner: "its owner <owner> is not this
+ * process <self>" and the like; "" for leave. self NULL: this process's token.
+ * *out is the caller's. */
+LJ_API int lj_step_said(char **out, size_t *out_len, const lj_step_action_t *action, const char *owner,
+                        size_t owner_len, const char *self, size_t self_len, lj_error_t **err);
+
+/* --- plan options ------------------------------------------------------------------ */
+
+#define LJ_STEP_PLAN_OPTIONS_VERSION 1
+typedef struct lj_step_plan_options_t {
+  uint32_t version;
+  const char *node; /* required: the node whose keys are judged */
+  size_t node_len;
+  const char *owner; /* this process's owner token; NULL or empty: its own */
+  size_t owner_len;
+  int64_t before_ns;     /* a step with no owner started before it is ended;
+                            LJ_STEP_DEFAULT_TIME: this process's start */
+  int64_t now_ns;        /* LJ_STEP_DEFAULT_TIME: the system clock */
+  int64_t bound_seconds; /* how long an asker waits; > 0; default 3600 */
+  int rule;              /* lj_step_rule_t */
+  int64_t start_tolerance_ms; /* rule PROVABLY_DEAD, judged here: default 5000 */
+  /* Rule PROVABLY_DEAD: the state of the holder an owner token names. NULL: judged
+   * on this node (lj_owner_judge). Non-zero: stop (LJ_EUSER). With threads > 1 it
+   * is called from several threads at once. */
+  int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
+  void *payload;
+  uint32_t threads; /* batch plans: split over this many threads; 0 or 1: one */
+} lj_step_plan_options_t;
+#define LJ_STEP_PLAN_OPTIONS_INIT \
+  {LJ_STEP_PLAN_OPTIONS_VERSION, NULL, 0, NULL, 0, LJ_STEP_DEFAULT_TIME, LJ_STEP_DEFAULT_TIME, 3600, \
+   LJ_STEP_RULE_NOT_SELF, 5000, NULL, NULL, 1}
+LJ_API int lj_step_plan_options_init(lj_step_plan_options_t *opts, uint32_t version);
+
+/* --- one key ------------------------------------------------------------------------- */
+
+/* Plan one key and its value (value_len 0: the key holds none). *out is set; why
+ * and said (each optional: NULL) receive the texts, the caller's. LJ_EINVAL for
+ * options without a node; a value that is no step is a verdict (LJ_STEP_NO_STEP),
+ * not an error. */
+LJ_API int lj_step_plan(lj_step_action_t *out, char **why, size_t *why_len, char **said, size_t *said_len,
+                        const char *key, size_t key_len, const char *value, size_t value_len,
+                        const lj_step_plan_options_t *opts, lj_error_t **err);
+
+/* --- batches ------------------------------------------------------------------------- */
+
+/* Where one entry's key and value sit in a batch buffer (offsets from its start). */
+typedef struct lj_step_entry_t {
+  uint64_t key_offset;
+  uint64_t value_offset;
+  uint32_t key_len;
+  uint32_t value_len; /* 0: the key holds no value */
+  uint64_t revision;
+} lj_step_entry_t;
+
+/* Counts of a plan: ends + deletes + leaves + no_step + other_node is the number
+ * of keys. */
+typedef struct lj_step_plan_summary_t {
+  uint64_t ends;
+  uint64_t deletes;
+  uint64_t leaves;     /* steps of the node left: not running, owned, young, ... */
+  uint64_t no_step;    /* no value, or a value that is no step */
+  uint64_t other_node; /* keys that are no step key of the node */
+  uint64_t malformed;  /* lj_step_plan_lines: lines that are no entry */
+} lj_step_plan_summary_t;
+
+/* Plan every entry of buffer into out[i] (out_count >= entry_count), in one call.
+ * buffer_padding: readable bytes after buffer + buffer_len; with LJ_STEP_PADDING
+ * or more, values are parsed where they are. summary may be NULL. LJ_EINVAL for an
+ * entry outside the buffer, a short out, or no node. Nothing is allocated per key. */
+LJ_API int lj_step_plan_batch(lj_step_action_t *out, size_t out_count, lj_step_plan_summary_t *summary,
+                              const char *buffer, size_t buffer_len, size_t buffer_padding,
+                              const lj_step_entry_t *entries, size_t entry_count,
+                              const lj_step_plan_options_t *opts, lj_error_t **err);
+
+/* The plan of `leasejudge step plan`. input holds JSON lines
+ *   {"key":"<node>.<id>","revision":N,"value":<the stored value>}
+ * where value is the stored JSON itself, or a JSON string holding the stored bytes
+ * (for values that are not JSON), and absent when the key holds none; revision is
+ * optional. *out gets one line per input line (blank lines skipped), in order:
+ *   {"key":"..","action":"end"|"delete"|"leave","why":".."}
+ * why "" for leave; a line that is no entry gives
+ *   {"key":null,"action":"leave","why":"","malformed":"<what is wrong>"}
+ * (its key when it could be read) and counts as malformed. *out is the caller's;
+ * summary may be NULL. */
+LJ_API int lj_step_plan_lines(char **out, size_t *out_len, lj_step_plan_summary_t *summary, const char *input,
+                              size_t input_len, const lj_step_plan_options_t *opts, lj_error_t **err);
+
+/* The summary line `leasejudge step plan` writes on stderr (no newline):
+ * "step plan: <k> keys: <e> end, <d> delete, <l> leave, <n> no-step, <o> other-node,
+ * <m> malformed lines". *out is the caller's. */
+LJ_API int lj_step_plan_summary_format(char **out, size_t *out_len, const lj_step_plan_summary_t *summary,
+                                       lj_error_t **err);
+
+/* --- keys and times ------------------------------------------------------------------- */
+
+/* "<node>.<id>". LJ_EINVAL for an empty node, a node holding '.', an empty id. */
+LJ_API int lj_step_key(char **out, size_t *out_len, const char *node, size_t node_len, const char *id,
+                       size_t id_len, lj_error_t **err);
+/* Split key at its first '.': the node is key[0, *out_node_len), the id follows
+ * the dot. LJ_EPARSE when there is no dot or a side is empty. */
+LJ_API int lj_step_key_parse(size_t *out_node_len, const char *key, size_t key_len, lj_error_t **err);
+/* The same for an ask's key, whose id is a canonical UUID (either case). */
+LJ_API int lj_step_ask_key_parse(size_t *out_node_len, const char *key, size_t key_len, lj_error_t **err);
+/* *out = 1 when key is an ask's and tool ends in " ask", else 0. */
+LJ_API int lj_step_is_ask(int *out, const char *key, size_t key_len, const char *tool, size_t tool_len,
+                          lj_error_t **err);
+/* RFC 3339 as Go's time.Parse reads it, to nanoseconds since the epoch. LJ_EPARSE
+ * when unreadable; LJ_EINVAL beyond 1677..2262. */
+LJ_API int lj_step_time_parse(int64_t *out_ns, const char *text, size_t text_len, lj_error_t **err);
+
+/* --- the codec ---------------------------------------------------------------------------- */
+
+/* A decoded step (every field as Go decodes it). */
+typedef struct lj_step_t lj_step_t;
+typedef enum lj_step_field_t {
+  LJ_STEP_FIELD_ID = 0,
+  LJ_STEP_FIELD_TOOL = 1,
+  LJ_STEP_FIELD_STATE = 2,
+  LJ_STEP_FIELD_OWNER = 3,
+  LJ_STEP_FIELD_REASON = 4,
+  LJ_STEP_FIELD_RESULT = 5, /* the JSON text of result; absent: NULL */
+  LJ_STEP_FIELD_ASK_WHAT = 6 /* AskWhat of its ask; no ask: NULL */
+} lj_step_field_t;
+typedef enum lj_step_time_field_t { LJ_STEP_STARTED = 0, LJ_STEP_ENDED = 1 } lj_step_time_field_t;
+
+/* Decode value. LJ_EPARSE (with why) when it is no step; the JSON null decodes to
+ * a step with every field empty. *out is the caller's (lj_step_destroy). */
+LJ_API int lj_step_decode(lj_step_t **out, const char *value, size_t value_len, lj_error_t **err);
+/* A field's text (UTF-8, may hold NUL: use *out_len), living as long as step; NULL
+ * for a field out of range or absent. out_len may be NULL. */
+LJ_API const char *lj_step_string(const lj_step_t *step, int field, size_t *out_len);
+/* started or ended; Go's zero time (0001-01-01T00:00:00Z) when absent. */
+LJ_API int lj_step_time(int64_t *out_sec, int32_t *out_nsec, const lj_step_t *step, int which,
+                        lj_error_t **err);
+LJ_API void lj_step_destroy(lj_step_t *step);
+
+/* The value ended as failed: state "failed", reason why, ended at ended_ns
+ * (RFC3339Nano UTC; LJ_STEP_DEFAULT_TIME: now), result removed; every other byte
+ * kept. *out is the caller's. LJ_EPARSE when value is no step object. */
+LJ_API int lj_step_end_value(char **out, size_t *out_len, const char *value, size_t value_len, const char *why,
+                             size_t why_len, int64_t ended_ns, lj_error_t **err);
+
+/* The seed's AskWhat: one line saying what an ask is. json is a step value
+ * (form LJ_STEP_JSON_STEP) or an ask object (LJ_STEP_JSON_ASK). LJ_EPARSE when it
+ * is no step (or no ask object); LJ_ENOTFOUND when the step has no ask. */
+#define LJ_STEP_JSON_STEP 0
+#define LJ_STEP_JSON_ASK 1
+LJ_API int lj_step_ask_what(char **out, size_t *out_len, const char *json, size_t json_len, int form,
+                            lj_error_t **err);
+
+/* --- sweeps --------------------------------------------------------------------------------- */
+
+#define LJ_SWEEP_OPTIONS_VERSION 1
+typedef struct lj_sweep_options_t {
+  uint32_t version;
+  const char *owner; /* this process's owner token; NULL or empty: its own */
+  size_t owner_len;
+  int64_t boot_ns;       /* this process's start (EndOne; the round's before);
+                            LJ_STEP_DEFAULT_TIME: as the kernel recorded it */
+  int64_t now_ns;        /* LJ_STEP_DEFAULT_TIME: the system clock; else fixed (tests) */
+  int64_t bound_seconds; /* default 3600 */
+  int rule;              /* lj_step_rule_t */
+  int64_t start_tolerance_ms; /* default 5000 */
+  /* As in lj_step_plan_options_t; NULL: judged on this node. */
+  int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
+  /* One line per action and the sweep's notes (line lives during the call). NULL:
+   * none. Non-zero: the sweep stops before its next store call (LJ_EUSER). */
+  int (*log)(const char *line, size_t line_len, void *payload);
+  /* EndOne: sets *out_live to 1 when this process runs step id now. NULL: none
+   * does. Non-zero: stop (LJ_EUSER). */
+  int (*live)(int *out_live, const char *id, size_t id_len, void *payload);
+  void *payload;      /* handed to every callback above */
+  int32_t attempts;   /* lj_sweep_end_stale_at_start's tries: default 6 */
+  int64_t retry_ms;   /* and the wait between them: default 5000 */
+} lj_sweep_options_t;
+#define LJ_SWEEP_OPTIONS_INIT \
+  {LJ_SWEEP_OPTIONS_VERSION, NULL, 0, LJ_STEP_DEFAULT_TIME, LJ_STEP_DEFAULT_TIME, 3600, LJ_STEP_RULE_NOT_SELF, \
+   5000, NULL, NULL, NULL, NULL, 6, 5000}
+LJ_API int lj_sweep_options_init(lj_sweep_options_t *opts, uint32_t version);
+
+/* What a sweep did: the ids it ended or deleted, in order, its counts, and what
+ * stopped it (LJ_OK when nothing did). */
+typedef struct lj_sweep_report_t lj_sweep_report_t;
+typedef struct lj_sweep_counts_t {
+  uint64_t ends;
+  uint64_t deletes;
+  uint64_t changed;    /* skipped: the key moved since it was read */
+  uint64_t leaves;
+  uint64_t no_step;
+  uint64_t other_node;
+} lj_sweep_counts_t;
+LJ_API size_t lj_sweep_report_ended_count(const lj_sweep_report_t *report);
+/* The i-th id (living as long as report); NULL past the end. out_len may be NULL. */
+LJ_API const char *lj_sweep_report_ended(const lj_sweep_report_t *report, size_t i, size_t *out_len);
+LJ_API int lj_sweep_report_counts(lj_sweep_counts_t *out, const lj_sweep_report_t *report);
+/* The code that stopped the sweep (LJ_OK: none) and its message ("" for none). */
+LJ_API int lj_sweep_report_code(const lj_sweep_report_t *report);
+LJ_API const char *lj_sweep_report_message(const lj_sweep_report_t *report);
+LJ_API void lj_sweep_report_destroy(lj_sweep_report_t *report);
+
+/* The seed's EndStale: end node's steps no process runs any more (before_ns:
+ * LJ_STEP_DEFAULT_TIME is this process's start). *out (optional) is what was done,
+ * also when an error stopped the sweep; the return is that error's code (a store
+ * failure keeps the store's code; a callback's stop is LJ_EUSER). */
+LJ_API int lj_sweep_end_stale(lj_sweep_report_t **out, lj_store_t *store, const char *node, size_t node_len,
+                              int64_t before_ns, const lj_sweep_options_t *opts, lj_error_t **err);
+
+/* The seed's EndOne: end node's running step id (or the key <node>.<id>) as failed
+ * with why. *out_step (optional) is the step as the seed answers it (state failed,
+ * reason why); *out_value (optional) the value written. Refusals: LJ_EINVAL (another
+ * node, no why, no key), LJ_ENOTFOUND, LJ_EPARSE (no step), LJ_EREFUSED (not
+ * running, this process's, live), LJ_ECHANGED (moved while ended); store errors as
+ * they come. */
+LJ_API int lj_sweep_end_one(lj_step_t **out_step, char **out_value, size_t *out_value_len, lj_store_t *store,
+                            const char *node, size_t node_len, const char *id, size_t id_len, const char *why,
+                            size_t why_len, const lj_sweep_options_t *opts, lj_error_t **err);
+
+/* What a module's start sweep waits on: the runtime serving, and a cancel. */
+typedef struct lj_sweep_signals_t lj_sweep_signals_t;
+LJ_API int lj_sweep_signals_create(lj_sweep_signals_t **out, lj_error_t **err);
+/* One-way, thread-safe. LJ_EINVAL for NULL. */
+LJ_API int lj_sweep_signals_serve(lj_sweep_signals_t *signals);
+LJ_API int lj_sweep_signals_cancel(lj_sweep_signals_t *signals);
+/* Only once nothing waits on it. NULL does nothing. */
+LJ_API void lj_sweep_signals_destroy(lj_sweep_signals_t *signals);
+
+/* The seed's EndStaleAtStart: blocks until served (or cancelled), says once when
+ * the owner's boot id is unreadable, then sweeps up to attempts times, retry_ms
+ * apart (a cancel ends the wait), logging each failure and the count at success.
+ * LJ_OK; *out (optional) is the last sweep's report, NULL when cancelled before
+ * any. */
+LJ_API int lj_sweep_end_stale_at_start(lj_sweep_report_t **out, lj_store_t *store, const char *node,
+                                       size_t node_len, int64_t before_ns, lj_sweep_signals_t *signals,
+                                       const lj_sweep_options_t *opts, lj_error_t **err);
+/* The seed's EndStaleRound: only when already served, a sweep with before = boot,
+ * its error logged. LJ_OK; *out (optional) NULL when not served. */
+LJ_API int lj_sweep_end_stale_round(lj_sweep_report_t **out, lj_store_t *store, const char *node,
+                                    size_t node_len, lj_sweep_signals_t *signals, const lj_sweep_options_t *opts,
+                                    lj_error_t **err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

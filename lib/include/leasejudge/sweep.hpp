@@ -114,9 +114,10 @@ using StepLive = std::function<bool(std::string_view id)>;
 //                           started since this process began; live(id); under rule
 //                           provably_dead, an owner not proven gone
 //   Errc::changed           the key moved while it was ended
-// and the store's own errors as they come.
+// and the store's own errors as they come. written (optional) receives the value
+// written to the store.
 Result<Step> end_one(Store& store, std::string_view node, std::string_view id, std::string_view why,
-                     const StepLive& live = {}, const SweepOptions& opts = {});
+                     const StepLive& live = {}, const SweepOptions& opts = {}, std::string* written = nullptr);
 
 // The signals a module's start sweep waits on: the runtime serving, and a cancel.
 // Thread-safe; serve and cancel are one-way.
