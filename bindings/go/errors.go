@@ -53,8 +53,15 @@ func (e *Error) Error() string {
 	if e.Message != "" {
 		s = "leasejudge: " + e.Message
 	}
-	if e.Err != nil && (e.Message == "" || e.Message != e.Err.Error()) {
-		s += ": " + e.Err.Error()
+	if e.Err != nil {
+		cause := e.Err.Error()
+		var inner *Error
+		if errors.As(e.Err, &inner) && inner == e.Err && inner.Message != "" && inner.Err == nil {
+			cause = inner.Message // one "leasejudge:" is enough
+		}
+		if cause != e.Message {
+			s += ": " + cause
+		}
 	}
 	return s
 }

@@ -18,9 +18,6 @@ import (
 // for the holder. The step owner token is `<boot id>.<pid>.<start ms base 36>`, the
 // lease identity `linux <boot id> <start ticks>` (or `ps <lstart>`).
 
-// RestartReason is why a step a previous process left running is ended.
-const RestartReason = "the build module restarted while it ran"
-
 // NoBootID is what a token holds where the node's boot id cannot be read.
 const NoBootID = "no-boot-id"
 

@@ -225,3 +225,18 @@ func (s *Store) Delete(key string, revision uint64) error {
 		return errorOf(C.lj_store_remove(p, k, kn, C.uint64_t(revision), &cerr), cerr)
 	})
 }
+
+// Keys lists every key that holds a value now.
+func (s *Store) Keys() ([]string, error) {
+	var keys []string
+	h := cgo.NewHandle(&keys)
+	defer h.Delete()
+	err := s.use(func(p *C.lj_store_t) error {
+		var cerr *C.lj_error_t
+		return errorOf(C.lj_go_store_keys_list(p, C.uintptr_t(h), &cerr), cerr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return keys, nil
+}

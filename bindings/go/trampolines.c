@@ -134,3 +134,35 @@ int lj_go_leasedir_list(int *exit_code, const char *dir, size_t dir_len, uintptr
   lj_go_lease_wire(opts, handle);
   return lj_leasedir_list(exit_code, dir, dir_len, lj_go_lease_line, (void *)handle, opts, err);
 }
+
+static int lj_go_store_key_each(const char *key, size_t key_len, void *payload) {
+  return goStoreKeyEach((char *)key, key_len, (uintptr_t)payload);
+}
+
+int lj_go_store_keys_list(lj_store_t *store, uintptr_t handle, lj_error_t **err) {
+  return lj_store_keys(store, lj_go_store_key_each, (void *)handle, err);
+}
+
+static int lj_go_step_owner_state(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload) {
+  return goStepOwnerState(out_state, (char *)token, token_len, (uintptr_t)payload);
+}
+
+static int lj_go_sweep_log(const char *line, size_t line_len, void *payload) {
+  return goSweepLog((char *)line, line_len, (uintptr_t)payload);
+}
+
+static int lj_go_sweep_live(int *out_live, const char *id, size_t id_len, void *payload) {
+  return goSweepLive(out_live, (char *)id, id_len, (uintptr_t)payload);
+}
+
+void lj_go_plan_wire(lj_step_plan_options_t *opts, uintptr_t handle, int owner_state) {
+  opts->owner_state = owner_state ? lj_go_step_owner_state : NULL;
+  opts->payload = (void *)handle;
+}
+
+void lj_go_sweep_wire(lj_sweep_options_t *opts, uintptr_t handle, int owner_state, int log, int live) {
+  opts->owner_state = owner_state ? lj_go_step_owner_state : NULL;
+  opts->log = log ? lj_go_sweep_log : NULL;
+  opts->live = live ? lj_go_sweep_live : NULL;
+  opts->payload = (void *)handle;
+}

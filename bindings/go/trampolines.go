@@ -255,3 +255,82 @@ func goLeaseInterrupted(handle C.uintptr_t) C.int {
 	}
 	return 0
 }
+
+//export goStoreKeyEach
+func goStoreKeyEach(key *C.char, n C.size_t, handle C.uintptr_t) C.int {
+	keys := cgo.Handle(handle).Value().(*[]string)
+	*keys = append(*keys, goString(key, n))
+	return 0
+}
+
+// stepCallbacks is the Go value behind a plan's or a sweep's callbacks. A panic is
+// caught, kept, and stops the work.
+type stepCallbacks struct {
+	ownerState func(token string) HolderState
+	log        func(line string)
+	live       func(id string) bool
+
+	mu     sync.Mutex
+	failed error
+}
+
+func (s *stepCallbacks) panicked(r any) C.int {
+	s.mu.Lock()
+	if s.failed == nil {
+		s.failed = fmt.Errorf("leasejudge: a sweep callback panicked: %v", r)
+	}
+	s.mu.Unlock()
+	return 1
+}
+
+func (s *stepCallbacks) took() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
+//export goStepOwnerState
+func goStepOwnerState(out *C.lj_holder_state_t, token *C.char, n C.size_t, handle C.uintptr_t) (rc C.int) {
+	s := cgo.Handle(handle).Value().(*stepCallbacks)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = s.panicked(r)
+		}
+	}()
+	state := s.ownerState(goString(token, n))
+	if state < HolderAlive || state > HolderUnknown {
+		state = HolderUnknown
+	}
+	*out = C.lj_holder_state_t(state)
+	return 0
+}
+
+//export goSweepLog
+func goSweepLog(line *C.char, n C.size_t, handle C.uintptr_t) (rc C.int) {
+	s := cgo.Handle(handle).Value().(*stepCallbacks)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = s.panicked(r)
+		}
+	}()
+	s.log(goString(line, n))
+	return 0
+}
+
+//export goSweepLive
+func goSweepLive(out *C.int, id *C.char, n C.size_t, handle C.uintptr_t) (rc C.int) {
+	s := cgo.Handle(handle).Value().(*stepCallbacks)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = s.panicked(r)
+		}
+	}()
+	*out = 0
+	if s.live(goString(id, n)) {
+		*out = 1
+	}
+	return 0
+}

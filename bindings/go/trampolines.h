@@ -44,4 +44,12 @@ int lj_go_leasedir_live(int *exit_code, const char *dir, size_t dir_len, const c
 int lj_go_leasedir_list(int *exit_code, const char *dir, size_t dir_len, uintptr_t handle,
                         lj_leasedir_options_t *opts, lj_error_t **err);
 
+// Every key of store, each handed to the Go slice behind handle.
+int lj_go_store_keys_list(lj_store_t *store, uintptr_t handle, lj_error_t **err);
+
+// The step options' callbacks, set to the Go functions behind handle (the options
+// are C memory); each flag says whether Go has that callback.
+void lj_go_plan_wire(lj_step_plan_options_t *opts, uintptr_t handle, int owner_state);
+void lj_go_sweep_wire(lj_sweep_options_t *opts, uintptr_t handle, int owner_state, int log, int live);
+
 #endif
