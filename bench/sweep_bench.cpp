@@ -7,6 +7,7 @@
 //
 // Contenders:
 //   plan          leasejudge::plan_batch over the whole state in one buffer (--threads T)
+//   capi-batch    lj_step_plan_batch through the C ABI (libleasejudge.so), the same way
 //   sweep-apply   leasejudge::end_stale on a MemoryStore holding the state: list, get, plan,
 //                 end or delete at the revision read, one log line per action (the store is
 //                 filled again, untimed, before each repetition)
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "alloc_count.hpp"
+#include "contender.hpp"
 #include "leasejudge/clock.hpp"
 #include "leasejudge/step.hpp"
 #include "leasejudge/store/memory.hpp"
@@ -44,26 +46,6 @@
 
 namespace leasejudge::bench {
 namespace {
-
-struct Options {
-  std::string contender, state, node, owner, decisions;
-  Instant now{}, before{};
-  std::int64_t bound_s = 3600;
-  unsigned threads = 1;
-  double min_time = 1.0;
-  int max_reps = 5;
-};
-
-// What a contender measured.
-struct Outcome {
-  double seconds = std::numeric_limits<double>::infinity();
-  int reps = 0;
-  std::uint64_t end = 0, remove = 0, leave = 0;  // decisions (plan contenders)
-  std::uint64_t running = 0, no_step = 0;        // what the raw pass saw
-  Allocations first{}, last{};                   // during the first and the last repetition
-  bool decided = false;                          // counts above are decisions
-  long peak_rss_kb = 0;                          // ru_maxrss once the timing ended
-};
 
 [[noreturn]] void usage(std::string_view why) {
   fmt::print(stderr, "leasejudge-bench-sweep: {}\n", why);
@@ -74,10 +56,9 @@ struct Outcome {
   std::exit(2);
 }
 
-// Repeat one pass until min_time is spent (at least twice, at most max_reps times); setup
-// runs untimed before each pass.
-void repeat(const Options& o, Outcome& out, const std::function<void()>& pass,
-            const std::function<void()>& setup = {}) {
+}  // namespace
+
+void repeat(const Options& o, Outcome& out, const std::function<void()>& pass, const std::function<void()>& setup) {
   double spent = 0;
   // Two repetitions at least (when allowed): the last one's allocations are a warm batch's.
   while (out.reps < o.max_reps && (out.reps < 2 || spent < o.min_time)) {
@@ -99,6 +80,8 @@ void repeat(const Options& o, Outcome& out, const std::function<void()>& pass,
   struct rusage ru {};
   if (getrusage(RUSAGE_SELF, &ru) == 0) out.peak_rss_kb = ru.ru_maxrss;
 }
+
+namespace {
 
 // --- reference (b): the raw simdjson pass ------------------------------------------
 
@@ -218,29 +201,6 @@ Outcome run_simdjson_raw(const Options& o, const StepLines& lines) {
 }
 
 // --- decisions, for the agreement check --------------------------------------------
-
-// One key's decision as the seed's log would give it: action, why, what is said of the
-// owner. Written after the clock stops.
-class DecisionFile {
- public:
-  explicit DecisionFile(const std::string& path) : path_(path) {}
-  void add(std::string_view key, StepAction action, std::string_view why, std::string_view said) {
-    if (path_.empty()) return;
-    fmt::format_to(std::back_inserter(buf_), "{}\t{}\t{}\t{}\n", key, step_action_name(action), why, said);
-  }
-  bool write() const {
-    if (path_.empty()) return true;
-    std::FILE* f = std::fopen(path_.c_str(), "wb");
-    if (f == nullptr) return false;
-    bool ok = std::fwrite(buf_.data(), 1, buf_.size(), f) == buf_.size();
-    return std::fclose(f) == 0 && ok;
-  }
-  bool wanted() const { return !path_.empty(); }
-
- private:
-  std::string path_;
-  fmt::memory_buffer buf_;
-};
 
 StaleRules rules_of(const Options& o) {
   StaleRules rules;
@@ -449,7 +409,7 @@ Options parse_options(int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace leasejudge::bench;
   if (argc == 2 && std::string_view(argv[1]) == "--list-contenders") {
-    for (const char* c : {"simdjson-raw", "plan", "sweep-apply"}) fmt::print("{}\n", c);
+    for (const char* c : {"simdjson-raw", "plan", "capi-batch", "sweep-apply"}) fmt::print("{}\n", c);
     return 0;
   }
   Options o = parse_options(argc, argv);
@@ -465,6 +425,9 @@ int main(int argc, char** argv) {
     out = run_simdjson_raw(o, *lines);
   } else if (o.contender == "plan") {
     out = run_plan(o, *lines, decisions);
+    threads = o.threads;
+  } else if (o.contender == "capi-batch") {
+    out = run_capi_batch(o, *lines, decisions);
     threads = o.threads;
   } else if (o.contender == "sweep-apply") {
     out = run_sweep_apply(o, *lines, decisions);
