@@ -137,6 +137,7 @@ compare live_nodir "live without a lease directory" no_dir live --root "$REPO"
 cp "$(command -v bash)" "$WORK/capy-server"
 "$WORK/capy-server" -c 'sleep 1000 & echo $! > "$1"; wait' capy "$WORK/harness-child" &
 HARNESS=$!
+disown "$HARNESS"
 started "$HARNESS"
 for _ in $(seq 50); do [ -s "$WORK/harness-child" ] && break; sleep 0.1; done
 HCHILD=$(cat "$WORK/harness-child")

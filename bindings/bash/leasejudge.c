@@ -13,6 +13,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,10 @@
 #include "leasejudge.h"
 
 #define LJB_USAGE 2 /* a bad option: what the script returns, not bash's EX_USAGE (258) */
+
+/* bash's trap.h is not among the installed headers: what the builtin reads of it. A
+ * SIGINT with a trap set only marks the trap pending (interrupt_state stays 0). */
+extern int pending_traps[];
 
 static const char leasejudge_usage_text[] =
     "usage: leasejudge lease touch|live|list [--root <checkout>] [--pid <p> | --from <pid>]\n"
@@ -54,9 +59,12 @@ static int leasejudge_line(int stream, const char *line, size_t len, void *paylo
   return 0;
 }
 
+/* A wait for the lease lock stops on Ctrl-C (trapped or not) and on a signal that
+ * terminates the shell; other trapped signals run their traps once the call returns,
+ * as they would after the script's `sleep 0.1`. */
 static int leasejudge_interrupted(void *payload) {
   (void)payload;
-  return interrupt_state != 0 || terminating_signal != 0;
+  return interrupt_state != 0 || terminating_signal != 0 || pending_traps[SIGINT] != 0;
 }
 
 static void leasejudge_usage(FILE *to) { fputs(leasejudge_usage_text, to); }
@@ -126,8 +134,10 @@ static int leasejudge_lease(WORD_LIST *list) {
   fflush(stdout);
   if (rc == LJ_EUSER) {
     lj_error_destroy(err);
-    QUIT; /* the interrupt that stopped the wait: bash handles it now */
-    return EXECUTION_FAILURE;
+    /* The interrupt that stopped the wait, handled now that nothing is held: an
+     * untrapped one ends the command as bash ends any; a trapped one runs its trap. */
+    QUIT;
+    return 128 + SIGINT;
   }
   if (rc != LJ_OK) {
     leasejudge_report("lease", rc, err);

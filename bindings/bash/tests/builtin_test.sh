@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The bash builtin in a real bash: loading, help and usage, every verb, the shell's
+# environment, interrupts, write errors, unloading.
+. "$(dirname "${BASH_SOURCE[0]}")/../../../tests/fixtures/leasedir/tap.sh"
+need_builtin
+
+matches() { [[ $1 =~ $2 ]]; }
+ident() {
+  local st
+  st=$(cat "/proc/$1/stat") || return 1
+  st=${st##*) }
+  echo "linux $BOOT_ID $(echo "$st" | awk '{print $20}')"
+}
+
+# --- loading, help, usage --------------------------------------------------------------
+
+same "enable -f loads the builtin" builtin "$(type -t leasejudge)"
+help leasejudge >"$WORK/help" 2>&1
+same "help leasejudge exits 0" 0 $?
+check "help leasejudge shows the verbs" grep -q "lease touch|live|list" "$WORK/help"
+leasejudge --help >"$WORK/out" 2>"$WORK/err"
+same "leasejudge --help: exit 0" 0 $?
+check "leasejudge --help: the usage on stdout" grep -q "^usage: leasejudge lease" "$WORK/out"
+leasejudge >"$WORK/out" 2>"$WORK/err"
+same "no verb: exit 2" 2 $?
+check "no verb: the usage on stderr" grep -q "^usage: leasejudge lease" "$WORK/err"
+same "no verb: nothing on stdout" "" "$(cat "$WORK/out")"
+leasejudge bogus >"$WORK/out" 2>"$WORK/err"
+same "an unknown verb: exit 2" 2 $?
+check "an unknown verb: named, then the usage" grep -q "leasejudge: unknown verb: bogus" "$WORK/err"
+for bad in "identity abc" "identity 1 2" "identity 0" "identity -5" "identity 2147483648" "owner x" \
+  "machine-id x" "version x"; do
+  # shellcheck disable=SC2086
+  leasejudge $bad >/dev/null 2>"$WORK/err"
+  same "leasejudge $bad: usage, exit 2" "2 1" "$? $(grep -c '^usage:' "$WORK/err")"
+done
+
+# --- identity, owner, machine-id, version -----------------------------------------------------
+
+same "identity: this shell's lease identity" "$(ident $$)" "$(leasejudge identity)"
+same "identity PID" "$(ident 1)" "$(leasejudge identity 1)"
+(leasejudge identity >"$WORK/subshell")
+same "identity in a subshell is still \$\$'s" "$(ident $$)" "$(cat "$WORK/subshell")"
+dead_pid
+out=$(leasejudge identity "$REPLY")
+same "identity of a dead pid: nothing, exit 1" "1 " "$? $out"
+owner=$(leasejudge owner)
+check "owner: <boot id>.<pid>.<start base 36>" matches "$owner" "^$BOOT_ID\\.$$\\.[0-9a-z]+$"
+start_ms=$(( $(awk '/^btime/ {print $2}' /proc/stat) * 1000 + $(ident $$ | awk '{print $3}') * 1000 / $(getconf CLK_TCK) ))
+same "owner: the start is the kernel's, in ms base 36" "$start_ms" "$((36#${owner##*.}))"
+out=$(leasejudge owner "$REPLY")
+same "owner of a dead pid: nothing, exit 1" "1 " "$? $out"
+mid=$(leasejudge machine-id)
+rc=$?
+if [ $rc -eq 0 ]; then check "machine-id: 32 lowercase hex" matches "$mid" "^[0-9a-f]{32}$"
+else same "machine-id: none here, exit 1 and nothing printed" "1 " "$rc $mid"; fi
+out=$(CLOUD_RUN_EXECUTION=x leasejudge machine-id)
+same "machine-id under Cloud Run: none" "1 " "$? $out"
+check "version: MAJOR.MINOR.PATCH" matches "$(leasejudge version)" "^[0-9]+\\.[0-9]+\\.[0-9]+$"
+
+# --- lease: defaults and the shell's environment ---------------------------------------------
+
+cd "$REPO" || exit 1
+leasejudge lease touch
+same "lease touch records \$\$ by default" "$(ident $$)" "$(cat "$LEASES/$$")"
+rm -f "$LEASES/$$"
+(leasejudge lease touch)
+same "... from a subshell too" "$(ident $$)" "$(cat "$LEASES/$$" 2>&1)"
+start_sleeper
+S=$REPLY
+leasejudge lease touch --from "$S"
+same "lease touch --from" "$(ident "$S")" "$(cat "$LEASES/$S")"
+same "lease list" "$$ 0m alive
+$S 0m alive" "$(leasejudge lease list)"
+same "lease live --exclude-ancestry-of \$\$" "$S 0m sleep" "$(leasejudge lease live --exclude-ancestry-of $$)"
+mkdir -p "$WORK/sub/dir"
+cd "$WORK/sub/dir" || exit 1
+leasejudge lease list >/dev/null 2>"$WORK/err"
+same "outside a checkout: exit 2" 2 $?
+same "... named by the current directory" "gstack-lease: $(pwd -P) is not a git checkout" "$(cat "$WORK/err")"
+cd "$REPO" || exit 1
+
+LEASEJUDGE_LEASE_DIR=$WORK/byenv leasejudge lease touch --pid "$S"
+check "LEASEJUDGE_LEASE_DIR for one call" test -f "$WORK/byenv/$S"
+GSTACK_LEASE_DIR=$WORK/bygstack leasejudge lease touch --pid "$S"
+check "GSTACK_LEASE_DIR for one call" test -f "$WORK/bygstack/$S"
+LEASEJUDGE_LEASE_DIR=$WORK/first GSTACK_LEASE_DIR=$WORK/second leasejudge lease touch --pid "$S"
+check "LEASEJUDGE_LEASE_DIR comes first" test -f "$WORK/first/$S" -a ! -e "$WORK/second"
+GSTACK_LEASE_DIR=$WORK/unexported
+leasejudge lease touch --pid "$S"
+check "a shell variable that is not exported is not the environment" test ! -e "$WORK/unexported"
+unset GSTACK_LEASE_DIR
+
+# the lock's tries, from the environment; LEASEJUDGE_ first
+mkdir "$LEASES/.lock"
+echo "$S $(ident "$S")" >"$LEASES/.lock/owner"
+msg="gstack-lease: the lease directory is locked by live process $S; lease $$ not renewed"
+t0=$EPOCHREALTIME
+LEASEJUDGE_LEASE_LOCK_TRIES=3 GSTACK_LEASE_LOCK_TRIES=1000 leasejudge lease touch 2>"$WORK/err"
+rc=$?
+t1=$EPOCHREALTIME
+same "a live holder: exit 3" 3 $rc
+same "... and the script's message" "$msg" "$(cat "$WORK/err")"
+check "LEASEJUDGE_LEASE_LOCK_TRIES=3: three tries, not a thousand (under 5 s)" \
+  test $(( ${t1/./} - ${t0/./} )) -lt 5000000
+
+# An interrupt stops the wait at once; the shell lives on and runs its trap. Without a
+# trap, it ends the script as bash ends it for any command.
+cat >"$WORK/int.sh" <<EOF
+enable -f "$BUILTIN" leasejudge
+trap 'echo trapped' INT
+cd "$REPO"
+echo ready
+GSTACK_LEASE_LOCK_TRIES=100000 leasejudge lease touch --pid 7
+echo "after \$?"
+EOF
+exec 3< <(bash "$WORK/int.sh" 2>&1; echo "exit $?")
+read -r line <&3
+same "the waiting shell started" ready "$line"
+sleep 0.5
+waiter=$(pgrep -f "bash $WORK/int.sh" | head -1)
+t0=$EPOCHREALTIME
+kill -INT "$waiter"
+rest=$(cat <&3)
+t1=$EPOCHREALTIME
+exec 3<&-
+check "SIGINT ends the wait within 2 s" test $(( ${t1/./} - ${t0/./} )) -lt 2000000
+same "bash runs its trap after the builtin returns 130" "trapped
+after 130
+exit 0" "$rest"
+cat >"$WORK/int2.sh" <<EOF
+enable -f "$BUILTIN" leasejudge
+cd "$REPO"
+echo ready
+GSTACK_LEASE_LOCK_TRIES=100000 leasejudge lease touch --pid 7
+echo "not reached"
+EOF
+exec 3< <(bash "$WORK/int2.sh" 2>&1; echo "exit $?")
+read -r line <&3
+sleep 0.5
+kill -INT "$(pgrep -f "bash $WORK/int2.sh" | head -1)"
+same "an untrapped SIGINT ends a script during the wait" "exit 130" "$(cat <&3)"
+exec 3<&-
+same "the holder's lock is untouched" "$S $(ident "$S")" "$(cat "$LEASES/.lock/owner")"
+check "no claim is left behind" test -z "$(find "$LEASES" -name '.lock.claim.*')"
+rm -rf "$LEASES/.lock"
+
+# The shared harness's name, from the environment.
+same "LEASEJUDGE_SHARED_HARNESS names the harness" "$$ 0m bash" \
+  "$(LEASEJUDGE_SHARED_HARNESS=bash leasejudge lease live --exclude-ancestry-of $$ --count-shared-harness | grep "^$$ ")"
+same "... which is capy-server otherwise" "" \
+  "$(leasejudge lease live --exclude-ancestry-of $$ --count-shared-harness | grep "^$$ ")"
+
+# --- output -----------------------------------------------------------------------------------
+
+leasejudge lease list >"$WORK/list"
+same "stdout can be redirected" "$(leasejudge lease list)" "$(cat "$WORK/list")"
+if [ -w /dev/full ]; then
+  leasejudge lease list >/dev/full 2>"$WORK/err"
+  same "a write error is a failure" 1 $?
+  check "... and says so" grep -q "write error" "$WORK/err"
+fi
+echo "linux $BOOT_ID 1" >"$LEASES/$S"
+leasejudge lease live >"$WORK/both" 2>&1
+reclaimed="gstack-lease: reclaimed stale lease $S (0m; recorded 'linux $BOOT_ID 1', pid $S is now sleep '$(ident "$S")')"
+if [[ $S < $$ ]]; then expected="$reclaimed"$'\n'"$$ 0m bash"; else expected="$$ 0m bash"$'\n'"$reclaimed"; fi
+same "stderr and stdout keep their order" "$expected" "$(cat "$WORK/both")"
+
+# --- unloading ----------------------------------------------------------------------------------
+
+enable -d leasejudge
+same "enable -d unloads it" 1 "$(type -t leasejudge >/dev/null; echo $?)"
+enable -f "$BUILTIN" leasejudge
+same "and it loads again" "$(ident $$)" "$(leasejudge identity)"
+
+tap_done
