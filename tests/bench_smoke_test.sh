@@ -23,11 +23,18 @@ bash "$src/bench/run" --build "$bin" --out "$tmp/ok" --keys 2000 --threads 2 --m
   >"$tmp/ok.out" 2>"$tmp/ok.err" || { cat "$tmp/ok.err" >&2; fail "bench/run exited $?"; }
 csv=$tmp/ok/sweep.csv
 [ "$(head -1 "$csv")" = "contender,keys,threads,keys_per_s,mb_per_s,peak_rss_mb" ] || fail "CSV header: $(head -1 "$csv")"
-for row in go-encoding-json,2000,1 simdjson-raw,2000,1 plan,2000,1 plan,2000,2 sweep-apply,2000,1; do
+rows="go-encoding-json,2000,1 simdjson-raw,2000,1 plan,2000,1 plan,2000,2 capi-batch,2000,1 sweep-apply,2000,1"
+agreed="plan-1 plan-2 capi-batch-1 sweep-apply-1"
+if [ -f "$bin/bindings/go/pkgconfig/leasejudge.pc" ]; then
+  rows="$rows go-planbatch,2000,1"
+  agreed="$agreed go-planbatch-1"
+else
+  echo "note: the Go binding is not configured here: no go-planbatch row"
+fi
+for row in $rows; do
   grep -q "^$row,[0-9]*,[0-9.]*,[0-9.]*$" "$csv" || fail "no CSV row $row: $(cat "$csv")"
 done
-grep -q "^capi-batch," "$csv" || echo "note: no capi-batch row (the C ABI contender is not built)"
-for c in plan-1 plan-2 sweep-apply-1; do
+for c in $agreed; do
   grep -qx "$c (2000 keys)" "$tmp/ok/runs/agreed" || fail "$c did not pass the agreement check: $(cat "$tmp/ok/runs/agreed")"
 done
 grep -q "decides as the Go baseline on all 2000 keys" "$tmp/ok.err" || fail "no agreement line"
