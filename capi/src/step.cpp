@@ -215,6 +215,7 @@ LJ_API int lj_step_said(char** out, size_t* out_len, const lj_step_action_t* act
   reset(err);
   return guard(err, [&] {
     std::string_view o, s;
+    if (out != nullptr) *out = nullptr;
     if (out == nullptr || action == nullptr) return fail(err, LJ_EINVAL, "out and action must not be NULL");
     if (!view_of(owner, owner_len, o) || !view_of(self, self_len, s))
       return fail(err, LJ_EINVAL, "a NULL string with a length");
@@ -365,6 +366,7 @@ LJ_API int lj_step_plan_summary_format(char** out, size_t* out_len, const lj_ste
                                        lj_error_t** err) {
   reset(err);
   return guard(err, [&] {
+    if (out != nullptr) *out = nullptr;
     if (out == nullptr || summary == nullptr) return fail(err, LJ_EINVAL, "out and summary must not be NULL");
     const auto& s = *summary;
     return give(out, out_len,
@@ -382,6 +384,7 @@ LJ_API int lj_step_key(char** out, size_t* out_len, const char* node, size_t nod
   return guard(err, [&] {
     std::string_view n, i;
     if (out == nullptr) return fail(err, LJ_EINVAL, "out must not be NULL");
+    *out = nullptr;
     if (!view_of(node, node_len, n) || !view_of(id, id_len, i)) return fail(err, LJ_EINVAL, "a NULL string with a length");
     auto key = step_key(n, i);
     if (!key) return fail(err, key.error());
