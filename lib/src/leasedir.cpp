@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -880,6 +881,28 @@ struct LeaseDir::Impl {
 
   bool interrupted() const { return opts.interrupted && opts.interrupted(); }
 
+  // LEASEJUDGE_LEASE_TRACE=<file>: one line `<pid> lock|unlock <seconds.micros>` appended
+  // as the lock is taken and released, so that a test (or a person) can prove that no
+  // two holders were ever inside at once. LEASEJUDGE_LEASE_TRACE_HOLD_MS widens each
+  // hold, for tests that kill holders inside the lock.
+  void trace(std::string_view what) {
+    auto path = shell::env_first(env(), {"LEASEJUDGE_LEASE_TRACE"});
+    if (!path) return;
+    Instant t = realtime_now();
+    char stamp[48];
+    std::snprintf(stamp, sizeof stamp, "%lld.%06d", static_cast<long long>(t.sec), t.nsec / 1000);
+    std::string line = std::to_string(self) + " " + std::string(what) + " " + stamp + "\n";
+    shell::FileFd f{::open(std::string(*path).c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666)};
+    if (f.fd >= 0 && ::write(f.fd, line.data(), line.size()) < 0) return;
+    if (what == "lock") {
+      auto hold = shell::env_first(env(), {"LEASEJUDGE_LEASE_TRACE_HOLD_MS"});
+      std::int64_t ms = hold && std::all_of(hold->begin(), hold->end(), [](char c) { return c >= '0' && c <= '9'; })
+                            ? tries_from(hold)
+                            : 0;
+      if (ms > 0 && ms < 60000) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    }
+  }
+
   // lock(): true once held; false when it could not be taken. Throws Stop when
   // interrupted.
   bool lock() {
@@ -903,7 +926,10 @@ struct LeaseDir::Impl {
     }
     std::int64_t tries = 0, gone = 0;
     while (true) {
-      if (take(lock_path)) return true;
+      if (take(lock_path)) {
+        trace("lock");
+        return true;
+      }
       lock_owner = owner_of(lock_path);
       if (!shell::path_exists(lock_path) && !shell::path_is_link(lock_path)) {
         // Released since take, or take cannot work here: never wait out the tries for a
@@ -936,7 +962,10 @@ struct LeaseDir::Impl {
 
   void unlock() {
     if (!turn.owns_lock()) return;
-    if (owner_of(lock_path) == my_token()) drop_or_remove(lock_path);
+    if (owner_of(lock_path) == my_token()) {
+      trace("unlock");
+      drop_or_remove(lock_path);
+    }
     turn.unlock();
   }
 

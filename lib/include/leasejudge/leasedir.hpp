@@ -42,6 +42,12 @@
 //    judged from /proc without a child process. Any other name is judged as the script
 //    judges it: kill(2) where bash's kill reads it as a number, else the real `ps`.
 //
+// Diagnostics: with LEASEJUDGE_LEASE_TRACE=<file> in the environment, every taking and
+// release of the lock appends a line `<pid> lock|unlock <seconds>.<microseconds>` to the
+// file, so that a run can be checked for two holders inside at once;
+// LEASEJUDGE_LEASE_TRACE_HOLD_MS=<n> keeps each hold n ms longer (for tests that kill
+// holders inside the lock).
+//
 // The script's known limits, and what leasejudge does with each:
 //  - "A taker stalled over 2 minutes between its mkdir and its owner rename (on a host
 //    where a claim records no identity) can be broken and then publish into its
