@@ -447,6 +447,52 @@ TEST_SUITE("sweep") {
     CHECK(log == std::vector<std::string>{"ending the steps left running: buildstep: listing the steps of n1: the server is down"});
   }
 
+  TEST_CASE("values that are no step are left untouched and counted, however they break") {
+    MemoryStore store;
+    const std::string running = "{\"id\":\"x\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\"";
+    std::vector<std::pair<std::string, std::string>> broken = {
+        {"n1.cut", running},                                                   // truncated
+        {"n1.type-state", "{\"state\":[\"running\"],\"owner\":\"o.1.2\"}"},    // wrong types, one per field
+        {"n1.type-owner", "{\"state\":\"running\",\"owner\":7}"},
+        {"n1.type-tool", "{\"state\":\"running\",\"owner\":\"o\",\"tool\":{}}"},
+        {"n1.type-id", "{\"state\":\"running\",\"owner\":\"o\",\"id\":true}"},
+        {"n1.type-reason", "{\"state\":\"running\",\"owner\":\"o\",\"reason\":1}"},
+        {"n1.type-started", "{\"state\":\"running\",\"owner\":\"o\",\"started\":\"yesterday\"}"},
+        {"n1.type-ended", "{\"state\":\"running\",\"owner\":\"o\",\"ended\":0}"},
+        {"n1.type-ask", "{\"state\":\"running\",\"owner\":\"o\",\"ask\":\"x\"}"},
+        {"n1.type-levels", "{\"state\":\"running\",\"owner\":\"o\",\"ask\":{\"check\":{\"levels\":[1]}}}"},
+        {"n1.bom", "\xef\xbb\xbf" + running + "}"},
+        {"n1.trailing", running + "} {}"},
+        {"n1.nul", running + "}\0"},
+        {"n1.nul-inside", "{\"state\":\"running\",\"owner\":\"o\0\"}"},
+        {"n1.big", running + ",\"result\":\"" + std::string(1 << 20, 'x') + "\""},  // 1 MB, unclosed
+        {"n1.deep", running + ",\"result\":" + std::string(10000, '[') + std::string(10000, ']') + "}"},
+        {"n1.bad-escape", running + ",\"result\":\"\\q\"}"},
+        {"n1.bad-utf8-out", running + ",\"result\":\xff}"},
+    };
+    broken[12].second.push_back('\0');  // the literals above stop at their NUL
+    broken[13].second = std::string("{\"state\":\"running\",\"owner\":\"o\0\"}", 32);
+    for (const auto& [k, v] : broken) store.put(k, v);
+    // A few that Go does take, next to them.
+    store.put("n1.big-ok", running + ",\"result\":\"" + std::string(1 << 20, 'x') + "\"}");
+    store.put("n1.deep-ok", running + ",\"result\":" + std::string(9999, '[') + std::string(9999, ']') + "}");
+    store.put("n1.utf8-ok", "{\"id\":\"u\",\"state\":\"running\",\"owner\":\"o\\u00e9\xff\"}");
+
+    std::vector<std::string> log;
+    SweepReport r = end_stale(store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, options());
+    REQUIRE(r.status.ok());
+    CHECK(r.counts.no_step == broken.size());
+    CHECK(r.counts.ends == 3);
+    CHECK(r.ended == std::vector<std::string>{"x", "x", "u"});
+    for (const auto& [k, v] : broken) {
+      CAPTURE(k);
+      CHECK(value_of(store, k) == v);
+    }
+    REQUIRE(log.size() == 3);
+    CHECK(log[2] == "the step n1.utf8-ok (, started 0001-01-01T00:00:00Z) was left running and is ended: " + restart +
+                        "; its owner o\xc3\xa9\xef\xbf\xbd is not this process " + self);
+  }
+
   TEST_CASE("a sweep over a generated state ends exactly what the plan says") {
     MemoryStore store;
     auto cases = step_cases::corpus(3000, 11);
