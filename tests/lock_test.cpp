@@ -8,9 +8,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
+
+#include <simdjson.h>
 
 #include "leasejudge/lock.hpp"
 #include "leasejudge/store/file.hpp"
@@ -638,6 +642,24 @@ TEST_CASE("parse_execution_state reads gcloud's answer as the seed does") {
   CHECK(parse_execution_state(GcloudResult{false, R"({"status":{}})", "", 1}) == ExecutionState::unknown("gcloud exited 1"));
 }
 
+TEST_CASE("a failed execution's reason is lowered as JavaScript's toLowerCase lowers it") {
+  // Expected bytes from node: Buffer.from(reason.toLowerCase()).toString("hex").
+  auto how = [](std::string reason) {
+    std::string out = R"({"status":{"conditions":[{"type":"Completed","status":"False","reason":")" + reason + R"("}]}})";
+    return parse_execution_state(GcloudResult{true, out, "", 0}).detail;
+  };
+  CHECK(how(R"(NonZeroExitCode)") == "nonzeroexitcode");
+  CHECK(how(R"(\u00c9CHEC)") == "\xC3\xA9" "chec");
+  CHECK(how(R"(\u0414\u0410)") == "\xD0\xB4\xD0\xB0");
+  CHECK(how(R"(\u0130STANBUL)") == "i\xCC\x87stanbul");                            // SpecialCasing
+  CHECK(how(R"(\u03a3\u038a\u03a3\u03a5\u03a6\u039f\u03a3)") ==
+        "\xCF\x83\xCE\xAF\xCF\x83\xCF\x85\xCF\x86\xCE\xBF\xCF\x82");                   // final sigma
+  CHECK(how(R"(\u0391\u03a3.\u03a3)") == "\xCE\xB1\xCF\x83.\xCF\x82");
+  CHECK(how(R"(\u03a3)") == "\xCF\x83");
+  CHECK(how(R"(\u0391\u03a3\u0301)") == "\xCE\xB1\xCF\x82\xCC\x81");
+  CHECK(how(R"(\ud800X)") == "\xEF\xBF\xBDx");  // a lone surrogate is kept, then written as U+FFFD
+}
+
 TEST_CASE("describe_execution_args") {
   CHECK(describe_execution_args(ExecutionRef{"proj", "europe-west1", "job-x"}) ==
         std::vector<std::string>{"run", "jobs", "executions", "describe", "job-x", "--region=europe-west1",
@@ -962,6 +984,132 @@ TEST_CASE("the heartbeat renews every third of the lease and reports a lost lock
   renewal.stop();
   renewal.stop();
   CHECK(lost_calls.load() == 1);
+}
+
+// --- fidelity with the seed itself ---------------------------------------------------------
+
+namespace {
+
+std::string unhex(std::string_view hex) {
+  std::string out;
+  out.reserve(hex.size() / 2);
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1])));
+  }
+  return out;
+}
+
+std::string hex_of(std::string_view bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 0xF]);
+  }
+  return out;
+}
+
+std::string text_at(simdjson::dom::element e, const char* key) {
+  std::string_view v;
+  if (e[key].get(v) != simdjson::SUCCESS) return {};
+  return std::string(v);
+}
+
+}  // namespace
+
+// Run by tests/lock_seed_test.sh, which has the seed's own code judge generated cases
+// and writes them, with its answers, to the file LJ_LOCK_SEED_CASES names.
+TEST_CASE("seed driver: leasejudge answers the seed's cases as the seed did" * doctest::skip()) {
+  const char* path = std::getenv("LJ_LOCK_SEED_CASES");
+  REQUIRE_MESSAGE(path != nullptr, "run through tests/lock_seed_test.sh");
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  simdjson::dom::parser parser;
+  std::string line;
+  std::size_t count = 0, mismatches = 0;
+  std::map<std::string, std::size_t> by_type;
+  auto mismatch = [&](std::size_t n, const std::string& what, const std::string& want, const std::string& got) {
+    if (++mismatches <= 25) {
+      std::fprintf(stderr, "case %zu (%s):\n  seed:       %s\n  leasejudge: %s\n", n, what.c_str(), want.c_str(),
+                   got.c_str());
+    }
+  };
+  while (std::getline(in, line)) {
+    ++count;
+    simdjson::dom::element c;
+    REQUIRE(parser.parse(line).get(c) == simdjson::SUCCESS);
+    const std::string type = text_at(c, "t");
+    ++by_type[type];
+    simdjson::dom::element expect = c["expect"];
+    if (type == "judge") {
+      Here here;
+      here.host = unhex(text_at(c, "host"));
+      const std::string machine_kind = text_at(c, "machineKind");
+      here.machine = machine_kind == "absent" ? MachineField::absent()
+                     : machine_kind == "none" ? MachineField::none()
+                                              : MachineField::of(text_at(c, "machine"));
+      std::vector<double> dead;
+      for (double d : c["dead"].get_array()) dead.push_back(d);
+      here.alive = [dead](double pid) { return std::find(dead.begin(), dead.end(), pid) == dead.end(); };
+      const std::string kind = text_at(c["describe"], "kind");
+      const std::string detail = unhex(text_at(c["describe"], "detail"));
+      ExecutionState state = kind == "finished"    ? ExecutionState::finished(detail)
+                             : kind == "running"   ? ExecutionState::running()
+                             : kind == "not-found" ? ExecutionState::not_found()
+                                                   : ExecutionState::unknown(detail);
+      bool called = false;
+      Describer describe = [&](const ExecutionRef&) {
+        called = true;
+        return state;
+      };
+      std::int64_t now_ms_case = c["now"].get_int64();
+      LockVerdict v = judge_lock(unhex(text_at(c, "text")), describe, Instant::from_unix_ms(now_ms_case), here);
+      std::string want = text_at(expect, "kind") + " " + (bool(expect["manualRemoval"]) ? "manual " : "") +
+                         (bool(expect["called"]) ? "asked " : "") + text_at(expect, "why");
+      std::string got = std::string(lock_verdict_kind_name(v.kind)) + " " + (v.manual_removal ? "manual " : "") +
+                        (called ? "asked " : "") + hex_of(v.why);
+      if (want != got) mismatch(count, "judge " + text_at(c, "text"), want, got);
+    } else if (type == "state") {
+      GcloudResult result{bool(c["ok"]), unhex(text_at(c, "out")), unhex(text_at(c, "err")),
+                          static_cast<int>(c["code"].get_int64())};
+      ExecutionState s = parse_execution_state(result);
+      std::string want = text_at(expect, "kind") + " " + text_at(expect, "detail");
+      std::string got = std::string(execution_state_name(s.kind)) + " " + hex_of(s.detail);
+      if (want != got) mismatch(count, "state " + text_at(c, "out") + " / " + text_at(c, "err"), want, got);
+    } else if (type == "body") {
+      simdjson::dom::element author = c["author"];
+      BodyAuthor a;
+      a.host = unhex(text_at(author, "host"));
+      if (author["machine"].is_string()) a.machine = text_at(author, "machine");
+      a.pid = author["pid"].get_double();
+      simdjson::dom::element h = c["holder"];
+      const std::string hk = text_at(h, "kind");
+      LockHolder holder;
+      if (hk == "process") holder = ProcessHolder{h["lease"].get_int64()};
+      if (hk == "execution") {
+        holder = ExecutionHolder{{unhex(text_at(h, "project")), unhex(text_at(h, "region")), unhex(text_at(h, "name"))},
+                                 h["lease"].get_int64()};
+      }
+      auto made = lock_body(unhex(text_at(c, "purpose")), Instant::from_unix_ms(c["now"].get_int64()), holder,
+                            text_at(c, "id"), a);
+      std::string got = made ? hex_of(*made) : "error " + made.error().message;
+      if (got != text_at(expect, "body")) mismatch(count, "body", text_at(expect, "body"), got);
+    } else if (type == "renew") {
+      auto body = parse_lock_body(unhex(text_at(c, "text")));
+      std::string got = "unreadable";
+      if (body) {
+        auto renewed = renewed_lock_body(*body, Instant::from_unix_ms(c["now"].get_int64()), c["lease"].get_int64());
+        got = renewed ? hex_of(*renewed) : "error " + renewed.error().message;
+      }
+      if (got != text_at(expect, "body")) mismatch(count, "renew " + text_at(c, "text"), text_at(expect, "body"), got);
+    } else {
+      FAIL("unknown case type " << type);
+    }
+  }
+  for (const auto& [type, n] : by_type) MESSAGE(type << ": " << n << " cases");
+  CHECK(count > 0);
+  CHECK(mismatches == 0);
 }
 
 }  // TEST_SUITE

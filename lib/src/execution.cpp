@@ -154,7 +154,13 @@ ExecutionState parse_execution_state(const GcloudResult& result) {
     if (c.type != "Completed") continue;
     // Only the first Completed condition counts, decided or not.
     if (c.status == "True") return ExecutionState::finished("succeeded");
-    if (c.status == "False") return ExecutionState::finished(c.reason ? js::to_lower_ascii(*c.reason) : "failed");
+    if (c.status == "False") {
+      if (!c.reason) return ExecutionState::finished("failed");
+      // The reason as text for people: UTF-8, a lone surrogate as U+FFFD.
+      std::string how;
+      js::append_utf8(how, js::to_lower(*c.reason));
+      return ExecutionState::finished(std::move(how));
+    }
     break;
   }
   if (status.completion_time && !status.completion_time->empty()) return ExecutionState::finished("completed");

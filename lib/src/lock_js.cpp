@@ -1,8 +1,12 @@
 // JavaScript's view of text and JSON (see lock_js.hpp for the rules kept).
 #include "lock_js.hpp"
 
+#include <locale.h>
+#include <wctype.h>
+
 #include <charconv>
 #include <cmath>
+#include <vector>
 #include <cstring>
 #include <limits>
 #include <system_error>
@@ -221,10 +225,78 @@ void append_utf8(std::string& out, std::string_view wtf8) {
   if (start < wtf8.size()) out.append(wtf8.substr(start));
 }
 
-std::string to_lower_ascii(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+namespace {
+
+// The code point of the WTF-8 sequence at i and its length (a stray byte: itself).
+std::uint32_t code_point_at(std::string_view s, std::size_t i, std::size_t& len) noexcept {
+  auto b = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(s[k])); };
+  len = sequence_length(static_cast<unsigned char>(s[i]));
+  if (i + len > s.size()) len = 1;
+  switch (len) {
+    case 2: return ((b(i) & 0x1F) << 6) | (b(i + 1) & 0x3F);
+    case 3: return ((b(i) & 0x0F) << 12) | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
+    case 4: return ((b(i) & 0x07) << 18) | ((b(i + 1) & 0x3F) << 12) | ((b(i + 2) & 0x3F) << 6) | (b(i + 3) & 0x3F);
+    default: return b(i);
+  }
+}
+
+locale_t unicode_ctype() {
+  static const locale_t loc = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  return loc;
+}
+
+bool is_cased(std::uint32_t cp, locale_t loc) {
+  if (cp < 0x80) return (cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z');
+  if (loc == nullptr || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+  return iswupper_l(static_cast<wint_t>(cp), loc) || iswlower_l(static_cast<wint_t>(cp), loc);
+}
+
+bool is_case_ignorable(std::uint32_t cp) {
+  return cp == '\'' || cp == '.' || cp == ':' || cp == '^' || cp == '`' || cp == 0xA8 || cp == 0xAD ||
+         cp == 0xAF || cp == 0xB4 || cp == 0xB7 || cp == 0xB8 || cp == 0x2019 || (cp >= 0x300 && cp <= 0x36F);
+}
+
+}  // namespace
+
+std::string to_lower(std::string_view text) {
+  const locale_t loc = unicode_ctype();
+  std::vector<std::uint32_t> cps;
+  cps.reserve(text.size());
+  for (std::size_t i = 0, len = 0; i < text.size(); i += len) cps.push_back(code_point_at(text, i, len));
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t k = 0; k < cps.size(); ++k) {
+    std::uint32_t cp = cps[k];
+    if (cp < 0x80) {
+      if (cp >= 'A' && cp <= 'Z') cp += 'a' - 'A';
+      out.push_back(static_cast<char>(cp));
+      continue;
+    }
+    if (loc == nullptr || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      append_code_point(out, cp);
+      continue;
+    }
+    if (cp == 0x130) {  // LATIN CAPITAL LETTER I WITH DOT ABOVE: SpecialCasing
+      append_code_point(out, 'i');
+      append_code_point(out, 0x307);
+      continue;
+    }
+    if (cp == 0x3A3) {  // GREEK CAPITAL SIGMA: final at the end of a word
+      bool before = false, after = false;
+      for (std::size_t j = k; j-- > 0;) {
+        if (is_case_ignorable(cps[j])) continue;
+        before = is_cased(cps[j], loc);
+        break;
+      }
+      for (std::size_t j = k + 1; j < cps.size(); ++j) {
+        if (is_case_ignorable(cps[j])) continue;
+        after = is_cased(cps[j], loc);
+        break;
+      }
+      append_code_point(out, before && !after ? 0x3C2 : 0x3C3);
+      continue;
+    }
+    append_code_point(out, static_cast<std::uint32_t>(towlower_l(static_cast<wint_t>(cp), loc)));
   }
   return out;
 }

@@ -44,9 +44,13 @@ std::string slice_utf16(std::string_view wtf8, std::size_t n);
 // A WTF-8 string written out as UTF-8 (lone surrogates as U+FFFD).
 void append_utf8(std::string& out, std::string_view wtf8);
 
-// String.prototype.toLowerCase for ASCII letters; other characters are kept (JS
-// lowercases all of Unicode; Cloud Run's condition reasons are ASCII words).
-std::string to_lower_ascii(std::string_view text);
+// String.prototype.toLowerCase over WTF-8: ASCII by hand, the rest by the C
+// library's Unicode tables (the C.UTF-8 locale's towlower) with JS's two special
+// mappings: U+0130 becomes "i" + U+0307, and a capital sigma ending a word becomes
+// the final sigma (words told apart approximately: a cased letter before, none
+// after, skipping combining marks and a few ignorable signs). Without a C.UTF-8
+// locale only ASCII letters are lowered. Lone surrogates are kept.
+std::string to_lower(std::string_view text);
 
 // Number.prototype.toString(): the shortest digits that round-trip, as plain
 // decimals for 1e-7 < |v| < 1e21 and with an exponent ("1e+21", "1.5e-7") beyond;

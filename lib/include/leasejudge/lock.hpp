@@ -178,8 +178,8 @@ struct GcloudResult {
 // status does not fit (status an object with an optional completionTime string
 // and optional conditions of {type, status, reason?} strings), is unknown. The
 // first condition of type "Completed" whose status is "True" is finished
-// "succeeded", "False" finished with its reason lowercased (ASCII letters only) or
-// "failed"; else a completionTime is finished "completed"; else running.
+// "succeeded", "False" finished with its reason lowercased (as JS's toLowerCase,
+// through the C library's Unicode tables) or "failed"; else a completionTime is finished "completed"; else running.
 ExecutionState parse_execution_state(const GcloudResult& result);
 
 // The arguments after `gcloud`: run jobs executions describe NAME --region=R
