@@ -302,9 +302,115 @@ def test_lock():
           "the lock's holder is not readable ([1,2])"), got)
 
 
+# --- a small batch plan -----------------------------------------------------------------
+
+class StepAction(ctypes.Structure):
+    _fields_ = [("action", ctypes.c_uint8), ("reason", ctypes.c_uint8), ("reserved", ctypes.c_uint16),
+                ("bound_nsec", ctypes.c_int32), ("bound_sec", ctypes.c_int64)]
+
+
+class StepEntry(ctypes.Structure):
+    _fields_ = [("key_offset", ctypes.c_uint64), ("value_offset", ctypes.c_uint64), ("key_len", ctypes.c_uint32),
+                ("value_len", ctypes.c_uint32), ("revision", ctypes.c_uint64)]
+
+
+class PlanSummary(ctypes.Structure):
+    _fields_ = [(f, ctypes.c_uint64) for f in ("ends", "deletes", "leaves", "no_step", "other_node", "malformed")]
+
+
+OWNER_STATE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_size_t,
+                                  ctypes.c_void_p)
+
+
+class PlanOptions(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("node", ctypes.c_char_p), ("node_len", ctypes.c_size_t),
+                ("owner", ctypes.c_char_p), ("owner_len", ctypes.c_size_t), ("before_ns", ctypes.c_int64),
+                ("now_ns", ctypes.c_int64), ("bound_seconds", ctypes.c_int64), ("rule", ctypes.c_int),
+                ("start_tolerance_ms", ctypes.c_int64), ("owner_state", OWNER_STATE_FN), ("payload", ctypes.c_void_p),
+                ("threads", ctypes.c_uint32)]
+
+
+def test_plan_batch():
+    if not has("lj_step_plan_batch"):
+        print("ok - batch plan # SKIP lj_step_plan_batch is not in this build")
+        return
+    lib.lj_step_plan_options_init.argtypes = [ctypes.POINTER(PlanOptions), ctypes.c_uint32]
+    lib.lj_step_plan_batch.argtypes = [ctypes.POINTER(StepAction), ctypes.c_size_t, ctypes.POINTER(PlanSummary),
+                                       ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(StepEntry),
+                                       ctypes.c_size_t, ctypes.POINTER(PlanOptions), c_char_pp]
+    lib.lj_step_why.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t),
+                                ctypes.POINTER(StepAction), c_char_pp]
+    lib.lj_step_reason_name.argtypes = [ctypes.c_int]
+    lib.lj_step_reason_name.restype = ctypes.c_char_p
+    check("lj_step_entry_t is 32 bytes, lj_step_action_t 16",
+          ctypes.sizeof(StepEntry) == 32 and ctypes.sizeof(StepAction) == 16)
+    node = "build-eu-1"
+    me = "0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6.4242.lxb2k3a0"
+    them = "0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6.4243.lxb2k3a0"
+    ask = "6f1c0a52-3b7e-4d0a-9c11-2f5e8d7b6a01"
+
+    def step(i, tool, owner, started="2024-06-01T11:00:00Z", state="running"):
+        return '{"id":"%s","tool":"%s","state":"%s","owner":"%s","started":"%s"}' % (i, tool, state, owner, started)
+
+    # (key, value, expected action name, reason name, why) worked out by the rules by hand.
+    keys = [
+        (node + ".mine", step("mine", "go build", me), "leave", "owned-by-self", ""),
+        (node + ".theirs", step("theirs", "go test", them), "end", "owner-not-self",
+         "the build module restarted while it ran"),
+        (node + "." + ask, step(ask, "check ask", them), "delete", "owner-not-self",
+         "the build module restarted while it ran"),
+        (node + ".old", '{"id":"old","tool":"lint","state":"running","started":"2024-06-01T10:00:00Z"}', "end",
+         "started-before", "the build module restarted while it ran"),
+        (node + ".done", step("done", "go vet", them, state="succeeded"), "leave", "not-running", ""),
+        ("build-eu-2.x", step("x", "go build", them), "leave", "other-node", ""),
+        (node + ".bad", '{"id":"bad","state":"running"} trailing', "leave", "no-step", ""),
+    ]
+    buf = bytearray()
+    entries = (StepEntry * len(keys))()
+    for i, (key, value, *_rest) in enumerate(keys):
+        k, v = key.encode(), value.encode()
+        entries[i].key_offset, entries[i].key_len = len(buf), len(k)
+        buf += k
+        entries[i].value_offset, entries[i].value_len = len(buf), len(v)
+        buf += v
+        entries[i].revision = i + 1
+    data = bytes(buf)
+    opts = PlanOptions()
+    check("lj_step_plan_options_init", lib.lj_step_plan_options_init(
+        ctypes.byref(opts), header_constant("LJ_STEP_PLAN_OPTIONS_VERSION")) == LJ_OK and opts.bound_seconds == 3600)
+    opts.node, opts.node_len = node.encode(), len(node)
+    opts.owner, opts.owner_len = me.encode(), len(me)
+    opts.before_ns = 1717242600 * 10**9  # 2024-06-01T11:50:00Z
+    opts.now_ns = 1717243200 * 10**9     # 2024-06-01T12:00:00Z
+    out = (StepAction * len(keys))()
+    summary, err = PlanSummary(), ctypes.c_void_p()
+    rc = lib.lj_step_plan_batch(out, len(keys), ctypes.byref(summary), data, len(data), 0, entries, len(keys),
+                                ctypes.byref(opts), ctypes.byref(err))
+    check("lj_step_plan_batch plans the batch in one call", rc == LJ_OK, rc)
+    names = {header_constant("LJ_STEP_LEAVE"): "leave", header_constant("LJ_STEP_END"): "end",
+             header_constant("LJ_STEP_DELETE"): "delete"}
+    for i, (key, _value, action, reason, why) in enumerate(keys):
+        text = ctypes.create_string_buffer(header_constant("LJ_STEP_WHY_MAX"))
+        n = ctypes.c_size_t()
+        lib.lj_step_why(text, len(text), ctypes.byref(n), ctypes.byref(out[i]), None)
+        got = (names.get(out[i].action), lib.lj_step_reason_name(out[i].reason).decode(), text.value.decode())
+        check("plan of " + key, got == (action, reason, why), got)
+    check("the plan's summary", (summary.ends, summary.deletes, summary.leaves, summary.no_step, summary.other_node)
+          == (2, 1, 2, 1, 1), (summary.ends, summary.deletes, summary.leaves, summary.no_step, summary.other_node))
+    # An entry outside the buffer is refused, with a sentence.
+    entries[0].value_offset = len(data) + 1
+    rc = lib.lj_step_plan_batch(out, len(keys), None, data, len(data), 0, entries, len(keys), ctypes.byref(opts),
+                                ctypes.byref(err))
+    message = lib.lj_error_message(err).decode() if err.value else ""
+    if err.value:
+        lib.lj_error_destroy(err)
+    check("an entry outside the buffer is LJ_EINVAL", rc == LJ_EINVAL and message, (rc, message))
+
+
 test_version_and_errors()
 test_identity()
 test_lock()
+test_plan_batch()
 print("1..%d" % count)
 print("%d passed, %d failed" % (count - failed, failed))
 sys.exit(1 if failed else 0)
