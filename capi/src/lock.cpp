@@ -1,4 +1,6 @@
 // The C ABI's lock part: verdicts, execution state, bodies and the lock's life.
+#include "leasejudge/lock.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 
 #include "internal.hpp"
 #include "leasejudge/clock.hpp"
-#include "leasejudge/lock.hpp"
 #include "store_handle.hpp"
 
 using leasejudge::Errc;
@@ -133,8 +134,12 @@ void prepare(Judging& j, const lj_lock_options_t* opts) {
     leasejudge::Here fallback = leasejudge::this_machine();
     j.here.host = std::string(h->host == nullptr ? "" : std::string_view(h->host, h->host_len));
     switch (h->machine_kind) {
-      case LJ_MACHINE_ABSENT: j.here.machine = leasejudge::MachineField::absent(); break;
-      case LJ_MACHINE_NONE: j.here.machine = leasejudge::MachineField::none(); break;
+      case LJ_MACHINE_ABSENT:
+        j.here.machine = leasejudge::MachineField::absent();
+        break;
+      case LJ_MACHINE_NONE:
+        j.here.machine = leasejudge::MachineField::none();
+        break;
       default:
         j.here.machine = leasejudge::MachineField::of(
             std::string(h->machine == nullptr ? "" : std::string_view(h->machine, h->machine_len)));
@@ -177,8 +182,8 @@ void prepare(Judging& j, const lj_lock_options_t* opts) {
     void* payload = opts->describe_payload;
     j.describe = [&j, cb, payload](const ExecutionRef& ref) {
       if (j.stopped) return ExecutionState::unknown("stopped");
-      lj_execution_ref_t c{ref.project_id.c_str(), ref.project_id.size(), ref.region.c_str(), ref.region.size(),
-                           ref.name.c_str(), ref.name.size()};
+      lj_execution_ref_t c{ref.project_id.c_str(), ref.project_id.size(), ref.region.c_str(),
+                           ref.region.size(),      ref.name.c_str(),      ref.name.size()};
       lj_execution_state_t state;
       int rc = cb(&state, &c, payload);
       if (rc != 0) {
@@ -502,7 +507,9 @@ LJ_API int lj_lock_release(lj_lock_t* lock, lj_error_t** err) {
   });
 }
 
-LJ_API uint64_t lj_lock_revision(const lj_lock_t* lock) { return lock == nullptr ? 0 : lock->lock.revision; }
+LJ_API uint64_t lj_lock_revision(const lj_lock_t* lock) {
+  return lock == nullptr ? 0 : lock->lock.revision;
+}
 
 LJ_API int64_t lj_lock_renew_interval_ms(const lj_lock_t* lock) {
   if (lock == nullptr || lock->lock.lease_ms <= 0) return 0;
@@ -525,6 +532,8 @@ LJ_API int lj_lock_body(char** out, size_t* out_len, const lj_lock_t* lock, lj_e
   return guard(err, [&] { return give(out, out_len, lock->lock.body, err); });
 }
 
-LJ_API void lj_lock_destroy(lj_lock_t* lock) { delete lock; }
+LJ_API void lj_lock_destroy(lj_lock_t* lock) {
+  delete lock;
+}
 
 }  // extern "C"

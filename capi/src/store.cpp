@@ -92,7 +92,9 @@ class CallbackStore final : public leasejudge::Store {
   void* payload_;
 };
 
-bool store_ok(lj_store_t* store) { return store != nullptr && store->store != nullptr; }
+bool store_ok(lj_store_t* store) {
+  return store != nullptr && store->store != nullptr;
+}
 
 }  // namespace
 
@@ -177,10 +179,12 @@ LJ_API int lj_store_file_open(lj_store_t** out, const char* dir, size_t dir_len,
   });
 }
 
-LJ_API void lj_store_destroy(lj_store_t* store) { delete store; }
+LJ_API void lj_store_destroy(lj_store_t* store) {
+  delete store;
+}
 
-LJ_API int lj_store_get(char** out_value, size_t* out_len, uint64_t* out_revision, lj_store_t* store,
-                        const char* key, size_t key_len, lj_error_t** err) {
+LJ_API int lj_store_get(char** out_value, size_t* out_len, uint64_t* out_revision, lj_store_t* store, const char* key,
+                        size_t key_len, lj_error_t** err) {
   reset(err);
   if (out_value == nullptr) return fail(err, LJ_EINVAL, "out_value is NULL");
   *out_value = nullptr;
@@ -226,8 +230,7 @@ LJ_API int lj_store_update(uint64_t* out_revision, lj_store_t* store, const char
   });
 }
 
-LJ_API int lj_store_remove(lj_store_t* store, const char* key, size_t key_len, uint64_t revision,
-                           lj_error_t** err) {
+LJ_API int lj_store_remove(lj_store_t* store, const char* key, size_t key_len, uint64_t revision, lj_error_t** err) {
   reset(err);
   if (!store_ok(store)) return fail(err, LJ_EINVAL, "store is NULL");
   std::string_view k;

@@ -19,7 +19,7 @@ struct Condition {
   std::optional<std::string> reason;
 };
 
-// The seed's execution status schema, each level letting the last duplicate win:
+// The JS code's execution status schema, each level letting the last duplicate win:
 // {status?: {completionTime?: string, conditions?: [{type, status, reason?}]}}.
 struct StatusRead {
   bool fits = true;  // false once the last status does not fit the schema
@@ -111,10 +111,14 @@ Read read_status(od::value v, int depth, StatusRead& out) {
 
 const char* execution_state_name(ExecutionState::Kind kind) noexcept {
   switch (kind) {
-    case ExecutionState::Kind::running: return "running";
-    case ExecutionState::Kind::finished: return "finished";
-    case ExecutionState::Kind::not_found: return "not-found";
-    case ExecutionState::Kind::unknown: return "unknown";
+    case ExecutionState::Kind::running:
+      return "running";
+    case ExecutionState::Kind::finished:
+      return "finished";
+    case ExecutionState::Kind::not_found:
+      return "not-found";
+    case ExecutionState::Kind::unknown:
+      return "unknown";
   }
   return "";
 }
@@ -122,7 +126,7 @@ const char* execution_state_name(ExecutionState::Kind kind) noexcept {
 ExecutionState parse_execution_state(const GcloudResult& result) {
   if (!result.ok) {
     const std::string& err = result.err;
-    // The seed's /NOT_FOUND|not found|could not be found|does not exist/i.
+    // The JS code's /NOT_FOUND|not found|could not be found|does not exist/i.
     if (js::contains_ascii_nocase(err, "NOT_FOUND") || js::contains_ascii_nocase(err, "not found") ||
         js::contains_ascii_nocase(err, "could not be found") || js::contains_ascii_nocase(err, "does not exist")) {
       return ExecutionState::not_found();
@@ -138,8 +142,7 @@ ExecutionState parse_execution_state(const GcloudResult& result) {
   od::object root;
   Read opened = reader.open_object(text, root);
   const ExecutionState no_json = ExecutionState::unknown("gcloud returned no JSON for the execution");
-  const ExecutionState no_status =
-      ExecutionState::unknown("gcloud returned an execution without a readable status");
+  const ExecutionState no_status = ExecutionState::unknown("gcloud returned an execution without a readable status");
   if (opened == Read::bad_json) return no_json;
   if (opened == Read::wrong_type) return no_status;
   StatusRead status;

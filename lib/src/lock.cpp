@@ -38,7 +38,9 @@ struct Slot {
 
 // Read for a field handler: a wrong type is recorded in the slot, never stops the
 // reading (a later duplicate may fix it); only bad JSON stops.
-Read go_on(Read read) { return read == Read::bad_json ? Read::bad_json : Read::ok; }
+Read go_on(Read read) {
+  return read == Read::bad_json ? Read::bad_json : Read::ok;
+}
 
 Read read_string_slot(od::value v, Slot<std::string>& slot) {
   std::string s;
@@ -64,8 +66,8 @@ Read read_execution(od::value v, int depth, ExecutionSlot& slot) {
   slot.present = true;
   od::json_type type;
   if (v.type().get(type) != simdjson::SUCCESS) return Read::bad_json;
-  if (type != od::json_type::object) return go_on(JsonReader::skip(v, depth) == Read::ok ? Read::wrong_type
-                                                                                         : Read::bad_json);
+  if (type != od::json_type::object)
+    return go_on(JsonReader::skip(v, depth) == Read::ok ? Read::wrong_type : Read::bad_json);
   od::object obj;
   if (v.get_object().get(obj) != simdjson::SUCCESS) return Read::bad_json;
   Slot<std::string> project, region, name;
@@ -96,9 +98,11 @@ std::string text_of(std::string_view bytes) {
   return std::string(js::decode_lossy(utf8, storage));
 }
 
-bool is_utf8(std::string_view text) { return simdjson::validate_utf8(text.data(), text.size()); }
+bool is_utf8(std::string_view text) {
+  return simdjson::validate_utf8(text.data(), text.size());
+}
 
-// "purpose (run X, started T)" / "purpose (on host, pid N, started T)": the seed's
+// "purpose (run X, started T)" / "purpose (on host, pid N, started T)": the JS code's
 // holder text, with JavaScript's truthiness (an empty host or start, a pid of 0).
 std::string holder_text(const LockBody& body) {
   std::string parts;
@@ -141,15 +145,14 @@ LockVerdict verdict(LockVerdict::Kind kind, LockReason reason, bool manual, std:
   return LockVerdict{kind, reason, manual, std::move(why)};
 }
 
-LockVerdict judge_process(const LockBody& body, const std::string& who, std::int64_t now_ms,
-                          const Here& here) {
+LockVerdict judge_process(const LockBody& body, const std::string& who, std::int64_t now_ms, const Here& here) {
   using K = LockVerdict::Kind;
   const bool here_too = same_machine(body, here);
   if (body.pid && here_too && here.alive && !here.alive(*body.pid)) {
     return verdict(K::break_lock, LockReason::process_gone, false,
                    who + " has ended (its process is gone on this machine)");
   }
-  // Beyond the seed: the owner token leasejudge writes names the holder's boot and
+  // Beyond the JS code: the owner token leasejudge writes names the holder's boot and
   // start, so a reboot or a reused pid is proof the holder is gone.
   if (body.owner && here_too && here.owner_state) {
     auto token = parse_owner_token(*body.owner);
@@ -340,8 +343,8 @@ std::string new_acquisition_id() {
   return std::string(text, 36);
 }
 
-Result<std::string> lock_body(std::string_view purpose, Instant now, const LockHolder& holder,
-                              std::string_view id, const BodyAuthor& author) {
+Result<std::string> lock_body(std::string_view purpose, Instant now, const LockHolder& holder, std::string_view id,
+                              const BodyAuthor& author) {
   const std::int64_t now_ms = now.unix_ms();
   if (now_ms < -js_time_limit || now_ms > js_time_limit) {
     return Error{Errc::invalid_argument, "the lock's start is outside JavaScript's Date range"};
@@ -349,14 +352,13 @@ Result<std::string> lock_body(std::string_view purpose, Instant now, const LockH
   // What a new body says must read back as it was given: UTF-8 text, and an
   // execution the schema accepts (three non-empty strings).
   const ExecutionHolder* exec = std::get_if<ExecutionHolder>(&holder);
-  if (!is_utf8(purpose) || !is_utf8(id) || !is_utf8(author.host) ||
-      (author.machine && !is_utf8(*author.machine)) || (author.owner && !is_utf8(*author.owner)) ||
-      (exec && (!is_utf8(exec->execution.project_id) || !is_utf8(exec->execution.region) ||
-                !is_utf8(exec->execution.name)))) {
+  if (!is_utf8(purpose) || !is_utf8(id) || !is_utf8(author.host) || (author.machine && !is_utf8(*author.machine)) ||
+      (author.owner && !is_utf8(*author.owner)) ||
+      (exec &&
+       (!is_utf8(exec->execution.project_id) || !is_utf8(exec->execution.region) || !is_utf8(exec->execution.name)))) {
     return Error{Errc::invalid_argument, "a lock body's text must be UTF-8"};
   }
-  if (exec && (exec->execution.project_id.empty() || exec->execution.region.empty() ||
-               exec->execution.name.empty())) {
+  if (exec && (exec->execution.project_id.empty() || exec->execution.region.empty() || exec->execution.name.empty())) {
     return Error{Errc::invalid_argument, "an execution needs its project, region and name"};
   }
   LockBody body;
@@ -404,29 +406,46 @@ Result<std::string> renewed_lock_body(const LockBody& body, Instant now, std::in
 
 const char* lock_reason_code(LockReason reason) noexcept {
   switch (reason) {
-    case LockReason::not_readable: return "not_readable";
-    case LockReason::execution_finished: return "execution_finished";
-    case LockReason::execution_running: return "execution_running";
-    case LockReason::execution_not_found_no_lease: return "execution_not_found_no_lease";
-    case LockReason::execution_not_found_lease_ended: return "execution_not_found_lease_ended";
-    case LockReason::execution_not_found_lease_runs: return "execution_not_found_lease_runs";
-    case LockReason::execution_unknown: return "execution_unknown";
-    case LockReason::process_gone: return "process_gone";
-    case LockReason::no_lease: return "no_lease";
-    case LockReason::lease_unreadable: return "lease_unreadable";
-    case LockReason::lease_ended: return "lease_ended";
-    case LockReason::lease_runs: return "lease_runs";
-    case LockReason::holder_rebooted: return "holder_rebooted";
-    case LockReason::pid_reused: return "pid_reused";
+    case LockReason::not_readable:
+      return "not_readable";
+    case LockReason::execution_finished:
+      return "execution_finished";
+    case LockReason::execution_running:
+      return "execution_running";
+    case LockReason::execution_not_found_no_lease:
+      return "execution_not_found_no_lease";
+    case LockReason::execution_not_found_lease_ended:
+      return "execution_not_found_lease_ended";
+    case LockReason::execution_not_found_lease_runs:
+      return "execution_not_found_lease_runs";
+    case LockReason::execution_unknown:
+      return "execution_unknown";
+    case LockReason::process_gone:
+      return "process_gone";
+    case LockReason::no_lease:
+      return "no_lease";
+    case LockReason::lease_unreadable:
+      return "lease_unreadable";
+    case LockReason::lease_ended:
+      return "lease_ended";
+    case LockReason::lease_runs:
+      return "lease_runs";
+    case LockReason::holder_rebooted:
+      return "holder_rebooted";
+    case LockReason::pid_reused:
+      return "pid_reused";
   }
   return "";
 }
 
 const char* lock_verdict_kind_name(LockVerdict::Kind kind) noexcept {
   switch (kind) {
-    case LockVerdict::Kind::break_lock: return "break";
-    case LockVerdict::Kind::held: return "held";
-    case LockVerdict::Kind::unknown: return "unknown";
+    case LockVerdict::Kind::break_lock:
+      return "break";
+    case LockVerdict::Kind::held:
+      return "held";
+    case LockVerdict::Kind::unknown:
+      return "unknown";
   }
   return "";
 }
@@ -460,8 +479,8 @@ LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant
 
   std::optional<std::int64_t> lease_end;
   if (body.lease_until && !body.lease_until->empty()) lease_end = parse_js_date(*body.lease_until);
-  ExecutionState state = describe ? describe(*body.execution)
-                                  : ExecutionState::unknown("no way to ask Cloud Run was given");
+  ExecutionState state =
+      describe ? describe(*body.execution) : ExecutionState::unknown("no way to ask Cloud Run was given");
   switch (state.kind) {
     case ExecutionState::Kind::finished:
       return verdict(K::break_lock, LockReason::execution_finished, false,

@@ -6,10 +6,10 @@
 
 #include <charconv>
 #include <cmath>
-#include <vector>
 #include <cstring>
 #include <limits>
 #include <system_error>
+#include <vector>
 
 namespace leasejudge::js {
 
@@ -50,8 +50,7 @@ std::size_t sequence_length(unsigned char lead) noexcept {
 }
 
 bool is_lone_surrogate(std::string_view s, std::size_t i) noexcept {
-  return i + 3 <= s.size() && static_cast<unsigned char>(s[i]) == 0xED &&
-         static_cast<unsigned char>(s[i + 1]) >= 0xA0;
+  return i + 3 <= s.size() && static_cast<unsigned char>(s[i]) == 0xED && static_cast<unsigned char>(s[i + 1]) >= 0xA0;
 }
 
 // Length of the JS white space or line terminator at the front of s (0: none).
@@ -60,14 +59,14 @@ std::size_t space_at_front(std::string_view s) noexcept {
   auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
   unsigned char c = b(0);
   if (c == 0x09 || c == 0x0A || c == 0x0B || c == 0x0C || c == 0x0D || c == 0x20) return 1;
-  if (c == 0xC2 && s.size() >= 2 && b(1) == 0xA0) return 2;                      // U+00A0
+  if (c == 0xC2 && s.size() >= 2 && b(1) == 0xA0) return 2;  // U+00A0
   if (s.size() < 3) return 0;
-  if (c == 0xE1 && b(1) == 0x9A && b(2) == 0x80) return 3;                       // U+1680
+  if (c == 0xE1 && b(1) == 0x9A && b(2) == 0x80) return 3;  // U+1680
   if (c == 0xE2 && b(1) == 0x80 && (b(2) <= 0x8A || b(2) == 0xA8 || b(2) == 0xA9 || b(2) == 0xAF))
-    return 3;                                                  // U+2000..200A, 2028, 2029, 202F
-  if (c == 0xE2 && b(1) == 0x81 && b(2) == 0x9F) return 3;                       // U+205F
-  if (c == 0xE3 && b(1) == 0x80 && b(2) == 0x80) return 3;                       // U+3000
-  if (c == 0xEF && b(1) == 0xBB && b(2) == 0xBF) return 3;                       // U+FEFF
+    return 3;                                               // U+2000..200A, 2028, 2029, 202F
+  if (c == 0xE2 && b(1) == 0x81 && b(2) == 0x9F) return 3;  // U+205F
+  if (c == 0xE3 && b(1) == 0x80 && b(2) == 0x80) return 3;  // U+3000
+  if (c == 0xEF && b(1) == 0xBB && b(2) == 0xBF) return 3;  // U+FEFF
   return 0;
 }
 
@@ -80,7 +79,9 @@ std::size_t space_at_back(std::string_view s) noexcept {
   return 0;
 }
 
-bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+bool is_digit(char c) noexcept {
+  return c >= '0' && c <= '9';
+}
 
 int hex_value(char c) noexcept {
   if (c >= '0' && c <= '9') return c - '0';
@@ -233,10 +234,14 @@ std::uint32_t code_point_at(std::string_view s, std::size_t i, std::size_t& len)
   len = sequence_length(static_cast<unsigned char>(s[i]));
   if (i + len > s.size()) len = 1;
   switch (len) {
-    case 2: return ((b(i) & 0x1F) << 6) | (b(i + 1) & 0x3F);
-    case 3: return ((b(i) & 0x0F) << 12) | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
-    case 4: return ((b(i) & 0x07) << 18) | ((b(i + 1) & 0x3F) << 12) | ((b(i + 2) & 0x3F) << 6) | (b(i + 3) & 0x3F);
-    default: return b(i);
+    case 2:
+      return ((b(i) & 0x1F) << 6) | (b(i + 1) & 0x3F);
+    case 3:
+      return ((b(i) & 0x0F) << 12) | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
+    case 4:
+      return ((b(i) & 0x07) << 18) | ((b(i + 1) & 0x3F) << 12) | ((b(i + 2) & 0x3F) << 6) | (b(i + 3) & 0x3F);
+    default:
+      return b(i);
   }
 }
 
@@ -252,8 +257,8 @@ bool is_cased(std::uint32_t cp, locale_t loc) {
 }
 
 bool is_case_ignorable(std::uint32_t cp) {
-  return cp == '\'' || cp == '.' || cp == ':' || cp == '^' || cp == '`' || cp == 0xA8 || cp == 0xAD ||
-         cp == 0xAF || cp == 0xB4 || cp == 0xB7 || cp == 0xB8 || cp == 0x2019 || (cp >= 0x300 && cp <= 0x36F);
+  return cp == '\'' || cp == '.' || cp == ':' || cp == '^' || cp == '`' || cp == 0xA8 || cp == 0xAD || cp == 0xAF ||
+         cp == 0xB4 || cp == 0xB7 || cp == 0xB8 || cp == 0x2019 || (cp >= 0x300 && cp <= 0x36F);
 }
 
 }  // namespace
@@ -357,21 +362,34 @@ void append_json_string(std::string& out, std::string_view wtf8) {
   static constexpr char hex[] = "0123456789abcdef";
   out.push_back('"');
   std::size_t start = 0;
-  auto flush = [&](std::size_t upto) {
-    out.append(wtf8.substr(start, upto - start));
-  };
+  auto flush = [&](std::size_t upto) { out.append(wtf8.substr(start, upto - start)); };
   for (std::size_t i = 0; i < wtf8.size();) {
     unsigned char c = static_cast<unsigned char>(wtf8[i]);
     const char* esc = nullptr;
     switch (c) {
-      case '"': esc = "\\\""; break;
-      case '\\': esc = "\\\\"; break;
-      case '\b': esc = "\\b"; break;
-      case '\f': esc = "\\f"; break;
-      case '\n': esc = "\\n"; break;
-      case '\r': esc = "\\r"; break;
-      case '\t': esc = "\\t"; break;
-      default: break;
+      case '"':
+        esc = "\\\"";
+        break;
+      case '\\':
+        esc = "\\\\";
+        break;
+      case '\b':
+        esc = "\\b";
+        break;
+      case '\f':
+        esc = "\\f";
+        break;
+      case '\n':
+        esc = "\\n";
+        break;
+      case '\r':
+        esc = "\\r";
+        break;
+      case '\t':
+        esc = "\\t";
+        break;
+      default:
+        break;
     }
     if (esc != nullptr) {
       flush(i);
@@ -517,14 +535,30 @@ bool unescape_json_string(std::string_view raw, std::string& out) {
     char e = raw[i + 1];
     i += 2;
     switch (e) {
-      case '"': out.push_back('"'); break;
-      case '\\': out.push_back('\\'); break;
-      case '/': out.push_back('/'); break;
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
+      case '"':
+        out.push_back('"');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case '/':
+        out.push_back('/');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
       case 'u': {
         std::uint32_t cu = 0;
         if (!read_hex4(raw, i, cu)) return false;

@@ -28,10 +28,14 @@ Acquisition outcome_of(Acquisition::Outcome outcome, std::optional<LockVerdict> 
 
 const char* acquisition_outcome_name(Acquisition::Outcome outcome) noexcept {
   switch (outcome) {
-    case Acquisition::Outcome::acquired: return "acquired";
-    case Acquisition::Outcome::held: return "held";
-    case Acquisition::Outcome::unknown: return "unknown";
-    case Acquisition::Outcome::lost_race: return "lost-race";
+    case Acquisition::Outcome::acquired:
+      return "acquired";
+    case Acquisition::Outcome::held:
+      return "held";
+    case Acquisition::Outcome::unknown:
+      return "unknown";
+    case Acquisition::Outcome::lost_race:
+      return "lost-race";
   }
   return "";
 }
@@ -132,7 +136,9 @@ LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function
   thread_ = std::thread([this] { run(); });
 }
 
-LockRenewal::~LockRenewal() { stop(); }
+LockRenewal::~LockRenewal() {
+  stop();
+}
 
 void LockRenewal::stop() {
   {

@@ -138,8 +138,8 @@ std::string new_acquisition_id();
 // max runtime) + lease_skew_ms, both as toISOString(); execution only for an
 // execution holder; owner only for a process holder or none. An empty id takes a
 // fresh one. Errc::invalid_argument when a time falls outside JS's Date range.
-Result<std::string> lock_body(std::string_view purpose, Instant now, const LockHolder& holder,
-                              std::string_view id, const BodyAuthor& author);
+Result<std::string> lock_body(std::string_view purpose, Instant now, const LockHolder& holder, std::string_view id,
+                              const BodyAuthor& author);
 Result<std::string> lock_body(std::string_view purpose, Instant now, const LockHolder& holder);
 
 // The same body with its lease moved to now + lease_ms + lease_skew_ms: the
@@ -275,10 +275,10 @@ std::string format_verdict_json(const LockVerdict& verdict);
 struct LockRequest {
   std::string purpose;
   LockHolder holder = ProcessHolder{};
-  Describer describe;          // empty: gcloud_describer()
-  std::optional<Here> here;    // nullopt: this_machine()
+  Describer describe;                // empty: gcloud_describer()
+  std::optional<Here> here;          // nullopt: this_machine()
   std::optional<BodyAuthor> author;  // nullopt: this_author()
-  std::string id;              // empty: a fresh one
+  std::string id;                    // empty: a fresh one
 };
 
 // A lock this process holds.
@@ -286,7 +286,7 @@ struct HeldLock {
   std::string key;
   std::string id;
   std::string body;
-  Revision revision = 0;  // the store revision of our body: the fencing token
+  Revision revision = 0;      // the store revision of our body: the fencing token
   std::int64_t lease_ms = 0;  // for renewal (0: nothing to renew)
 };
 
@@ -299,8 +299,8 @@ struct Acquisition {
   };
   Outcome outcome = Outcome::lost_race;
   std::optional<LockVerdict> verdict;  // the verdict on the holder we found, if any
-  Revision broke_at = 0;  // the revision of the body we broke; 0 when none
-  HeldLock lock;          // acquired only
+  Revision broke_at = 0;               // the revision of the body we broke; 0 when none
+  HeldLock lock;                       // acquired only
 };
 const char* acquisition_outcome_name(Acquisition::Outcome outcome) noexcept;
 
@@ -308,8 +308,7 @@ const char* acquisition_outcome_name(Acquisition::Outcome outcome) noexcept;
 // on break, delete the body at the revision judged, then create ours. A write that
 // finds the key moved is lost_race: reported, never retried here. Store failures
 // are errors.
-Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockRequest& request,
-                                 Instant now);
+Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockRequest& request, Instant now);
 
 // Move our lease forward (update at our revision). Errc::changed: the lock is no
 // longer ours (broken, or rewritten): stop the work it guarded.
