@@ -1,0 +1,128 @@
+// The NATS store: a Store over a NATS JetStream key/value bucket, the store a fleet of
+// build nodes shares for its steps and locks.
+//
+// Rules it keeps:
+// - A revision is the bucket stream's sequence number of the key's last write: one
+//   counter across all keys, as the memory store's, and never 0 for a stored value.
+// - get() reads the key's last message from the stream leader, so a read after this
+//   process's own write sees that write, on one server and on a cluster alike. A key
+//   whose last message is a delete or purge marker holds no value (nullopt).
+// - update() and remove() write only while the key's last message is still the one
+//   at the revision read (JetStream's expected last subject sequence); create() writes
+//   only where the key holds no message, or only a delete marker. A lost race is
+//   Errc::changed (Errc::exists for create), never an overwrite and never an error
+//   text to parse. remove() publishes the KV delete marker with that expectation, so
+//   a write landing between the read and the delete is never deleted with it.
+// - update() and remove() at revision 0 are Errc::changed without a request, as the
+//   memory store answers (no stored value is at revision 0): JetStream would take 0
+//   as "no expectation" and overwrite whatever the key holds.
+// - Keys follow the NATS KV rules: non-empty, only [-/_=.a-zA-Z0-9], no leading or
+//   trailing '.', no empty token (".."); any other key is Errc::invalid_argument,
+//   before anything is sent. Bucket names are [A-Za-z0-9_-]+.
+// - Every failure of the server, the connection or the bucket (down, unreachable,
+//   timed out, missing bucket, JetStream off) is Errc::store with a sentence naming
+//   the bucket and what failed (a password in a URL shown as ***).
+// - A lost connection is never replaced behind the caller's back with writes queued
+//   on it: the call that finds it lost fails, and a later call connects again (at
+//   most one try per reconnect_wait; calls in between fail at once). So a write
+//   reported as failed never lands later; only one the server took just before the
+//   connection dropped may have landed, and its revision check keeps a retry safe.
+//
+// Thread-safety: one NatsStore may be used from several threads at once (nats.c's
+// connection and JetStream context are thread-safe, and the store keeps no other
+// mutable state). A sweep calling it from one thread needs nothing more.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leasejudge/store.hpp"
+
+namespace leasejudge {
+
+struct NatsOptions {
+  // Servers to connect to, "nats://host:port" (or "tls://..."); user and password may
+  // ride in the URL. Tried in order; the cluster's other servers are learnt from it.
+  // Empty: nats://127.0.0.1:4222.
+  std::vector<std::string> urls;
+  // The key/value bucket. Required.
+  std::string bucket;
+  // A credentials file (user JWT and nkey seed), for servers with accounts. Optional.
+  std::string credentials_file;
+  // TLS. The client switches to TLS by itself when the server requires it; `tls`
+  // makes it required even where the server offers it only. The CA file verifies the
+  // server (default: the system's trust store); the certificate and key files
+  // identify the client where the server asks for a client certificate.
+  bool tls = false;
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // The connection's name in the server's monitoring.
+  std::string name = "leasejudge";
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds request_timeout{5000};   // each get, write and lookup
+  std::chrono::milliseconds list_timeout{60000};     // a whole keys() listing
+  // After the connection is lost: the least time between two tries to connect again.
+  std::chrono::milliseconds reconnect_wait{500};
+  // Read from the stream's leader (false, the default: a read sees every write
+  // acknowledged before it) or let any replica answer (true: faster on a cluster,
+  // but a read may miss the latest write; a write at a stale revision is still
+  // refused as changed).
+  bool direct_reads = false;
+  // Create the bucket when it does not exist, with this history (values kept per
+  // key, 1 to 64) and replica count (1 to 5; a cluster needs as many servers). An
+  // existing bucket is used as it is.
+  bool create_bucket = false;
+  int history = 1;
+  int replicas = 1;
+};
+
+// One (key, value, revision) of a whole-bucket read.
+struct NatsEntry {
+  std::string key;
+  std::string value;
+  Revision revision = 0;
+};
+
+class NatsStore final : public Store {
+ public:
+  // Connect and bind to the bucket (creating it when asked). Errc::invalid_argument
+  // for options out of range or a bad bucket name; Errc::store when no server
+  // answers, the credentials or TLS files cannot be used, JetStream is off or the
+  // bucket is missing.
+  static Result<std::unique_ptr<NatsStore>> open(const NatsOptions& options);
+  ~NatsStore() override;
+  NatsStore(const NatsStore&) = delete;
+  NatsStore& operator=(const NatsStore&) = delete;
+
+  Result<std::vector<std::string>> keys() override;
+  Result<std::optional<StoreEntry>> get(std::string_view key) override;
+  Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override;
+  Result<Revision> create(std::string_view key, std::string_view value) override;
+  Status remove(std::string_view key, Revision revision) override;
+
+  // Write value whatever the key holds (a test's other writer, or seeding a bucket);
+  // the new revision.
+  Result<Revision> put(std::string_view key, std::string_view value);
+  // Every key that holds a value now, with its value and revision, read in one pass
+  // over the bucket (no request per key): what a sweep of a large bucket reads. Each
+  // entry is the key's last write at some moment of the pass; a write at its revision
+  // is still checked as any other.
+  Result<std::vector<NatsEntry>> entries();
+
+  const std::string& bucket() const noexcept;
+
+  // Does key follow the NATS KV key rules above?
+  static bool valid_key(std::string_view key) noexcept;
+  static bool valid_bucket(std::string_view bucket) noexcept;
+
+ private:
+  struct Connection;
+  explicit NatsStore(std::unique_ptr<Connection> connection);
+  std::unique_ptr<Connection> c_;
+};
+
+}  // namespace leasejudge

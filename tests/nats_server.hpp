@@ -1,0 +1,280 @@
+// Test fixture: a nats-server with JetStream that a test starts on a free 127.0.0.1
+// port with its own temporary store directory, stops, kills and restarts; and a
+// three-node cluster of them on loopback routes. Private to the tests.
+//
+// nats-server is looked up in LEASEJUDGE_NATS_SERVER, then PATH, then /usr/sbin and
+// /usr/local/sbin (Debian installs it in /usr/sbin, not always on a user's PATH).
+// Where it is not installed, nats_server_path() is empty and tests skip, saying so.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nats/nats.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "leasejudge/store/nats.hpp"
+
+extern char** environ;
+
+namespace leasejudge::test {
+
+inline std::string nats_server_path() {
+  auto executable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
+  if (const char* env = std::getenv("LEASEJUDGE_NATS_SERVER"); env != nullptr && executable(env)) return env;
+  std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  path += ":/usr/sbin:/usr/local/sbin";
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (!dir.empty() && executable(dir + "/nats-server")) return dir + "/nats-server";
+    start = end + 1;
+  }
+  return {};
+}
+
+// A port nobody listens on now (the kernel's pick for an ephemeral bind).
+inline int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+inline bool port_accepts(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+inline std::string make_temp_dir(const char* what) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / (std::string("leasejudge-") + what + "-XXXXXX")).string();
+  if (::mkdtemp(tmpl.data()) == nullptr) return {};
+  return tmpl;
+}
+
+// One nats-server process. Its port and store directory stay the same across
+// restarts, so a restarted server finds its streams again.
+class NatsServer {
+ public:
+  // extra: more command-line arguments (cluster settings). dir: the store directory
+  // to use (empty: a new temporary one, removed at the end).
+  explicit NatsServer(std::vector<std::string> extra = {}, int port = 0)
+      : exe_(nats_server_path()), port_(port != 0 ? port : free_port()), extra_(std::move(extra)) {
+    dir_ = make_temp_dir("nats");
+  }
+  NatsServer(const NatsServer&) = delete;
+  NatsServer& operator=(const NatsServer&) = delete;
+  ~NatsServer() {
+    stop();
+    if (!dir_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+    }
+  }
+
+  static bool installed() { return !nats_server_path().empty(); }
+
+  int port() const { return port_; }
+  std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+  const std::string& dir() const { return dir_; }
+  bool running() const { return pid_ > 0; }
+
+  // Start and wait (up to 15 s) until the client port accepts connections.
+  bool start() {
+    if (exe_.empty() || dir_.empty() || port_ == 0 || pid_ > 0) return false;
+    std::vector<std::string> args = {exe_, "-js", "-a", "127.0.0.1", "-p", std::to_string(port_), "-sd",
+                                     dir_ + "/store"};
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::string log = dir_ + "/server.log";
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid = 0;
+    int rc = posix_spawn(&pid, exe_.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return false;
+    pid_ = pid;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = 0;
+        return false;
+      }
+      if (port_accepts(port_)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kill();
+    return false;
+  }
+
+  // Stop gracefully (SIGTERM), killing it when it does not end within 10 s.
+  void stop() { end(SIGTERM); }
+  // SIGKILL: the server dies without a word to anyone.
+  void kill() { end(SIGKILL); }
+  bool restart() {
+    stop();
+    return start();
+  }
+
+ private:
+  void end(int sig) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, sig);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    pid_ = 0;
+  }
+
+  std::string exe_;
+  int port_ = 0;
+  std::vector<std::string> extra_;
+  std::string dir_;
+  pid_t pid_ = 0;
+};
+
+// Three JetStream servers routed to each other on 127.0.0.1.
+class NatsCluster {
+ public:
+  static constexpr int kNodes = 3;
+
+  NatsCluster() {
+    int client[kNodes];
+    int route[kNodes];
+    for (int i = 0; i < kNodes; ++i) {
+      client[i] = free_port();
+      route[i] = free_port();
+    }
+    std::string routes;
+    for (int i = 0; i < kNodes; ++i) {
+      if (!routes.empty()) routes += ',';
+      routes += "nats://127.0.0.1:" + std::to_string(route[i]);
+    }
+    for (int i = 0; i < kNodes; ++i) {
+      std::vector<std::string> extra = {"-n",
+                                        "lj-node-" + std::to_string(i),
+                                        "--cluster_name",
+                                        "leasejudge",
+                                        "--cluster",
+                                        "nats://127.0.0.1:" + std::to_string(route[i]),
+                                        "--routes",
+                                        routes};
+      nodes_.push_back(std::make_unique<NatsServer>(std::move(extra), client[i]));
+    }
+  }
+
+  bool start() {
+    for (auto& n : nodes_) {
+      if (!n->start()) return false;
+    }
+    return true;
+  }
+
+  NatsServer& node(int i) { return *nodes_.at(static_cast<std::size_t>(i)); }
+  std::vector<std::string> urls() const {
+    std::vector<std::string> out;
+    for (const auto& n : nodes_) out.push_back(n->url());
+    return out;
+  }
+
+ private:
+  std::vector<std::unique_ptr<NatsServer>> nodes_;
+};
+
+// Open a store, retrying while a fresh server or cluster is still getting ready
+// (a cluster elects its JetStream leaders after its ports open). Gives up after
+// `patience` and returns the last result.
+inline Result<std::unique_ptr<NatsStore>> open_when_ready(const NatsOptions& options,
+                                                          std::chrono::milliseconds patience = std::chrono::seconds(20)) {
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    auto store = NatsStore::open(options);
+    if (store.ok() || store.code() != Errc::store || std::chrono::steady_clock::now() > deadline) return store;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// Fill a bucket fast for large tests: asynchronous publishes, many in flight, over a
+// connection of its own (the store's own writes are one request each). Returns how
+// many were acknowledged.
+inline std::size_t seed_bucket(const std::string& url, const std::string& bucket,
+                               const std::vector<std::pair<std::string, std::string>>& entries) {
+  natsConnection* nc = nullptr;
+  if (natsConnection_ConnectTo(&nc, url.c_str()) != NATS_OK) return 0;
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.PublishAsync.MaxPending = 4096;
+  jo.PublishAsync.StallWait = 30000;  // a full window waits for acks, never fails
+  jsCtx* js = nullptr;
+  std::size_t sent = 0;
+  if (natsConnection_JetStream(&js, nc, &jo) == NATS_OK) {
+    std::string prefix = "$KV." + bucket + ".";
+    for (const auto& [k, v] : entries) {
+      std::string subject = prefix + k;
+      if (js_PublishAsync(js, subject.c_str(), v.data(), static_cast<int>(v.size()), nullptr) != NATS_OK) break;
+      ++sent;
+    }
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = 60000;
+    if (js_PublishAsyncComplete(js, &po) != NATS_OK) sent = 0;
+    natsMsgList failed{};
+    if (js_PublishAsyncGetPendingList(&failed, js) == NATS_OK) {
+      sent -= static_cast<std::size_t>(failed.Count);
+      natsMsgList_Destroy(&failed);
+    }
+  }
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  return sent;
+}
+
+}  // namespace leasejudge::test
