@@ -344,14 +344,14 @@ TEST_SUITE("leasedir") {
 
   TEST_CASE("child processes: status, output, environment") {
     const char* env[] = {"PATH=/usr/bin:/bin", "X=1", nullptr};
-    auto r = sh::run_child({"sh", "-c", "echo \"$X$Y\"; exit 3"}, env, {"Y=2"});
+    auto r = sh::run_tool({"sh", "-c", "echo \"$X$Y\"; exit 3"}, env, {"Y=2"});
     CHECK(r.status == 3);
     CHECK(r.out == "12\n");
-    r = sh::run_child({"sh", "-c", "kill -9 $$"}, env);
+    r = sh::run_tool({"sh", "-c", "kill -9 $$"}, env);
     CHECK(r.status == 128 + 9);
-    CHECK(sh::run_child({"no-such-program-here"}, env).status == 127);
+    CHECK(sh::run_tool({"no-such-program-here"}, env).status == 127);
     const char* no_path[] = {"PATH=/nonexistent", nullptr};
-    CHECK(sh::run_child({"sh", "-c", "true"}, no_path).status == 127);
+    CHECK(sh::run_tool({"sh", "-c", "true"}, no_path).status == 127);
   }
 
   TEST_CASE("list: every state, with exact lines") {

@@ -4,10 +4,8 @@
 #include <fcntl.h>
 #include <langinfo.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <wchar.h>
 #include <wctype.h>
@@ -25,9 +23,9 @@
 #include <mutex>
 #include <thread>
 
+#include "child.hpp"
 #include "leasedir_shell.hpp"
 
-extern char** environ;
 
 namespace leasejudge {
 
@@ -156,38 +154,6 @@ char ps_byte(unsigned char c) noexcept {
   if (c >= 0x80) return '?';
   return static_cast<char>(c);
 }
-
-// The PATH search of execvp, over env's PATH.
-std::string program_path(const std::string& name, const char* const* env) {
-  if (name.find('/') != std::string::npos) return name;
-  auto path = env_value(env, "PATH");
-  std::string_view rest = path ? *path : std::string_view("/bin:/usr/bin");
-  while (true) {
-    auto colon = rest.find(':');
-    std::string_view dir = rest.substr(0, colon);
-    std::string candidate = dir.empty() ? name : std::string(dir) + "/" + name;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-    if (colon == std::string_view::npos) return "";
-    rest.remove_prefix(colon + 1);
-  }
-}
-
-// Restores the caller's signal mask on every path.
-struct SignalHold {
-  sigset_t old{};
-  bool held = false;
-  explicit SignalHold(int sig) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    held = ::pthread_sigmask(SIG_BLOCK, &set, &old) == 0;
-  }
-  ~SignalHold() {
-    if (held) ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  }
-};
 
 // /proc/<pid>/status says the pid is a thread-group leader: what ps -p can list.
 bool listed_by_ps(Pid pid) {
@@ -487,83 +453,20 @@ ToolOutcome make_dirs(const std::string& path, bool utf8_quotes) {
 
 // --- processes ---------------------------------------------------------------------
 
-ChildRun run_child(const std::vector<std::string>& argv, const char* const* env, const std::vector<std::string>& extra) {
-  ChildRun result;
-  if (argv.empty()) return result;
-  const char* const* base = env != nullptr ? env : environ;
-  std::string program = program_path(argv[0], base);
-  if (program.empty()) return result;
-
-  std::vector<std::string> env_store;
-  for (const char* const* e = base; e != nullptr && *e != nullptr; ++e) {
-    std::string_view kv = *e;
-    bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& x) {
-      auto eq = x.find('=');
-      return kv.size() > eq && kv.compare(0, eq + 1, x, 0, eq + 1) == 0;
-    });
-    if (!replaced) env_store.emplace_back(kv);
+ToolRun run_tool(const std::vector<std::string>& argv, const char* const* env, const std::vector<std::string>& extra) {
+  ToolRun result;
+  ChildRun run;
+  run.argv = argv;
+  run.base_env = const_cast<char* const*>(env);  // read, never written
+  for (const auto& kv : extra) {
+    auto eq = kv.find('=');
+    run.env.emplace_back(kv.substr(0, eq), eq == std::string::npos ? std::string() : kv.substr(eq + 1));
   }
-  env_store.insert(env_store.end(), extra.begin(), extra.end());
-  std::vector<char*> envp;
-  for (auto& s : env_store) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args(argv.begin(), argv.end());
-  std::vector<char*> argp;
-  for (auto& s : args) argp.push_back(s.data());
-  argp.push_back(nullptr);
-
-  // Held until the child is reaped: bash's SIGCHLD handler waits for any child and
-  // would otherwise take this one's status.
-  SignalHold hold(SIGCHLD);
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return result;
-  FileFd out_r{fds[0]}, out_w{fds[1]};
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  sigset_t deflt;
-  sigemptyset(&deflt);
-  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGCHLD, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1,
-                  SIGUSR2, SIGWINCH})
-    sigaddset(&deflt, sig);
-  posix_spawnattr_setsigdefault(&attr, &deflt);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argp.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  ::close(out_w.fd);
-  out_w.fd = -1;
-  if (rc != 0) return result;
-
-  char buf[8192];
-  while (true) {
-    ssize_t got = ::read(out_r.fd, buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;
-    if (result.out.size() < line_cap)
-      result.out.append(buf, std::min(static_cast<std::size_t>(got), line_cap - result.out.size()));
-  }
-  int status = 0;
-  pid_t w;
-  do {
-    w = ::waitpid(pid, &status, 0);
-  } while (w < 0 && errno == EINTR);
-  if (w != pid) {
-    result.status = 127;
-  } else if (WIFEXITED(status)) {
-    result.status = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.status = 128 + WTERMSIG(status);
-  }
+  run.max_output = line_cap;
+  auto done = run_child(run);
+  if (!done) return result;  // not found, not started, timed out: what a shell reports as 127
+  result.status = done->signal != 0 ? 128 + done->signal : done->exit_code;
+  result.out = std::move(done->out);
   return result;
 }
 
@@ -577,7 +480,7 @@ bool name_alive(std::string_view name, const char* const* env) {
   if (auto n = bash_number(name)) {
     if (*n == static_cast<pid_t>(*n) && ::kill(static_cast<pid_t>(*n), 0) == 0) return true;
   }
-  return run_child({"ps", "-p", std::string(name)}, env).status == 0;
+  return run_tool({"ps", "-p", std::string(name)}, env).status == 0;
 }
 
 std::string name_identity(std::string_view name, const char* const* env) {
@@ -591,7 +494,7 @@ std::string name_identity(std::string_view name, const char* const* env) {
     std::string id = "linux " + read_boot_id() + " " + (ticks ? std::to_string(*ticks) : std::string());
     return valid_lease_identity(id) ? id : "";
   }
-  auto ps = run_child({"ps", "-o", "lstart=", "-p", std::string(name)}, env, {"LC_ALL=C", "TZ=UTC0"});
+  auto ps = run_tool({"ps", "-o", "lstart=", "-p", std::string(name)}, env, {"LC_ALL=C", "TZ=UTC0"});
   // sed 's/^ *//; s/ *$//' on each line, then $( ) drops the trailing newlines.
   std::string trimmed;
   std::string_view rest = ps.out;
@@ -646,7 +549,7 @@ std::string name_command(std::string_view name, const char* const* env, const En
     return ps_command_text(std::string_view(*line).substr(open + 1, close - open - 1), loc);
   }
   if (all_digits(name) && name[0] != '0') return "";
-  std::string out = run_child({"ps", "-o", "comm=", "-p", std::string(name)}, env).out;
+  std::string out = run_tool({"ps", "-o", "comm=", "-p", std::string(name)}, env).out;
   return substitution(out.substr(0, out.find('\n')));
 }
 
@@ -658,7 +561,7 @@ std::string name_parent(std::string_view name, const char* const* env) {
     return ppid ? std::to_string(*ppid) : std::string();
   }
   if (all_digits(name) && name[0] != '0') return "";
-  std::string out = run_child({"ps", "-o", "ppid=", "-p", std::string(name)}, env).out;
+  std::string out = run_tool({"ps", "-o", "ppid=", "-p", std::string(name)}, env).out;
   out.erase(std::remove(out.begin(), out.end(), ' '), out.end());
   return substitution(std::move(out));
 }
@@ -1216,7 +1119,7 @@ const std::string& LeaseDir::token() { return impl_->my_token(); }
 // --- the directory of a checkout -----------------------------------------------------
 
 Result<std::string> checkout_git_dir(std::string_view root, const LeaseDirOptions& opts) {
-  auto run = shell::run_child({"git", "-C", std::string(root), "rev-parse", "--absolute-git-dir"}, opts.environment);
+  auto run = shell::run_tool({"git", "-C", std::string(root), "rev-parse", "--absolute-git-dir"}, opts.environment);
   if (run.status != 0) return Error{Errc::not_found, std::string(root) + " is not a git checkout"};
   return shell::substitution(std::move(run.out));
 }

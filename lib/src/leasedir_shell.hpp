@@ -106,17 +106,15 @@ std::string tool_quote(std::string_view text, bool utf8_quotes);
 
 // --- processes ---------------------------------------------------------------------
 
-// What a child process printed on stdout and how it ended.
-struct ChildRun {
+// What a tool the script runs printed on stdout and how it ended, as the shell sees it.
+struct ToolRun {
   int status = 127;  // its exit code; 128 + signal when killed; 127 when it could not run
   std::string out;   // at most 1 MiB
 };
-// Run argv[0] (looked up in env's PATH when it has no '/') with env plus extra
-// (KEY=VALUE entries that replace env's), stdin and stderr on /dev/null, signal
-// dispositions and mask reset, SIGCHLD held meanwhile so that a host that reaps every
-// child (bash) cannot take this one's status.
-ChildRun run_child(const std::vector<std::string>& argv, const char* const* env,
-                   const std::vector<std::string>& extra = {});
+// Run argv[0] (looked up in env's PATH when it has no '/'; env nullptr: environ) with
+// extra (KEY=VALUE entries that replace env's), through child.hpp's run_child.
+ToolRun run_tool(const std::vector<std::string>& argv, const char* const* env,
+                 const std::vector<std::string>& extra = {});
 
 // kill -0 NAME 2>/dev/null || ps -p NAME: does NAME name a live process for the script?
 bool name_alive(std::string_view name, const char* const* env);
