@@ -1002,6 +1002,20 @@ TEST_SUITE("lock") {
     renewal.stop();
     renewal.stop();
     CHECK(lost_calls.load() == 1);
+
+    // A lock without a lease: nothing to renew, nothing lost.
+    LockRequest plain = request_for("local", "id-3");
+    plain.holder = std::monostate{};
+    auto local = acquire_lock(store, "plain", plain, now);
+    REQUIRE(local.ok());
+    CHECK(local->lock.lease_ms == 0);
+    LockRenewal idle(store, local->lock, fixed_clock(now), [&](const Error&) { lost_calls.fetch_add(1); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    idle.stop();
+    CHECK(idle.renewals() == 0);
+    CHECK(!idle.lost());
+    CHECK(idle.lock().revision == local->lock.revision);
+    CHECK(lost_calls.load() == 1);
   }
 
   // --- fidelity with the seed itself ---------------------------------------------------------

@@ -133,7 +133,8 @@ LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function
       clock_(clock ? std::move(clock) : system_clock()),
       on_lost_(std::move(on_lost)),
       renew_failures_(std::max(1, renew_failures)) {
-  thread_ = std::thread([this] { run(); });
+  // A lock without a lease (the machine-local kind) has nothing to renew.
+  if (lock_.lease_ms > 0) thread_ = std::thread([this] { run(); });
 }
 
 LockRenewal::~LockRenewal() {

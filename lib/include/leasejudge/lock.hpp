@@ -321,7 +321,7 @@ Status release_lock(Store& store, const HeldLock& lock);
 // The heartbeat: renews a held lock every third of its lease on a thread of its
 // own until stopped or lost. on_lost runs once, on that thread, when a renewal
 // finds the lock changed (or the store fails renew_failures times in a row). The
-// store must outlive the renewal.
+// store must outlive the renewal. A lock without a lease is never renewed.
 class LockRenewal {
  public:
   LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost,
