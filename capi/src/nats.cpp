@@ -1,0 +1,115 @@
+// The C ABI's NATS part: an lj_store_t over a JetStream key/value bucket. In a build
+// without NATS the options still initialise and the store says LJ_EUNSUPPORTED.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "internal.hpp"
+#include "store_handle.hpp"
+
+#if defined(LEASEJUDGE_HAVE_NATS)
+#include "leasejudge/store/nats.hpp"
+#endif
+
+using namespace leasejudge::capi;
+
+namespace {
+
+#if defined(LEASEJUDGE_HAVE_NATS)
+
+// One (pointer, length) string of the options: "not set" for NULL or empty; false
+// for a NULL pointer with a length, or a NUL inside (no URL, path or name has one).
+bool option_text(const char* p, size_t len, std::string& out) {
+  std::string_view v;
+  if (!view_of(p, len, v)) return false;
+  if (v.find('\0') != std::string_view::npos) return false;
+  out.assign(v);
+  return true;
+}
+
+// The comma-separated URL list, each entry trimmed of spaces; empty entries are
+// refused rather than skipped (a doubled comma is a typo worth reporting).
+bool split_urls(const std::string& text, std::vector<std::string>& out) {
+  if (text.empty()) return true;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t end = text.find(',', start);
+    std::string_view one(text.data() + start, (end == std::string::npos ? text.size() : end) - start);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    while (!one.empty() && one.back() == ' ') one.remove_suffix(1);
+    if (one.empty()) return false;
+    out.emplace_back(one);
+    if (end == std::string::npos) return true;
+    start = end + 1;
+  }
+}
+
+#endif
+
+}  // namespace
+
+extern "C" {
+
+LJ_API int lj_nats_options_init(lj_nats_options_t* opts, uint32_t version) {
+  if (opts == nullptr) return LJ_EINVAL;
+  if (version != LJ_NATS_OPTIONS_VERSION) return LJ_EVERSION;
+  *opts = lj_nats_options_t LJ_NATS_OPTIONS_INIT;
+  return LJ_OK;
+}
+
+LJ_API int lj_nats_store_open(lj_store_t** out, const lj_nats_options_t* opts, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  if (opts == nullptr) return fail(err, LJ_EINVAL, "opts is NULL: the bucket is required");
+  if (opts->version != LJ_NATS_OPTIONS_VERSION) {
+    return fail(err, LJ_EVERSION, fmt::format("unknown NATS options version {}", opts->version));
+  }
+#if defined(LEASEJUDGE_HAVE_NATS)
+  return guard(err, [&] {
+    leasejudge::NatsOptions o;
+    std::string urls;
+    std::string name;
+    if (!option_text(opts->urls, opts->urls_len, urls) || !split_urls(urls, o.urls)) {
+      return fail(err, LJ_EINVAL, "urls is not a comma-separated list of server URLs");
+    }
+    if (!option_text(opts->bucket, opts->bucket_len, o.bucket)) return fail(err, LJ_EINVAL, "bucket is not a name");
+    if (!option_text(opts->credentials_file, opts->credentials_file_len, o.credentials_file)) {
+      return fail(err, LJ_EINVAL, "credentials_file is not a path");
+    }
+    if (!option_text(opts->tls_ca_file, opts->tls_ca_file_len, o.tls_ca_file) ||
+        !option_text(opts->tls_cert_file, opts->tls_cert_file_len, o.tls_cert_file) ||
+        !option_text(opts->tls_key_file, opts->tls_key_file_len, o.tls_key_file)) {
+      return fail(err, LJ_EINVAL, "a TLS file is not a path");
+    }
+    if (!option_text(opts->name, opts->name_len, name)) return fail(err, LJ_EINVAL, "name is not a name");
+    if (!name.empty()) o.name = name;
+    if (opts->connect_timeout_ms < 0 || opts->request_timeout_ms < 0 || opts->list_timeout_ms < 0 ||
+        opts->reconnect_wait_ms < 0) {
+      return fail(err, LJ_EINVAL, "a NATS timeout is negative");
+    }
+    using ms = std::chrono::milliseconds;
+    if (opts->connect_timeout_ms > 0) o.connect_timeout = ms(opts->connect_timeout_ms);
+    if (opts->request_timeout_ms > 0) o.request_timeout = ms(opts->request_timeout_ms);
+    if (opts->list_timeout_ms > 0) o.list_timeout = ms(opts->list_timeout_ms);
+    if (opts->reconnect_wait_ms > 0) o.reconnect_wait = ms(opts->reconnect_wait_ms);
+    o.tls = opts->tls != 0;
+    o.direct_reads = opts->direct_reads != 0;
+    o.create_bucket = opts->create_bucket != 0;
+    o.history = opts->history == 0 ? 1 : opts->history;
+    o.replicas = opts->replicas == 0 ? 1 : opts->replicas;
+
+    auto store = leasejudge::NatsStore::open(o);
+    if (!store.ok()) return fail(err, store.error());
+    *out = adopt_store(std::move(store).value());
+    return LJ_OK;
+  });
+#else
+  return fail(err, LJ_EUNSUPPORTED, "this build of leasejudge has no NATS support (libnats was not found)");
+#endif
+}
+
+}  // extern "C"
