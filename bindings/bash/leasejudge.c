@@ -13,6 +13,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <limits.h>
 #include <stdio.h>
@@ -36,6 +37,9 @@ extern int pending_traps[];
 static const char leasejudge_usage_text[] =
     "usage: leasejudge lease touch|live|list [--root <checkout>] [--pid <p> | --from <pid>]\n"
     "                        [--exclude-ancestry-of <pid>] [--count-shared-harness]\n"
+    "       leasejudge lock judge [--now ISO] [--json] [FILE]\n"
+    "       leasejudge step plan --node N [--owner TOKEN] [--before ISO] [--now ISO]\n"
+    "                            [--bound SECONDS] [--rule not-self|provably-dead] [FILE]\n"
     "       leasejudge identity [PID]\n"
     "       leasejudge owner [PID]\n"
     "       leasejudge machine-id\n"
@@ -70,7 +74,8 @@ static int leasejudge_interrupted(void *payload) {
 static void leasejudge_usage(FILE *to) { fputs(leasejudge_usage_text, to); }
 
 static int leasejudge_bad_usage(const char *what, const char *arg) {
-  if (what != NULL) builtin_error("%s: %s", what, arg != NULL ? arg : "");
+  if (what != NULL && arg != NULL && arg[0] != '\0') builtin_error("%s: %s", what, arg);
+  else if (what != NULL) builtin_error("%s", what);
   leasejudge_usage(stderr);
   return LJB_USAGE;
 }
@@ -208,12 +213,252 @@ static int leasejudge_version(WORD_LIST *list) {
   return leasejudge_done(EXECUTION_SUCCESS);
 }
 
+
+/* --- lock judge, step plan ------------------------------------------------------------ */
+
+#define LJB_INPUT_MAX ((size_t)1 << 30) /* a body or a state larger than 1 GiB is refused */
+
+/* All of FILE (NULL or "-": stdin, as the shell redirected it) into a malloc'ed buffer
+ * the caller frees. 0, or an errno. */
+static int leasejudge_read_input(const char *path, char **out, size_t *out_len) {
+  int fd = 0, rc = 0;
+  size_t len = 0, cap = 65536;
+  char *buf;
+
+  if (path != NULL && strcmp(path, "-") != 0) {
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+  }
+  buf = (char *)malloc(cap);
+  if (buf == NULL) rc = ENOMEM;
+  while (rc == 0) {
+    ssize_t got;
+    if (len == cap) {
+      char *bigger;
+      if (cap >= LJB_INPUT_MAX) {
+        rc = EFBIG;
+        break;
+      }
+      bigger = (char *)realloc(buf, cap * 2);
+      if (bigger == NULL) {
+        rc = ENOMEM;
+        break;
+      }
+      buf = bigger;
+      cap *= 2;
+    }
+    got = read(fd, buf + len, cap - len);
+    if (got < 0 && errno == EINTR) {
+      if (interrupt_state != 0 || terminating_signal != 0) rc = EINTR;
+      continue;
+    }
+    if (got < 0) rc = errno;
+    else if (got == 0) break;
+    else len += (size_t)got;
+  }
+  if (fd != 0) close(fd);
+  if (rc != 0) {
+    free(buf);
+    return rc;
+  }
+  *out = buf;
+  *out_len = len;
+  return 0;
+}
+
+/* The value after an option that needs one; NULL (after the usage) when missing. */
+static const char *leasejudge_value(WORD_LIST **list) {
+  WORD_LIST *l = *list;
+  if (l->next == NULL) {
+    leasejudge_bad_usage("an option needs a value", l->word->word);
+    return NULL;
+  }
+  *list = l->next;
+  return l->next->word->word;
+}
+
+static int leasejudge_input_failed(const char *verb, const char *path, int error) {
+  if (error == EINTR) {
+    QUIT;
+    return 128 + SIGINT;
+  }
+  builtin_error("%s: %s: %s", verb, path != NULL ? path : "stdin", strerror(error));
+  return LJB_USAGE;
+}
+
+/* lock judge [--now ISO] [--json] [FILE]: 0 break, 1 held, 3 unknown, 2 usage. */
+static int leasejudge_lock(WORD_LIST *list) {
+  const char *path = NULL, *now_text = NULL;
+  int json = 0, rc, status, error;
+  int64_t now_ms = LJ_LOCK_NOW;
+  char *body = NULL, *text = NULL;
+  size_t body_len = 0, text_len = 0;
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  lj_lock_verdict_t verdict;
+  lj_error_t *err = NULL;
+
+  if (list == NULL || strcmp(list->word->word, "judge") != 0)
+    return leasejudge_bad_usage("lock: unknown verb", list != NULL ? list->word->word : "");
+  for (list = list->next; list != NULL; list = list->next) {
+    const char *a = list->word->word;
+    if (strcmp(a, "--now") == 0) {
+      if ((now_text = leasejudge_value(&list)) == NULL) return LJB_USAGE;
+    } else if (strcmp(a, "--json") == 0) {
+      json = 1;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return leasejudge_bad_usage("lock judge: unknown option", a);
+    } else if (path == NULL) {
+      path = a;
+    } else {
+      return leasejudge_bad_usage("lock judge: one FILE at most", a);
+    }
+  }
+  if (now_text != NULL && lj_lock_time_parse(&now_ms, now_text, strlen(now_text), NULL) != LJ_OK)
+    return leasejudge_bad_usage("lock judge: --now is no ISO time", now_text);
+  if ((error = leasejudge_read_input(path, &body, &body_len)) != 0)
+    return leasejudge_input_failed("lock judge", path, error);
+
+  opts.gcloud_env = (char *const *)leasejudge_environment();
+  memset(&verdict, 0, sizeof verdict);
+  rc = lj_lock_judge(&verdict, body, body_len, now_ms, &opts, &err);
+  free(body);
+  if (rc != LJ_OK) {
+    /* No verdict could be made: never "break" on that. */
+    leasejudge_report("lock judge", rc, err);
+    return 3;
+  }
+  rc = json ? lj_lock_verdict_json(&text, &text_len, &verdict, &err)
+            : lj_lock_verdict_text(&text, &text_len, &verdict, &err);
+  status = verdict.kind == LJ_LOCK_BREAK ? 0 : verdict.kind == LJ_LOCK_HELD ? 1 : 3;
+  lj_lock_verdict_clear(&verdict);
+  if (rc != LJ_OK) {
+    leasejudge_report("lock judge", rc, err);
+    return 3;
+  }
+  fwrite(text, 1, text_len, stdout);
+  fputc('\n', stdout);
+  lj_free(text);
+  fflush(stdout);
+  return leasejudge_done(status);
+}
+
+/* The start, in ns since the epoch, that an owner token records (its last field,
+ * milliseconds in base 36); -1 when it has none. */
+static int64_t leasejudge_token_start_ns(const char *token, size_t len) {
+  int64_t ms = 0;
+  size_t i = len;
+  while (i > 0 && token[i - 1] != '.') --i;
+  if (i == 0 || i == len) return -1;
+  for (; i < len; ++i) {
+    char c = token[i];
+    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'z' ? c - 'a' + 10 : -1;
+    if (digit < 0 || ms > (INT64_MAX / 1000000 - digit) / 36) return -1;
+    ms = ms * 36 + digit;
+  }
+  return ms * 1000000;
+}
+
+/* step plan --node N [--owner T] [--before ISO] [--now ISO] [--bound S] [--rule R] [FILE] */
+static int leasejudge_step(WORD_LIST *list) {
+  const char *path = NULL, *node = NULL, *owner = NULL, *before = NULL, *now = NULL, *bound = NULL, *rule = NULL;
+  lj_step_plan_options_t opts = LJ_STEP_PLAN_OPTIONS_INIT;
+  lj_step_plan_summary_t summary;
+  char *input = NULL, *out = NULL, *line = NULL, *own_token = NULL;
+  size_t input_len = 0, out_len = 0, line_len = 0, own_len = 0;
+  lj_error_t *err = NULL;
+  int rc, error;
+
+  if (list == NULL || strcmp(list->word->word, "plan") != 0)
+    return leasejudge_bad_usage("step: unknown verb", list != NULL ? list->word->word : "");
+  for (list = list->next; list != NULL; list = list->next) {
+    const char *a = list->word->word, **slot = NULL;
+    if (strcmp(a, "--node") == 0) slot = &node;
+    else if (strcmp(a, "--owner") == 0) slot = &owner;
+    else if (strcmp(a, "--before") == 0) slot = &before;
+    else if (strcmp(a, "--now") == 0) slot = &now;
+    else if (strcmp(a, "--bound") == 0) slot = &bound;
+    else if (strcmp(a, "--rule") == 0) slot = &rule;
+    if (slot != NULL) {
+      if ((*slot = leasejudge_value(&list)) == NULL) return LJB_USAGE;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return leasejudge_bad_usage("step plan: unknown option", a);
+    } else if (path == NULL) {
+      path = a;
+    } else {
+      return leasejudge_bad_usage("step plan: one FILE at most", a);
+    }
+  }
+  if (node == NULL || node[0] == '\0') return leasejudge_bad_usage("step plan: --node is required", NULL);
+  opts.node = node;
+  opts.node_len = strlen(node);
+  if (before != NULL && lj_step_time_parse(&opts.before_ns, before, strlen(before), NULL) != LJ_OK)
+    return leasejudge_bad_usage("step plan: --before is no RFC 3339 time", before);
+  if (now != NULL && lj_step_time_parse(&opts.now_ns, now, strlen(now), NULL) != LJ_OK)
+    return leasejudge_bad_usage("step plan: --now is no RFC 3339 time", now);
+  if (bound != NULL) {
+    char *end = NULL;
+    long long v;
+    errno = 0;
+    v = strtoll(bound, &end, 10);
+    if (bound[0] < '0' || bound[0] > '9' || errno != 0 || *end != '\0' || v <= 0)
+      return leasejudge_bad_usage("step plan: --bound is no positive number of seconds", bound);
+    opts.bound_seconds = (int64_t)v;
+  }
+  if (rule != NULL) {
+    if (strcmp(rule, "not-self") == 0) opts.rule = LJ_STEP_RULE_NOT_SELF;
+    else if (strcmp(rule, "provably-dead") == 0) opts.rule = LJ_STEP_RULE_PROVABLY_DEAD;
+    else return leasejudge_bad_usage("step plan: --rule is not-self or provably-dead", rule);
+  }
+  /* This shell's token and start, not the process's: a subshell plans as its shell. */
+  if (owner == NULL || before == NULL) {
+    rc = lj_owner_token(&own_token, &own_len, (int32_t)dollar_dollar_pid, &err);
+    if (rc != LJ_OK) {
+      leasejudge_report("step plan", rc, err);
+      return EXECUTION_FAILURE;
+    }
+    if (before == NULL) {
+      int64_t start = leasejudge_token_start_ns(own_token, own_len);
+      if (start >= 0) opts.before_ns = start;
+    }
+  }
+  if (owner != NULL) {
+    opts.owner = owner;
+    opts.owner_len = strlen(owner);
+  } else {
+    opts.owner = own_token;
+    opts.owner_len = own_len;
+  }
+  if ((error = leasejudge_read_input(path, &input, &input_len)) != 0) {
+    lj_free(own_token);
+    return leasejudge_input_failed("step plan", path, error);
+  }
+  memset(&summary, 0, sizeof summary);
+  rc = lj_step_plan_lines(&out, &out_len, &summary, input, input_len, &opts, &err);
+  free(input);
+  lj_free(own_token);
+  if (rc != LJ_OK) {
+    leasejudge_report("step plan", rc, err);
+    return EXECUTION_FAILURE;
+  }
+  fwrite(out, 1, out_len, stdout);
+  lj_free(out);
+  fflush(stdout);
+  if (lj_step_plan_summary_format(&line, &line_len, &summary, NULL) == LJ_OK) {
+    fwrite(line, 1, line_len, stderr);
+    fputc('\n', stderr);
+    lj_free(line);
+  }
+  return leasejudge_done(EXECUTION_SUCCESS);
+}
+
 int leasejudge_builtin(WORD_LIST *list) {
   const char *verb;
 
   if (list == NULL) return leasejudge_bad_usage(NULL, NULL);
   verb = list->word->word;
   if (strcmp(verb, "lease") == 0) return leasejudge_lease(list->next);
+  if (strcmp(verb, "lock") == 0) return leasejudge_lock(list->next);
+  if (strcmp(verb, "step") == 0) return leasejudge_step(list->next);
   if (strcmp(verb, "identity") == 0) return leasejudge_pid_verb("identity", list->next, lj_lease_identity);
   if (strcmp(verb, "owner") == 0) return leasejudge_pid_verb("owner", list->next, lj_owner_token);
   if (strcmp(verb, "machine-id") == 0) return leasejudge_machine_id(list->next);
@@ -244,6 +489,15 @@ char *leasejudge_doc[] = {
     "  lease touch|live|list ...   the gstack-lease verbs on the checkout's lease",
     "      directory (see `leasejudge lease --help`): the same lines, messages and",
     "      exit statuses (0, 1, 2, 3). touch records this shell ($$) by default.",
+    "  lock judge [--now ISO] [--json] [FILE]",
+    "      judge a lock body (FILE or stdin) on this machine, asking Cloud Run where it",
+    "      names an execution: `<kind> <reason> <why>`, or one JSON object with --json;",
+    "      exit 0 break, 1 held, 3 unknown.",
+    "  step plan --node N [--owner TOKEN] [--before ISO] [--now ISO] [--bound SECONDS]",
+    "            [--rule not-self|provably-dead] [FILE]",
+    "      plan a sweep of JSON lines {\"key\",\"revision\",\"value\"} (FILE or stdin): one",
+    "      line {\"key\",\"action\",\"why\"} per key, in order, and a summary on stderr.",
+    "      The owner defaults to this shell's token ($$), before to its start.",
     "  identity [PID]    the lease identity line of PID (default $$); 1 when unknown.",
     "  owner [PID]       the step owner token of PID (default $$).",
     "  machine-id        this machine's id; 1 when it has none.",
@@ -257,6 +511,6 @@ struct builtin leasejudge_struct = {
     leasejudge_builtin,
     BUILTIN_ENABLED,
     leasejudge_doc,
-    "leasejudge lease|identity|owner|machine-id|version ...",
+    "leasejudge lease|lock|step|identity|owner|machine-id|version ...",
     0,
 };

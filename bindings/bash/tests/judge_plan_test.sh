@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# `leasejudge lock judge` and `leasejudge step plan` in a real bash: the interfaces the
+# lock and step parts fix, exit statuses, stdin and files, the shell's environment
+# reaching gcloud, the shell's own owner token and start as defaults.
+. "$(dirname "${BASH_SOURCE[0]}")/../../../tests/fixtures/leasedir/tap.sh"
+need_builtin
+
+LOCKS=$LEASEJUDGE_SOURCE_DIR/tests/fixtures/lock
+[ -f "$LOCKS/process-holder.json" ] || skip_all "the lock fixtures are absent ($LOCKS)"
+export PATH="$LOCKS:$PATH"  # the fake gcloud, driven by LJ_FAKE_GCLOUD
+
+# run VERB ARGS...: stdout, then "rc=N"
+run() { "$@" 2>"$WORK/err"; echo "rc=$?"; }
+
+# --- lock judge ---------------------------------------------------------------------------
+
+P=$LOCKS/process-holder.json
+E=$LOCKS/execution-holder.json
+held="held lease_runs held by caelo state lock (on devbox, pid 48213, started 2024-05-01T11:55:00.000Z); its lease runs until 2024-05-01T12:10:00.000Z unless renewed"
+same "a process holder within its lease: held, exit 1" "$held
+rc=1" "$(run leasejudge lock judge --now 2024-05-01T12:00:00Z "$P")"
+same "now equal to the lease end is not past it" "$held
+rc=1" "$(run leasejudge lock judge --now 2024-05-01T12:10:00.000Z "$P")"
+same "past its lease: break, exit 0 (--json)" \
+  '{"kind":"break","reason":"lease_ended","manualRemoval":false,"why":"caelo state lock (on devbox, pid 48213, started 2024-05-01T11:55:00.000Z) stopped renewing its lock; its lease ended at 2024-05-01T12:10:00.000Z"}
+rc=0' "$(run leasejudge lock judge --now 2024-05-01T12:10:00.001Z --json "$P")"
+same "the body from stdin" "$held
+rc=1" "$(run leasejudge lock judge --now 2024-05-01T12:00:00Z <"$P")"
+same "the body from stdin as -" "$held
+rc=1" "$(run leasejudge lock judge --now 2024-05-01T12:00:00Z - <"$P")"
+same "an execution that finished: break (gcloud gets the shell's temporary variable)" \
+  "break execution_finished caelo upgrader (run caelo-upgrader-x7k2p, started 2024-05-01T11:30:00.000Z) has succeeded, but its lock was left behind
+rc=0" "$(LJ_FAKE_GCLOUD=succeeded run leasejudge lock judge "$E")"
+same "an execution still running: held" \
+  '{"kind":"held","reason":"execution_running","manualRemoval":false,"why":"caelo upgrader (run caelo-upgrader-x7k2p, started 2024-05-01T11:30:00.000Z) is still running"}
+rc=1' "$(LJ_FAKE_GCLOUD=running run leasejudge lock judge --json "$E")"
+export LJ_FAKE_GCLOUD=denied
+same "Cloud Run cannot be asked: unknown, exit 3 (an exported variable)" \
+  "unknown execution_unknown could not check whether caelo upgrader (run caelo-upgrader-x7k2p, started 2024-05-01T11:30:00.000Z) is still running: ERROR: (gcloud.run.jobs.executions.describe) PERMISSION_DENIED: Permission 'run.executions.get' denied on resource
+rc=3" "$(run leasejudge lock judge "$E")"
+unset LJ_FAKE_GCLOUD
+LJ_FAKE_GCLOUD_ARGS=$WORK/gcloud-args LJ_FAKE_GCLOUD=running leasejudge lock judge "$P" --now 2024-05-01T12:00:00Z >/dev/null
+check "gcloud is never asked about a process holder" test ! -e "$WORK/gcloud-args"
+same "a body that is not readable: held, manual removal" \
+  '{"kind":"held","reason":"not_readable","manualRemoval":true,"why":"the lock'"'"'s holder is not readable (garbage)"}
+rc=1' "$(echo garbage | run leasejudge lock judge --json)"
+same "an empty body" "rc=1" "$(run leasejudge lock judge </dev/null | tail -n 1)"
+head -c 10485760 /dev/zero | tr '\0' x >"$WORK/big"
+out=$(leasejudge lock judge "$WORK/big" 2>&1)
+rc=$?
+same "a 10 MB body: held, not readable, exit 1" "held not_readable 1" "$(echo "$out" | cut -d' ' -f1,2) $rc"
+for bad in "--now bogus" "--now" "--zz" "a b" "nosuch-file"; do
+  # shellcheck disable=SC2086
+  out=$(cd "$WORK" && leasejudge lock judge $bad 2>"$WORK/err" </dev/null)
+  same "lock judge $bad: exit 2" "2 " "$? $out"
+done
+for bad in "" "bogus"; do
+  # shellcheck disable=SC2086
+  leasejudge lock $bad >/dev/null 2>&1
+  same "lock '$bad': exit 2" 2 $?
+done
+
+# --- step plan ---------------------------------------------------------------------------------
+
+ME=$(leasejudge owner)
+OTHER="$BOOT_ID.1.abc"  # pid 1 with another start: another process, and gone
+cat >"$WORK/steps.jsonl" <<EOF
+{"key":"n1.a","revision":1,"value":{"id":"a","tool":"build","state":"running","owner":"$OTHER","started":"2024-05-01T11:00:00Z"}}
+{"key":"n1.b","revision":2,"value":{"id":"b","tool":"build","state":"succeeded"}}
+{"key":"n2.c","revision":3,"value":{"id":"c","tool":"build","state":"running","owner":"$OTHER"}}
+not json
+
+{"key":"n1.d","revision":4,"value":{"id":"d","tool":"build","state":"running","owner":"$ME"}}
+{"key":"n1.e","revision":5,"value":{"id":"e","tool":"build","state":"running","started":"2024-05-01T11:00:00Z"}}
+{"key":"n1.f","revision":6,"value":{"id":"f","tool":"build","state":"running","started":"2100-05-01T11:00:00Z"}}
+{"key":"n1.g"}
+{"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","value":{"id":"0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","tool":"check ask","state":"running","started":"2024-05-01T10:00:00Z"}}
+EOF
+restart='"why":"the build module restarted while it ran"'
+expected='{"key":"n1.a","action":"end",'$restart'}
+{"key":"n1.b","action":"leave","why":""}
+{"key":"n2.c","action":"leave","why":""}
+{"key":null,"action":"leave","why":"","malformed":"the line is not one JSON value"}
+{"key":"n1.d","action":"leave","why":""}
+{"key":"n1.e","action":"end",'$restart'}
+{"key":"n1.f","action":"leave","why":""}
+{"key":"n1.g","action":"leave","why":""}
+{"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","action":"end","why":"past the step bound: its asker stopped waiting at 2024-05-01T11:00:00Z"}
+rc=0'
+same "step plan: one line per key in order; the shell's token and start as defaults" "$expected" \
+  "$(run leasejudge step plan --node n1 --now 2024-05-01T12:00:00Z "$WORK/steps.jsonl")"
+same "... and the summary on stderr" \
+  "step plan: 8 keys: 3 end, 0 delete, 3 leave, 1 no-step, 1 other-node, 1 malformed lines" "$(cat "$WORK/err")"
+(leasejudge step plan --node n1 --now 2024-05-01T12:00:00Z <"$WORK/steps.jsonl" >"$WORK/sub.out" 2>/dev/null)
+same "from stdin, in a subshell: still the shell's token" "$expected" "$(cat "$WORK/sub.out"; echo rc=0)"
+expected='{"key":"n1.a","action":"end",'$restart'}
+{"key":"n1.b","action":"leave","why":""}
+{"key":"n2.c","action":"leave","why":""}
+{"key":null,"action":"leave","why":"","malformed":"the line is not one JSON value"}
+{"key":"n1.d","action":"leave","why":""}
+{"key":"n1.e","action":"leave","why":""}
+{"key":"n1.f","action":"leave","why":""}
+{"key":"n1.g","action":"leave","why":""}
+{"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","action":"leave","why":""}
+rc=0'
+same "--owner, --before, --bound, --rule" "$expected" "$(run leasejudge step plan --node n1 --owner x.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
+  --rule provably-dead --now 2024-05-01T12:00:00Z "$WORK/steps.jsonl")"
+same "an empty input: no lines" "rc=0" "$(run leasejudge step plan --node n1 </dev/null)"
+same "... and a summary of none" \
+  "step plan: 0 keys: 0 end, 0 delete, 0 leave, 0 no-step, 0 other-node, 0 malformed lines" "$(cat "$WORK/err")"
+for bad in "" "--node" "--node n1 --rule x" "--node n1 --bound 0" "--node n1 --bound 1x" "--node n1 --before yesterday" \
+  "--node n1 --now x" "--node n1 --zz" "--node n1 a b" "--node n1 nosuch-file"; do
+  # shellcheck disable=SC2086
+  (cd "$WORK" && leasejudge step plan $bad >/dev/null 2>&1 </dev/null)
+  same "step plan $bad: exit 2" 2 $?
+done
+leasejudge step bogus >/dev/null 2>&1
+same "step bogus: exit 2" 2 $?
+
+tap_done
