@@ -368,6 +368,7 @@ Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::siz
       return Status(Errc::invalid_argument,
                     fmt::format("batch entry {} lies outside the buffer of {} bytes", i, buffer.size()));
   }
+  padding = std::min(padding, step_padding);  // never more is read; no overflow below
   BatchSummary total;
   // Below a few thousand entries a thread costs more than it saves.
   unsigned runs = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(entries.size() / 2048)));
