@@ -121,7 +121,7 @@ type panicBackend struct{ *memBackend }
 func (panicBackend) Get(string) ([]byte, uint64, error) { panic("boom") }
 
 // exerciseStore runs the store contract on s, the same for every kind of store.
-func exerciseStore(t *testing.T, s *Store) {
+func exerciseStore(t *testing.T, s *Store, binaryKeys bool) {
 	t.Helper()
 	if v, r, err := s.Get("lock"); v != nil || r != 0 || err != nil {
 		t.Fatalf("Get(absent) = %q %d %v", v, r, err)
@@ -158,6 +158,9 @@ func exerciseStore(t *testing.T, s *Store) {
 	if _, err := s.Update("lock", []byte(`x`), r2); !errors.Is(err, ErrChanged) {
 		t.Fatalf("Update(gone) = %v", err)
 	}
+	if !binaryKeys {
+		return
+	}
 	// Empty values, binary keys and values: (pointer, length) all the way.
 	r, err := s.Create("k\x00\xff", nil)
 	if err != nil {
@@ -180,7 +183,7 @@ func TestMemoryStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	exerciseStore(t, s)
+	exerciseStore(t, s, true)
 }
 
 func TestFileStore(t *testing.T) {
@@ -189,7 +192,7 @@ func TestFileStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exerciseStore(t, s)
+	exerciseStore(t, s, true)
 	s.Close()
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		t.Fatalf("the directory: %v", err)
@@ -215,7 +218,7 @@ func TestCallbackStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exerciseStore(t, s)
+	exerciseStore(t, s, true)
 	if m.calls == 0 {
 		t.Fatal("the backend was never called")
 	}
