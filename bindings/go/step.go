@@ -471,6 +471,20 @@ func EndOneWith(scan Scan, node, id, why string, live func(id string) bool, opts
 	return stepOf(step, []byte(takeString(value, vn))), nil
 }
 
+// DecodeStep reads a step value as Go's encoding/json decodes the build SDK's step
+// (one JSON value, only white space after it, every known field of its type, field
+// names matched exactly or case-folded, the last duplicate winning). ErrParse, with
+// why, when the value is no step; the JSON null is a step with every field empty.
+func DecodeStep(value []byte) (Step, error) {
+	var s *C.lj_step_t
+	var cerr *C.lj_error_t
+	if err := errorOf(C.lj_step_decode(&s, nonNil(value), C.size_t(len(value)), &cerr), cerr); err != nil {
+		return Step{}, err
+	}
+	defer C.lj_step_destroy(s)
+	return stepOf(s, value), nil
+}
+
 // stepOf copies a decoded step; its ask comes from the value, read by encoding/json
 // (the library decodes every field as encoding/json does, so the two agree).
 func stepOf(s *C.lj_step_t, value []byte) Step {

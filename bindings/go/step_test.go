@@ -625,3 +625,32 @@ func TestStepConstantsMatchHeader(t *testing.T) {
 		t.Errorf("RestartReason = %q", RestartReason)
 	}
 }
+
+func TestDecodeStep(t *testing.T) {
+	v := `{"id":"s1","Tool":"go test","state":"running","owner":"o","started":"2024-06-01T11:00:00.5Z",` +
+		`"ended":null,"reason":"r","result":[1, 2],"ask":{"kind":"check","check":{"fetch":{"repository":"o/r","commit":"c"},"levels":["unit"]}},"id":"s2"}`
+	s, err := DecodeStep([]byte(v))
+	if err != nil || s.ID != "s2" || s.Tool != "go test" || s.State != "running" || s.Owner != "o" || s.Reason != "r" ||
+		!s.Started.Equal(at0(t, "2024-06-01T11:00:00Z").Add(500*time.Millisecond)) || !s.Ended.IsZero() ||
+		string(s.Result) != "[1, 2]" || s.Ask == nil || s.Ask.Check == nil || AskWhat(*s.Ask) != "check ask, o/r@c, levels unit" {
+		t.Fatalf("DecodeStep = %+v, %v", s, err)
+	}
+	// What encoding/json says of the same bytes, field by field.
+	var g Step
+	must(t, json.Unmarshal([]byte(v), &g))
+	if g.ID != s.ID || g.Tool != s.Tool || !g.Started.Equal(s.Started) || string(g.Result) != string(s.Result) {
+		t.Fatalf("encoding/json reads %+v", g)
+	}
+	for _, bad := range []string{`{"id":"x"} x`, `{"started":5}`, `[1]`, "\xef\xbb\xbf{}", `{"state":"running"`, ""} {
+		var e *Error
+		if _, err := DecodeStep([]byte(bad)); !errors.Is(err, ErrParse) || !errors.As(err, &e) || e.Message == "" {
+			t.Errorf("DecodeStep(%q) = %v", bad, err)
+		}
+		if json.Unmarshal([]byte(bad), new(Step)) == nil {
+			t.Errorf("encoding/json decodes %q", bad)
+		}
+	}
+	if s, err := DecodeStep([]byte("null")); err != nil || s.ID != "" || !s.Started.IsZero() {
+		t.Errorf("DecodeStep(null) = %+v, %v", s, err)
+	}
+}
