@@ -331,6 +331,9 @@ static void test_execution_state(void) {
   CHECK(lj_execution_state_parse(&kind, &detail, &len, 1, NULL, 0, S("ERROR: NOT_FOUND"), NULL) == LJ_OK);
   CHECK(kind == LJ_EXECUTION_NOT_FOUND && str_is(detail, len, ""));
   lj_free(detail);
+  CHECK(lj_execution_state_parse(&kind, &detail, &len, 1, NULL, 0, "denied\0here", 11, NULL) == LJ_OK);
+  CHECK(kind == LJ_EXECUTION_UNKNOWN && str_is(detail, len, "denied\xEF\xBF\xBDhere"));
+  lj_free(detail);
   CHECK(lj_execution_state_parse(&kind, &detail, &len, 4, NULL, 0, NULL, 0, NULL) == LJ_OK);
   CHECK(kind == LJ_EXECUTION_UNKNOWN && str_is(detail, len, "gcloud exited 4"));
   lj_free(detail);
@@ -431,6 +434,9 @@ static void test_bodies(void) {
   CHECK(str_is(id, id_len, "5f0c6f7e-3a1b-4c2d-9e8f-0a1b2c3d4e5f"));
   lj_free(id);
   CHECK(lj_lock_body_id(&id, &id_len, S("{\"purpose\":\"p\"}"), NULL) == LJ_ENOTFOUND);
+  CHECK(lj_lock_body_id(&id, &id_len, S("{\"purpose\":\"p\",\"id\":\"a\\u0000b\\ud800c\"}"), NULL) == LJ_OK);
+  CHECK(str_is(id, id_len, "a\xEF\xBF\xBD" "b\xEF\xBF\xBD" "c"));
+  lj_free(id);
   CHECK(lj_lock_body_id(&id, &id_len, S("nope"), NULL) == LJ_EPARSE);
   CHECK(lj_lock_body_id(NULL, &id_len, S("nope"), NULL) == LJ_EINVAL);
 

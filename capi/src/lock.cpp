@@ -35,20 +35,58 @@ namespace {
 constexpr int reason_min = static_cast<int>(LockReason::not_readable);
 constexpr int reason_max = static_cast<int>(LockReason::pid_reused);
 
+// The C enums are the C++ ones, number for number: the casts below rely on it.
+static_assert(LJ_LOCK_BREAK == static_cast<int>(LockVerdict::Kind::break_lock));
+static_assert(LJ_LOCK_HELD == static_cast<int>(LockVerdict::Kind::held));
+static_assert(LJ_LOCK_UNKNOWN == static_cast<int>(LockVerdict::Kind::unknown));
+static_assert(LJ_LOCK_NOT_READABLE == static_cast<int>(LockReason::not_readable));
+static_assert(LJ_LOCK_EXECUTION_FINISHED == static_cast<int>(LockReason::execution_finished));
+static_assert(LJ_LOCK_EXECUTION_RUNNING == static_cast<int>(LockReason::execution_running));
+static_assert(LJ_LOCK_EXECUTION_NOT_FOUND_NO_LEASE == static_cast<int>(LockReason::execution_not_found_no_lease));
+static_assert(LJ_LOCK_EXECUTION_NOT_FOUND_LEASE_ENDED ==
+              static_cast<int>(LockReason::execution_not_found_lease_ended));
+static_assert(LJ_LOCK_EXECUTION_NOT_FOUND_LEASE_RUNS == static_cast<int>(LockReason::execution_not_found_lease_runs));
+static_assert(LJ_LOCK_EXECUTION_UNKNOWN == static_cast<int>(LockReason::execution_unknown));
+static_assert(LJ_LOCK_PROCESS_GONE == static_cast<int>(LockReason::process_gone));
+static_assert(LJ_LOCK_NO_LEASE == static_cast<int>(LockReason::no_lease));
+static_assert(LJ_LOCK_LEASE_UNREADABLE == static_cast<int>(LockReason::lease_unreadable));
+static_assert(LJ_LOCK_LEASE_ENDED == static_cast<int>(LockReason::lease_ended));
+static_assert(LJ_LOCK_LEASE_RUNS == static_cast<int>(LockReason::lease_runs));
+static_assert(LJ_LOCK_HOLDER_REBOOTED == static_cast<int>(LockReason::holder_rebooted));
+static_assert(LJ_LOCK_PID_REUSED == static_cast<int>(LockReason::pid_reused));
+static_assert(LJ_EXECUTION_RUNNING == static_cast<int>(ExecutionState::Kind::running));
+static_assert(LJ_EXECUTION_FINISHED == static_cast<int>(ExecutionState::Kind::finished));
+static_assert(LJ_EXECUTION_NOT_FOUND == static_cast<int>(ExecutionState::Kind::not_found));
+static_assert(LJ_EXECUTION_UNKNOWN == static_cast<int>(ExecutionState::Kind::unknown));
+static_assert(LJ_ACQUIRE_ACQUIRED == static_cast<int>(leasejudge::Acquisition::Outcome::acquired));
+static_assert(LJ_ACQUIRE_HELD == static_cast<int>(leasejudge::Acquisition::Outcome::held));
+static_assert(LJ_ACQUIRE_UNKNOWN == static_cast<int>(leasejudge::Acquisition::Outcome::unknown));
+static_assert(LJ_ACQUIRE_LOST_RACE == static_cast<int>(leasejudge::Acquisition::Outcome::lost_race));
+static_assert(LJ_HOLDER_ALIVE == static_cast<int>(leasejudge::HolderState::alive));
+static_assert(LJ_HOLDER_DEAD == static_cast<int>(leasejudge::HolderState::dead));
+static_assert(LJ_HOLDER_RECYCLED == static_cast<int>(leasejudge::HolderState::recycled));
+static_assert(LJ_HOLDER_OTHER_BOOT == static_cast<int>(leasejudge::HolderState::other_boot));
+static_assert(LJ_HOLDER_UNKNOWN == static_cast<int>(leasejudge::HolderState::unknown));
+
 Instant instant_of(int64_t now_ms) {
   return now_ms == LJ_LOCK_NOW ? leasejudge::system_now() : Instant::from_unix_ms(now_ms);
 }
 
-// The why for C: UTF-8 as the core made it, with no NUL inside (a NUL quoted from
-// a body becomes U+FFFD), so it is a C string too.
-std::string c_text(std::string_view why) {
+// Text for C: UTF-8 with no NUL inside, so it is a C string too. A NUL (quoted
+// from a body) and a lone surrogate (which a string read from JSON may hold, as in
+// JS) become U+FFFD.
+std::string c_text(std::string_view text) {
   std::string out;
-  out.reserve(why.size());
-  for (char c : why) {
-    if (c == '\0') {
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0) {
       out.append("\xEF\xBF\xBD");
+    } else if (c == 0xED && i + 2 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0xA0) {
+      out.append("\xEF\xBF\xBD");
+      i += 2;
     } else {
-      out.push_back(c);
+      out.push_back(static_cast<char>(c));
     }
   }
   return out;
@@ -89,7 +127,7 @@ bool ref_of(const lj_execution_ref_t* c, ExecutionRef& ref) {
 
 int put_state(lj_execution_kind_t* out_kind, char** out_detail, size_t* out_len, const ExecutionState& s,
               lj_error_t** err) {
-  int rc = give(out_detail, out_len, s.detail, err);
+  int rc = give(out_detail, out_len, c_text(s.detail), err);
   if (rc != LJ_OK) return rc;
   *out_kind = static_cast<lj_execution_kind_t>(static_cast<int>(s.kind));
   return LJ_OK;
@@ -409,7 +447,7 @@ LJ_API int lj_lock_body_id(char** out, size_t* out_len, const char* body, size_t
     auto parsed = leasejudge::parse_lock_body(b);
     if (!parsed) return fail(err, parsed.error());
     if (!parsed->id) return fail(err, LJ_ENOTFOUND, "the lock body has no id");
-    return give(out, out_len, *parsed->id, err);
+    return give(out, out_len, c_text(*parsed->id), err);
   });
 }
 

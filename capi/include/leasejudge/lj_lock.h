@@ -207,7 +207,8 @@ LJ_API int lj_lock_body_new(char **out, size_t *out_len, const char *purpose, si
  * LJ_EPARSE when body is not a readable lock body. */
 LJ_API int lj_lock_body_renew(char **out, size_t *out_len, const char *body, size_t body_len, int64_t now_ms,
                               int64_t lease_ms, lj_error_t **err);
-/* The body's acquisition id. LJ_EPARSE: not readable; LJ_ENOTFOUND: no id. */
+/* The body's acquisition id (a NUL or lone surrogate in it given as U+FFFD).
+ * LJ_EPARSE: not readable; LJ_ENOTFOUND: no id. */
 LJ_API int lj_lock_body_id(char **out, size_t *out_len, const char *body, size_t body_len, lj_error_t **err);
 
 /* A time as the lock bodies write it (toISOString()) and read it (Date.parse, ISO
