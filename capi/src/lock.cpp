@@ -43,8 +43,7 @@ static_assert(LJ_LOCK_NOT_READABLE == static_cast<int>(LockReason::not_readable)
 static_assert(LJ_LOCK_EXECUTION_FINISHED == static_cast<int>(LockReason::execution_finished));
 static_assert(LJ_LOCK_EXECUTION_RUNNING == static_cast<int>(LockReason::execution_running));
 static_assert(LJ_LOCK_EXECUTION_NOT_FOUND_NO_LEASE == static_cast<int>(LockReason::execution_not_found_no_lease));
-static_assert(LJ_LOCK_EXECUTION_NOT_FOUND_LEASE_ENDED ==
-              static_cast<int>(LockReason::execution_not_found_lease_ended));
+static_assert(LJ_LOCK_EXECUTION_NOT_FOUND_LEASE_ENDED == static_cast<int>(LockReason::execution_not_found_lease_ended));
 static_assert(LJ_LOCK_EXECUTION_NOT_FOUND_LEASE_RUNS == static_cast<int>(LockReason::execution_not_found_lease_runs));
 static_assert(LJ_LOCK_EXECUTION_UNKNOWN == static_cast<int>(LockReason::execution_unknown));
 static_assert(LJ_LOCK_PROCESS_GONE == static_cast<int>(LockReason::process_gone));
