@@ -40,24 +40,56 @@ long allocations_in(F&& f) {
 }
 }  // namespace
 
-void* operator new(std::size_t n) { return counted(n); }
-void* operator new[](std::size_t n) { return counted(n); }
+void* operator new(std::size_t n) {
+  return counted(n);
+}
+void* operator new[](std::size_t n) {
+  return counted(n);
+}
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  try { return counted(n); } catch (...) { return nullptr; }
+  try {
+    return counted(n);
+  } catch (...) {
+    return nullptr;
+  }
 }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  try { return counted(n); } catch (...) { return nullptr; }
+  try {
+    return counted(n);
+  } catch (...) {
+    return nullptr;
+  }
 }
-void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned(n, a); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned(n, a); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  return counted_aligned(n, a);
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return counted_aligned(n, a);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
 
 using namespace leasejudge;
 
@@ -96,7 +128,7 @@ TEST_SUITE("step allocations") {
       CHECK(sum.end + sum.remove + sum.leave + sum.no_step + sum.other_node == keys);
       CHECK(sum.end > 10000);
     }
-    {  // warm: none at all
+    {                                                                                 // warm: none at all
       REQUIRE(plan_batch(out, batch.buffer, 0, batch.entries, rules, 1, &sum).ok());  // warms this thread's codec
       long n = allocations_in([&] { REQUIRE(plan_batch(out, batch.buffer, 0, entries, rules, 1, &sum).ok()); });
       CHECK(n == 0);
@@ -118,15 +150,15 @@ TEST_SUITE("step allocations") {
     std::vector<step_cases::Case> cases;
     for (std::size_t i = 0; i < 5000; ++i) {
       std::string pad(100 + i, 'x');
-      cases.push_back({"n1.s" + std::to_string(i), "{\"id\":\"s\",\"state\":\"running\",\"owner\":\"o\",\"result\":\"" + pad + "\"}", i + 1});
+      cases.push_back({"n1.s" + std::to_string(i),
+                       "{\"id\":\"s\",\"state\":\"running\",\"owner\":\"o\",\"result\":\"" + pad + "\"}", i + 1});
     }
     auto batch = step_cases::batch_of(cases);
     std::vector<BatchVerdict> out(cases.size());
     StaleRules rules = step_cases::rules();
     long n = 0;
-    std::thread t([&] {
-      n = allocations_in([&] { REQUIRE(plan_batch(out, batch.buffer, 0, batch.entries, rules, 1).ok()); });
-    });
+    std::thread t(
+        [&] { n = allocations_in([&] { REQUIRE(plan_batch(out, batch.buffer, 0, batch.entries, rules, 1).ok()); }); });
     t.join();
     MESSAGE("allocations for 5000 growing values: " << n);
     CHECK(n <= 64);

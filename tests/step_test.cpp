@@ -14,7 +14,9 @@ using namespace leasejudge;
 
 namespace {
 
-std::string fixture_path() { return std::string(LEASEJUDGE_SOURCE_DIR) + "/tests/fixtures/step/go_cases.jsonl"; }
+std::string fixture_path() {
+  return std::string(LEASEJUDGE_SOURCE_DIR) + "/tests/fixtures/step/go_cases.jsonl";
+}
 
 struct GoCase {
   std::string key, value;
@@ -66,26 +68,37 @@ std::vector<GoCase> go_cases() {
   return out;
 }
 
-std::string nano(Instant t) { return format_rfc3339_nano(t); }
+std::string nano(Instant t) {
+  return format_rfc3339_nano(t);
+}
 
 // The Go fixture's verdict word for a leasejudge reason.
 bool reason_agrees(StepReason r, const std::string& verdict) {
   switch (r) {
-    case StepReason::other_node: return verdict == "other-node";
-    case StepReason::no_value: return verdict == "no-value";
-    case StepReason::no_step: return verdict == "no-step";
-    case StepReason::not_running: return verdict == "not-running";
+    case StepReason::other_node:
+      return verdict == "other-node";
+    case StepReason::no_value:
+      return verdict == "no-value";
+    case StepReason::no_step:
+      return verdict == "no-step";
+    case StepReason::not_running:
+      return verdict == "not-running";
     case StepReason::owned_by_self:
     case StepReason::ask_within_bound:
-    case StepReason::started_since: return verdict == "leave";
+    case StepReason::started_since:
+      return verdict == "leave";
     case StepReason::owner_not_self:
     case StepReason::ask_past_bound:
-    case StepReason::started_before: return verdict.empty();
-    default: return false;
+    case StepReason::started_before:
+      return verdict.empty();
+    default:
+      return false;
   }
 }
 
-HolderJudgement judged(HolderState s) { return HolderJudgement{s, std::string("judged ") + holder_state_name(s)}; }
+HolderJudgement judged(HolderState s) {
+  return HolderJudgement{s, std::string("judged ") + holder_state_name(s)};
+}
 
 }  // namespace
 
@@ -201,7 +214,8 @@ TEST_SUITE("step") {
     CHECK(v.action == StepAction::end);
     CHECK(v.reason == StepReason::owner_not_self);
     CHECK(step_why(v) == "the build module restarted while it ran");
-    CHECK(step_said(v, "o.1.2", rules.self) == std::string("its owner o.1.2 is not this process ") + std::string(step_cases::self));
+    CHECK(step_said(v, "o.1.2", rules.self) ==
+          std::string("its owner o.1.2 is not this process ") + std::string(step_cases::self));
     v = plan(ask, value("check ask", "o.1.2", "2030-01-01T00:00:00Z"));
     CHECK(v.action == StepAction::remove);
     CHECK(v.reason == StepReason::owner_not_self);
@@ -225,7 +239,8 @@ TEST_SUITE("step") {
     v = plan("n1.h", value("go build", "", "2024-05-01T10:59:59.999999999Z"));
     CHECK(v.action == StepAction::end);
     CHECK(v.reason == StepReason::started_before);
-    CHECK(step_said(v, "", rules.self) == "it names no owner (an older build wrote it) and started before this process");
+    CHECK(step_said(v, "", rules.self) ==
+          "it names no owner (an older build wrote it) and started before this process");
     v = plan("n1.h", value("go build", "", "2024-05-01T11:00:00Z"));
     CHECK(v.action == StepAction::leave);
     CHECK(v.reason == StepReason::started_since);
@@ -251,7 +266,11 @@ TEST_SUITE("step") {
     const std::string hand = "{\"id\":\"x\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\"}";
     const std::string ask = "{\"id\":\"x\",\"tool\":\"check ask\",\"state\":\"running\",\"owner\":\"o.1.2\"}";
     const std::string ask_key = "n1.6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f";
-    struct Row { HolderState state; StepAction hand, ask; StepReason reason; };
+    struct Row {
+      HolderState state;
+      StepAction hand, ask;
+      StepReason reason;
+    };
     for (Row row : {Row{HolderState::alive, StepAction::leave, StepAction::leave, StepReason::owner_alive},
                     Row{HolderState::unknown, StepAction::leave, StepAction::leave, StepReason::owner_unknown},
                     Row{HolderState::dead, StepAction::end, StepAction::remove, StepReason::owner_gone},
@@ -275,13 +294,15 @@ TEST_SUITE("step") {
     }
     // This process's own steps are never judged.
     asked = 0;
-    std::string own = "{\"id\":\"x\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"" + std::string(step_cases::self) + "\"}";
+    std::string own = "{\"id\":\"x\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"" +
+                      std::string(step_cases::self) + "\"}";
     CHECK(plan_step("n1.h", own, rules, codec).reason == StepReason::owned_by_self);
     CHECK(asked == 0);
     // A cache judges each owner once.
     OwnerVerdicts cache;
     answer = HolderState::dead;
-    for (int i = 0; i < 5; ++i) CHECK(plan_step("n1.h", hand, rules, codec, nullptr, &cache).reason == StepReason::owner_gone);
+    for (int i = 0; i < 5; ++i)
+      CHECK(plan_step("n1.h", hand, rules, codec, nullptr, &cache).reason == StepReason::owner_gone);
     CHECK(asked == 1);
   }
 
@@ -293,7 +314,8 @@ TEST_SUITE("step") {
     // (json.Unmarshal: "exceeded max depth" from the 10001st).
     for (int d : {9998, 9999}) {
       CAPTURE(d);
-      CHECK(shape("{\"state\":\"running\",\"result\":" + std::string(d, '[') + std::string(d, ']') + "}") == StepShape::step);
+      CHECK(shape("{\"state\":\"running\",\"result\":" + std::string(d, '[') + std::string(d, ']') + "}") ==
+            StepShape::step);
       std::string obj = "{\"state\":\"running\",\"x\":";
       for (int i = 0; i < d; ++i) obj += "{\"a\":";
       obj += "1" + std::string(d, '}') + "}";
@@ -309,7 +331,8 @@ TEST_SUITE("step") {
     CHECK(shape(ask + std::string(9996, '[') + std::string(9996, ']') + "}}}}") == StepShape::step);
     CHECK(shape(ask + std::string(9997, '[') + std::string(9997, ']') + "}}}}") == StepShape::no_step);
     // A 1 MB value reads, and a 1 MB one cut anywhere does not.
-    std::string big = "{\"id\":\"big\",\"state\":\"running\",\"owner\":\"o\",\"result\":\"" + std::string(1 << 20, 'x') + "\"}";
+    std::string big =
+        "{\"id\":\"big\",\"state\":\"running\",\"owner\":\"o\",\"result\":\"" + std::string(1 << 20, 'x') + "\"}";
     REQUIRE(shape(big) == StepShape::step);
     CHECK(view.id == "big");
     CHECK(view.owner == "o");
@@ -349,9 +372,10 @@ TEST_SUITE("step") {
           "{\"id\":\"a\",\n  \"state\": \"failed\",\"reason\":\"w\",\"ended\":\"2024-05-01T12:00:00.5Z\"\n}");
     CHECK(end("{}", "w") == "{\"state\":\"failed\",\"reason\":\"w\",\"ended\":\"2024-05-01T12:00:00.5Z\"}");
     // The why is written as json.Marshal writes a Go string.
-    CHECK(end("{\"state\":\"running\"}", "a \"b\" <c> & \n\x01 \xc3\xa9 \xe2\x80\xa8 \xff") ==
-          "{\"state\":\"failed\",\"reason\":\"a \\\"b\\\" \\u003cc\\u003e \\u0026 \\n\\u0001 \xc3\xa9 \\u2028 \\ufffd\","
-          "\"ended\":\"2024-05-01T12:00:00.5Z\"}");
+    CHECK(
+        end("{\"state\":\"running\"}", "a \"b\" <c> & \n\x01 \xc3\xa9 \xe2\x80\xa8 \xff") ==
+        "{\"state\":\"failed\",\"reason\":\"a \\\"b\\\" \\u003cc\\u003e \\u0026 \\n\\u0001 \xc3\xa9 \\u2028 \\ufffd\","
+        "\"ended\":\"2024-05-01T12:00:00.5Z\"}");
     CHECK(codec.end("{\"state\":\"running\"", "w", at).code() == Errc::parse);
     CHECK(codec.end("null", "w", at).code() == Errc::parse);
     CHECK(codec.end("", "w", at).code() == Errc::parse);
@@ -388,12 +412,17 @@ TEST_SUITE("step") {
       REQUIRE(s->ask.has_value());
       return ask_what(*s->ask);
     };
-    CHECK(what("{\"kind\":\"check\",\"check\":{\"fetch\":{\"repository\":\"git.x/r\",\"commit\":\"0123456789abcdef0123\"},"
-               "\"levels\":[\"unit\",\"lint\"],\"run\":\"r7\"}}") == "check ask, git.x/r@0123456789ab, levels unit,lint, run r7");
+    CHECK(
+        what(
+            "{\"kind\":\"check\",\"check\":{\"fetch\":{\"repository\":\"git.x/r\",\"commit\":\"0123456789abcdef0123\"},"
+            "\"levels\":[\"unit\",\"lint\"],\"run\":\"r7\"}}") ==
+        "check ask, git.x/r@0123456789ab, levels unit,lint, run r7");
     CHECK(what("{\"kind\":\"check\",\"check\":{}}") == "check ask, @, levels ");
     CHECK(what("{\"kind\":\"build\",\"build\":{\"module\":\"m\",\"fetch\":{\"repository\":\"r\",\"commit\":"
-               "\"abcdef0123456789\"},\"fp\":\"fedcba9876543210\"}}") == "build ask, module m, r@abcdef012345, fp fedcba987654");
-    CHECK(what("{\"kind\":\"build\",\"build\":{\"module\":\"m\",\"fetch\":{\"commit\":\"abc\"}}}") == "build ask, module m");
+               "\"abcdef0123456789\"},\"fp\":\"fedcba9876543210\"}}") ==
+          "build ask, module m, r@abcdef012345, fp fedcba987654");
+    CHECK(what("{\"kind\":\"build\",\"build\":{\"module\":\"m\",\"fetch\":{\"commit\":\"abc\"}}}") ==
+          "build ask, module m");
     CHECK(what("{\"kind\":\"compose\",\"compose\":{\"fetch\":{\"repository\":\"r\",\"commit\":\"c\"}}}") ==
           "compose ask, compose, r@c");
     CHECK(what("{\"kind\":\"x\"}") == "x ask");

@@ -40,10 +40,10 @@ std::string step(const std::string& id, const std::string& tool, const std::stri
 class TestStore final : public Store {
  public:
   MemoryStore mem;
-  int fail_keys = 0;                // the next n keys() calls fail
-  std::string fail_get;             // get of this key fails
-  std::string fail_write;           // update/remove of this key fails (Errc::store)
-  std::string race;                 // before update/remove of this key, another writer puts
+  int fail_keys = 0;       // the next n keys() calls fail
+  std::string fail_get;    // get of this key fails
+  std::string fail_write;  // update/remove of this key fails (Errc::store)
+  std::string race;        // before update/remove of this key, another writer puts
   std::string race_value = "{\"id\":\"raced\",\"state\":\"succeeded\"}";
   int keys_calls = 0;
 
@@ -99,9 +99,12 @@ const std::string restart = "the build module restarted while it ran";
 // Keys list in order (the memory store sorts them): ask1, ask2, ask3, a-own, b-other, ...
 std::vector<std::string> expected_log() {
   return {
-      "the step n1." + ask1 + " (check ask, started 2024-05-01T11:59:00Z) was left running and is deleted, left to "
-          "the stream's redelivery: " + restart + "; its owner o.1.2 is not this process " + self,
-      "the step n1." + ask2 + " (check ask, started 2024-05-01T10:30:00Z) was left running and is ended: past the "
+      "the step n1." + ask1 +
+          " (check ask, started 2024-05-01T11:59:00Z) was left running and is deleted, left to "
+          "the stream's redelivery: " +
+          restart + "; its owner o.1.2 is not this process " + self,
+      "the step n1." + ask2 +
+          " (check ask, started 2024-05-01T10:30:00Z) was left running and is ended: past the "
           "step bound: its asker stopped waiting at 2024-05-01T11:30:00Z; it names no owner (an older build wrote it)",
       "the step n1.b-other (go build, started 2024-05-01T11:30:00Z) was left running and is ended: " + restart +
           "; its owner o.1.2 is not this process " + self,
@@ -123,12 +126,14 @@ TEST_SUITE("sweep") {
   TEST_CASE("end_stale ends, deletes and leaves as the seed, logging each") {
     TestStore store;
     fill(store.mem);
-    std::string untouched[] = {"n1.a-own", "n1." + ask3, "n1.d-new", "n1.e-done", "n1.f-bad", "n1.g-cut", "n2.h-far", "loose"};
+    std::string untouched[] = {"n1.a-own", "n1." + ask3, "n1.d-new", "n1.e-done",
+                               "n1.f-bad", "n1.g-cut",   "n2.h-far", "loose"};
     std::vector<std::string> before_values;
     for (const auto& k : untouched) before_values.push_back(value_of(store, k));
 
     std::vector<std::string> log;
-    SweepReport r = end_stale(store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, options());
+    SweepReport r = end_stale(
+        store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, options());
     REQUIRE(r.status.ok());
     CHECK(r.ended == std::vector<std::string>{ask1, ask2, "b-other", "c-old"});
     CHECK(log == expected_log());
@@ -139,7 +144,8 @@ TEST_SUITE("sweep") {
     CHECK(r.counts.no_step == 2);
     CHECK(r.counts.other_node == 2);
 
-    CHECK(value_of(store, "n1.b-other") == ended_value("b-other", "go build", "o.1.2", "2024-05-01T11:30:00Z", restart));
+    CHECK(value_of(store, "n1.b-other") ==
+          ended_value("b-other", "go build", "o.1.2", "2024-05-01T11:30:00Z", restart));
     CHECK(value_of(store, "n1." + ask1) == "<none>");
     CHECK(value_of(store, "n1." + ask2) ==
           ended_value(ask2, "check ask", "", "2024-05-01T10:30:00Z",
@@ -149,7 +155,8 @@ TEST_SUITE("sweep") {
 
     // A second sweep finds nothing more to do.
     log.clear();
-    r = end_stale(store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, options());
+    r = end_stale(
+        store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, options());
     CHECK(r.status.ok());
     CHECK(r.ended.empty());
     CHECK(log.empty());
@@ -163,7 +170,8 @@ TEST_SUITE("sweep") {
     std::vector<StoreEntry> read;
     for (const auto& k : keys) read.push_back(**store.get(k));
     std::vector<SweepEntry> entries;
-    for (std::size_t i = 0; i < keys.size(); ++i) entries.push_back(SweepEntry{keys[i], read[i].revision, read[i].value});
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      entries.push_back(SweepEntry{keys[i], read[i].revision, read[i].value});
 
     SweepPlan plan = plan_sweep(entries, stale_rules("n1", step_cases::before, options()));
     REQUIRE(plan.actions.size() == 4);
@@ -181,7 +189,8 @@ TEST_SUITE("sweep") {
     store.put("n1." + ask1, redelivered);
 
     std::vector<std::string> log;
-    SweepReport r = apply_sweep(store, entries, plan, [&](std::string_view l) { log.emplace_back(l); }, options());
+    SweepReport r = apply_sweep(
+        store, entries, plan, [&](std::string_view l) { log.emplace_back(l); }, options());
     CHECK(r.status.ok());
     CHECK(r.ended == std::vector<std::string>{ask2, "c-old"});
     CHECK(r.counts.changed == 2);
@@ -228,7 +237,8 @@ TEST_SUITE("sweep") {
     fill(again.mem);
     again.fail_write = "n1." + ask2;
     std::vector<std::string> log;
-    r = end_stale(again, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, options());
+    r = end_stale(
+        again, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, options());
     CHECK(r.status.code() == Errc::store);
     CHECK(r.status.error().message == "buildstep: ending the step n1." + ask2 + ": the write broke");
     CHECK(r.ended == std::vector<std::string>{ask1});
@@ -244,7 +254,8 @@ TEST_SUITE("sweep") {
     std::vector<StoreEntry> read;
     for (const auto& k : keys) read.push_back(**m.get(k));
     std::vector<SweepEntry> entries;
-    for (std::size_t i = 0; i < keys.size(); ++i) entries.push_back(SweepEntry{keys[i], read[i].revision, read[i].value});
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      entries.push_back(SweepEntry{keys[i], read[i].revision, read[i].value});
     SweepPlan plan = plan_sweep(entries, stale_rules("n1", step_cases::before, options()));
     TestStore failing;
     fill(failing.mem);
@@ -266,7 +277,8 @@ TEST_SUITE("sweep") {
     CHECK(r.ended == std::vector<std::string>{ask2, "c-old"});  // only steps with no owner
     o.judge = [](std::string_view) { return HolderJudgement{HolderState::dead, "pid 2 is gone"}; };
     std::vector<std::string> log;
-    r = end_stale(store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, o);
+    r = end_stale(
+        store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, o);
     CHECK(r.ended == std::vector<std::string>{ask1, "b-other"});
     REQUIRE(log.size() == 2);
     CHECK(log[1] == "the step n1.b-other (go build, started 2024-05-01T11:30:00Z) was left running and is ended: " +
@@ -295,7 +307,8 @@ TEST_SUITE("sweep") {
     refused("nope", "w", Errc::not_found, "no step n1.nope in the steps state");
     refused("f-bad", "w", Errc::parse, "the step n1.f-bad is no step: its started is no RFC 3339 time");
     refused("e-done", "w", Errc::refused, "the step n1.e-done is succeeded, not running");
-    const std::string mine = "was started by this process and may run now; only a step a previous process left is ended";
+    const std::string mine =
+        "was started by this process and may run now; only a step a previous process left is ended";
     refused("a-own", "w", Errc::refused, "the step n1.a-own " + mine);
     refused("d-new", "w", Errc::refused, "the step n1.d-new " + mine);  // no owner, started since boot
     std::string asked;
@@ -331,7 +344,8 @@ TEST_SUITE("sweep") {
     CHECK(done->result == std::optional<std::string>("{\"x\":1}"));  // as read, as the seed's answer
     CHECK(value_of(store, "n1.b-other") ==
           ended_value("b-other", "go build", "o.1.2", "2024-05-01T11:30:00Z", "stuck for a day"));
-    auto no_owner = end_one(store, "n1", "c-old", "w", [](std::string_view) { return false; }, o);
+    auto no_owner = end_one(
+        store, "n1", "c-old", "w", [](std::string_view) { return false; }, o);
     CHECK(no_owner.ok());
   }
 
@@ -350,8 +364,8 @@ TEST_SUITE("sweep") {
       SweepSignals signals;
       std::vector<std::string> log;
       std::thread server([&] { signals.serve(); });
-      auto r = end_stale_at_start(store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); },
-                                  signals, options());
+      auto r = end_stale_at_start(
+          store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, signals, options());
       server.join();
       REQUIRE(r.has_value());
       CHECK(r->ended.size() == 4);
@@ -365,14 +379,16 @@ TEST_SUITE("sweep") {
       SweepSignals signals;
       signals.serve();
       std::vector<std::string> log;
-      auto r = end_stale_at_start(store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); },
-                                  signals, options());
+      auto r = end_stale_at_start(
+          store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, signals, options());
       REQUIRE(r.has_value());
       CHECK(r->status.ok());
       CHECK(store.keys_calls == 3);
       REQUIRE(log.size() == 7);
-      CHECK(log[0] == "ending the steps left running (try 1 of 6): buildstep: listing the steps of n1: the server is down");
-      CHECK(log[1] == "ending the steps left running (try 2 of 6): buildstep: listing the steps of n1: the server is down");
+      CHECK(log[0] ==
+            "ending the steps left running (try 1 of 6): buildstep: listing the steps of n1: the server is down");
+      CHECK(log[1] ==
+            "ending the steps left running (try 2 of 6): buildstep: listing the steps of n1: the server is down");
       CHECK(log[6] == "4 steps of n1 left running by a previous process ended");
     }
     SUBCASE("gives up after its attempts") {
@@ -383,13 +399,14 @@ TEST_SUITE("sweep") {
       SweepOptions o = options();
       o.attempts = 3;
       std::vector<std::string> log;
-      auto r = end_stale_at_start(store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); },
-                                  signals, o);
+      auto r = end_stale_at_start(
+          store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, signals, o);
       REQUIRE(r.has_value());
       CHECK(r->status.code() == Errc::store);
       CHECK(store.keys_calls == 3);
       REQUIRE(log.size() == 3);
-      CHECK(log[2] == "ending the steps left running (try 3 of 3): buildstep: listing the steps of n1: the server is down");
+      CHECK(log[2] ==
+            "ending the steps left running (try 3 of 3): buildstep: listing the steps of n1: the server is down");
     }
     SUBCASE("a cancel ends the wait between tries") {
       TestStore store;
@@ -400,11 +417,12 @@ TEST_SUITE("sweep") {
       o.retry_ns = 3600LL * 1000000000;
       std::atomic<int> lines{0};
       std::thread canceller;
-      auto r = end_stale_at_start(store, "n1", step_cases::before,
-                                  [&](std::string_view) {
-                                    if (lines++ == 0) canceller = std::thread([&] { signals.cancel(); });
-                                  },
-                                  signals, o);
+      auto r = end_stale_at_start(
+          store, "n1", step_cases::before,
+          [&](std::string_view) {
+            if (lines++ == 0) canceller = std::thread([&] { signals.cancel(); });
+          },
+          signals, o);
       canceller.join();
       REQUIRE(r.has_value());
       CHECK(store.keys_calls == 1);
@@ -416,12 +434,13 @@ TEST_SUITE("sweep") {
       SweepOptions o = options();
       o.owner = "no-boot-id.4242.lvq1g2a8";
       std::vector<std::string> log;
-      auto r = end_stale_at_start(store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); },
-                                  signals, o);
+      auto r = end_stale_at_start(
+          store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, signals, o);
       REQUIRE(r.has_value());
       REQUIRE(log.size() == 2);
-      CHECK(log[0] == "the boot id of n1 cannot be read (/proc/sys/kernel/random/boot_id): its steps' owner is "
-                      "no-boot-id.4242.lvq1g2a8, told apart by pid and start only");
+      CHECK(log[0] ==
+            "the boot id of n1 cannot be read (/proc/sys/kernel/random/boot_id): its steps' owner is "
+            "no-boot-id.4242.lvq1g2a8, told apart by pid and start only");
       CHECK(log[1] == "0 steps of n1 left running by a previous process ended");
     }
   }
@@ -444,15 +463,16 @@ TEST_SUITE("sweep") {
     log.clear();
     r = end_stale_round(store, "n1", logf, signals, o);
     REQUIRE(r.has_value());
-    CHECK(log == std::vector<std::string>{"ending the steps left running: buildstep: listing the steps of n1: the server is down"});
+    CHECK(log == std::vector<std::string>{
+                     "ending the steps left running: buildstep: listing the steps of n1: the server is down"});
   }
 
   TEST_CASE("values that are no step are left untouched and counted, however they break") {
     MemoryStore store;
     const std::string running = "{\"id\":\"x\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\"";
     std::vector<std::pair<std::string, std::string>> broken = {
-        {"n1.cut", running},                                                   // truncated
-        {"n1.type-state", "{\"state\":[\"running\"],\"owner\":\"o.1.2\"}"},    // wrong types, one per field
+        {"n1.cut", running},                                                 // truncated
+        {"n1.type-state", "{\"state\":[\"running\"],\"owner\":\"o.1.2\"}"},  // wrong types, one per field
         {"n1.type-owner", "{\"state\":\"running\",\"owner\":7}"},
         {"n1.type-tool", "{\"state\":\"running\",\"owner\":\"o\",\"tool\":{}}"},
         {"n1.type-id", "{\"state\":\"running\",\"owner\":\"o\",\"id\":true}"},
@@ -479,7 +499,8 @@ TEST_SUITE("sweep") {
     store.put("n1.utf8-ok", "{\"id\":\"u\",\"state\":\"running\",\"owner\":\"o\\u00e9\xff\"}");
 
     std::vector<std::string> log;
-    SweepReport r = end_stale(store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, options());
+    SweepReport r = end_stale(
+        store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, options());
     REQUIRE(r.status.ok());
     CHECK(r.counts.no_step == broken.size());
     CHECK(r.counts.ends == 3);
@@ -501,7 +522,8 @@ TEST_SUITE("sweep") {
     std::vector<StoreEntry> read;
     for (const auto& k : keys) read.push_back(**store.get(k));
     std::vector<SweepEntry> entries;
-    for (std::size_t i = 0; i < keys.size(); ++i) entries.push_back(SweepEntry{keys[i], read[i].revision, read[i].value});
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      entries.push_back(SweepEntry{keys[i], read[i].revision, read[i].value});
     SweepPlan plan = plan_sweep(entries, stale_rules("n1", step_cases::before, options()));
     SweepReport r = end_stale(store, "n1", step_cases::before, {}, options());
     REQUIRE(r.status.ok());

@@ -66,7 +66,9 @@ int rules_of(StaleRules& rules, std::atomic<bool>& stopped, const lj_step_plan_o
   return LJ_OK;
 }
 
-int stopped_error(lj_error_t** err) { return fail(err, LJ_EUSER, "the owner_state callback asked to stop the plan"); }
+int stopped_error(lj_error_t** err) {
+  return fail(err, LJ_EUSER, "the owner_state callback asked to stop the plan");
+}
 
 void copy_summary(lj_step_plan_summary_t* out, const BatchSummary& s, std::uint64_t malformed) {
   if (out == nullptr) return;
@@ -82,7 +84,7 @@ void copy_summary(lj_step_plan_summary_t* out, const BatchSummary& s, std::uint6
 struct Line {
   bool malformed = false;
   bool has_key = false;
-  const char* why = "";  // what is wrong, when malformed
+  const char* why = "";   // what is wrong, when malformed
   std::size_t entry = 0;  // into the batch
   std::string key;        // when malformed but readable
 };
@@ -154,7 +156,8 @@ class LineReader {
       }
     }
     if (!out.has_key) return malformed(out, "it names no key");
-    if (out.key.size() > 0xFFFFFFFFu || value.size() > 0xFFFFFFFFu) return malformed(out, "its key or value is over 4 GiB");
+    if (out.key.size() > 0xFFFFFFFFu || value.size() > 0xFFFFFFFFu)
+      return malformed(out, "its key or value is over 4 GiB");
     BatchEntry entry;
     entry.key_offset = buffer.size();
     entry.key_len = static_cast<std::uint32_t>(out.key.size());
@@ -341,8 +344,10 @@ LJ_API int lj_step_plan_lines(char** out, size_t* out_len, lj_step_plan_summary_
     for (const Line& l : lines) {
       result.append("{\"key\":");
       if (l.malformed) {
-        if (l.has_key) step_json::append_json_string(result, l.key);
-        else result.append("null");
+        if (l.has_key)
+          step_json::append_json_string(result, l.key);
+        else
+          result.append("null");
         result.append(",\"action\":\"leave\",\"why\":\"\",\"malformed\":");
         step_json::append_json_string(result, l.why);
         result.append("}\n");
@@ -385,7 +390,8 @@ LJ_API int lj_step_key(char** out, size_t* out_len, const char* node, size_t nod
     std::string_view n, i;
     if (out == nullptr) return fail(err, LJ_EINVAL, "out must not be NULL");
     *out = nullptr;
-    if (!view_of(node, node_len, n) || !view_of(id, id_len, i)) return fail(err, LJ_EINVAL, "a NULL string with a length");
+    if (!view_of(node, node_len, n) || !view_of(id, id_len, i))
+      return fail(err, LJ_EINVAL, "a NULL string with a length");
     auto key = step_key(n, i);
     if (!key) return fail(err, key.error());
     return give(out, out_len, *key, err);
@@ -421,7 +427,8 @@ LJ_API int lj_step_is_ask(int* out, const char* key, size_t key_len, const char*
   reset(err);
   std::string_view k, t;
   if (out == nullptr) return fail(err, LJ_EINVAL, "out must not be NULL");
-  if (!view_of(key, key_len, k) || !view_of(tool, tool_len, t)) return fail(err, LJ_EINVAL, "a NULL string with a length");
+  if (!view_of(key, key_len, k) || !view_of(tool, tool_len, t))
+    return fail(err, LJ_EINVAL, "a NULL string with a length");
   *out = is_ask_step(k, t) ? 1 : 0;
   return LJ_OK;
 }
@@ -461,14 +468,29 @@ LJ_API const char* lj_step_string(const lj_step_t* step, int field, size_t* out_
   if (step == nullptr) return nullptr;
   const std::string* s = nullptr;
   switch (field) {
-    case LJ_STEP_FIELD_ID: s = &step->step.id; break;
-    case LJ_STEP_FIELD_TOOL: s = &step->step.tool; break;
-    case LJ_STEP_FIELD_STATE: s = &step->step.state; break;
-    case LJ_STEP_FIELD_OWNER: s = &step->step.owner; break;
-    case LJ_STEP_FIELD_REASON: s = &step->step.reason; break;
-    case LJ_STEP_FIELD_RESULT: s = step->step.result ? &*step->step.result : nullptr; break;
-    case LJ_STEP_FIELD_ASK_WHAT: s = step->step.ask ? &step->ask_what : nullptr; break;
-    default: break;
+    case LJ_STEP_FIELD_ID:
+      s = &step->step.id;
+      break;
+    case LJ_STEP_FIELD_TOOL:
+      s = &step->step.tool;
+      break;
+    case LJ_STEP_FIELD_STATE:
+      s = &step->step.state;
+      break;
+    case LJ_STEP_FIELD_OWNER:
+      s = &step->step.owner;
+      break;
+    case LJ_STEP_FIELD_REASON:
+      s = &step->step.reason;
+      break;
+    case LJ_STEP_FIELD_RESULT:
+      s = step->step.result ? &*step->step.result : nullptr;
+      break;
+    case LJ_STEP_FIELD_ASK_WHAT:
+      s = step->step.ask ? &step->ask_what : nullptr;
+      break;
+    default:
+      break;
   }
   if (s == nullptr) return nullptr;
   if (out_len != nullptr) *out_len = s->size();
@@ -486,7 +508,9 @@ LJ_API int lj_step_time(int64_t* out_sec, int32_t* out_nsec, const lj_step_t* st
   return LJ_OK;
 }
 
-LJ_API void lj_step_destroy(lj_step_t* step) { delete step; }
+LJ_API void lj_step_destroy(lj_step_t* step) {
+  delete step;
+}
 
 LJ_API int lj_step_end_value(char** out, size_t* out_len, const char* value, size_t value_len, const char* why,
                              size_t why_len, int64_t ended_ns, lj_error_t** err) {
@@ -504,7 +528,8 @@ LJ_API int lj_step_end_value(char** out, size_t* out_len, const char* value, siz
   });
 }
 
-LJ_API int lj_step_ask_what(char** out, size_t* out_len, const char* json, size_t json_len, int form, lj_error_t** err) {
+LJ_API int lj_step_ask_what(char** out, size_t* out_len, const char* json, size_t json_len, int form,
+                            lj_error_t** err) {
   reset(err);
   return guard(err, [&] {
     std::string_view j;

@@ -1,5 +1,7 @@
 // The C ABI's sweep part: the seed's EndStale, EndOne, EndStaleAtStart and
 // EndStaleRound over an lj_store_t.
+#include "leasejudge/sweep.hpp"
+
 #include <fmt/format.h>
 
 #include <atomic>
@@ -7,7 +9,6 @@
 #include <memory>
 
 #include "internal.hpp"
-#include "leasejudge/sweep.hpp"
 #include "step_handle.hpp"
 #include "store_handle.hpp"
 
@@ -171,7 +172,9 @@ LJ_API const char* lj_sweep_report_message(const lj_sweep_report_t* report) {
   return report->report.status.error().message.c_str();
 }
 
-LJ_API void lj_sweep_report_destroy(lj_sweep_report_t* report) { delete report; }
+LJ_API void lj_sweep_report_destroy(lj_sweep_report_t* report) {
+  delete report;
+}
 
 LJ_API int lj_sweep_end_stale(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
                               int64_t before_ns, const lj_sweep_options_t* opts, lj_error_t** err) {
@@ -200,7 +203,8 @@ LJ_API int lj_sweep_end_one(lj_step_t** out_step, char** out_value, size_t* out_
     if (store == nullptr || store->store == nullptr) return fail(err, LJ_EINVAL, "the store is NULL");
     std::string_view n, i, w;
     if (int rc = node_of(n, node, node_len, err); rc != LJ_OK) return rc;
-    if (!view_of(id, id_len, i) || !view_of(why, why_len, w)) return fail(err, LJ_EINVAL, "a NULL id or why with a length");
+    if (!view_of(id, id_len, i) || !view_of(why, why_len, w))
+      return fail(err, LJ_EINVAL, "a NULL id or why with a length");
     SweepCall call;
     if (int rc = call_of(call, opts, err); rc != LJ_OK) return rc;
     StoppableStore s(*store->store, call.stopped);
@@ -242,7 +246,9 @@ LJ_API int lj_sweep_signals_cancel(lj_sweep_signals_t* signals) {
   });
 }
 
-LJ_API void lj_sweep_signals_destroy(lj_sweep_signals_t* signals) { delete signals; }
+LJ_API void lj_sweep_signals_destroy(lj_sweep_signals_t* signals) {
+  delete signals;
+}
 
 LJ_API int lj_sweep_end_stale_at_start(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
                                        int64_t before_ns, lj_sweep_signals_t* signals, const lj_sweep_options_t* opts,

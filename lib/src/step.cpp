@@ -75,8 +75,7 @@ Result<std::string> step_key(std::string_view node, std::string_view id) {
 
 Result<StepKeyParts> parse_step_key(std::string_view key) {
   StepKeyParts parts;
-  if (!split_step_key(key, parts))
-    return Error{Errc::parse, fmt::format("the key {} is no step key <node>.<id>", key)};
+  if (!split_step_key(key, parts)) return Error{Errc::parse, fmt::format("the key {} is no step key <node>.<id>", key)};
   return parts;
 }
 
@@ -88,8 +87,7 @@ bool is_canonical_uuid(std::string_view text) noexcept {
 
 Result<StepKeyParts> parse_ask_step_key(std::string_view key) {
   StepKeyParts parts;
-  if (!split_step_key(key, parts))
-    return Error{Errc::parse, fmt::format("the key {} is no step key <node>.<id>", key)};
+  if (!split_step_key(key, parts)) return Error{Errc::parse, fmt::format("the key {} is no step key <node>.<id>", key)};
   if (!is_canonical_uuid(parts.id))
     return Error{Errc::parse, fmt::format("the key {} is no ask's key: its id is no UUID", key)};
   return parts;
@@ -106,9 +104,9 @@ struct StepCodec::Impl {
   od::parser parser;
   std::unique_ptr<char[]> pad;  // a padded copy of the value for simdjson
   std::size_t pad_capacity = 0;
-  std::string scratch;          // decoded strings of the last read
-  std::string key_scratch;      // a decoded object key
-  std::vector<FieldSpan> spans; // the top-level fields of the last read
+  std::string scratch;           // decoded strings of the last read
+  std::string key_scratch;       // a decoded object key
+  std::vector<FieldSpan> spans;  // the top-level fields of the last read
   step_json::NestStack nest;
 
   // The read in progress.
@@ -168,9 +166,15 @@ struct StepCodec::Impl {
 
   static Field top_field(std::string_view k) noexcept {
     switch (k.size()) {  // the exact names first: nearly every key is one
-      case 2: if (k == "id") return Field::id; break;
-      case 3: if (k == "ask") return Field::ask; break;
-      case 4: if (k == "tool") return Field::tool; break;
+      case 2:
+        if (k == "id") return Field::id;
+        break;
+      case 3:
+        if (k == "ask") return Field::ask;
+        break;
+      case 4:
+        if (k == "tool") return Field::tool;
+        break;
       case 5:
         if (k == "state") return Field::state;
         if (k == "owner") return Field::owner;
@@ -180,13 +184,16 @@ struct StepCodec::Impl {
         if (k == "reason") return Field::reason;
         if (k == "result") return Field::result;
         break;
-      case 7: if (k == "started") return Field::started; break;
-      default: break;
+      case 7:
+        if (k == "started") return Field::started;
+        break;
+      default:
+        break;
     }
     static constexpr std::pair<std::string_view, Field> names[] = {
-        {"id", Field::id},         {"tool", Field::tool},     {"state", Field::state},
+        {"id", Field::id},         {"tool", Field::tool},       {"state", Field::state},
         {"owner", Field::owner},   {"started", Field::started}, {"ended", Field::ended},
-        {"reason", Field::reason}, {"result", Field::result}, {"ask", Field::ask}};
+        {"reason", Field::reason}, {"result", Field::result},   {"ask", Field::ask}};
     for (const auto& [name, f] : names)
       if (step_json::name_matches(k, name)) return f;
     return Field::unknown;
@@ -351,8 +358,7 @@ StepShape StepCodec::Impl::parse(std::string_view value, bool padded, Step* full
     if (v.raw_json_token().data() != vp) return fail("the value is not valid JSON");
 
     key_scratch.clear();
-    std::string_view key =
-        text_of(off(kq) + 1, off(ks.end) - 1, ks.escaped || ks.non_ascii || masked, key_scratch);
+    std::string_view key = text_of(off(kq) + 1, off(ks.end) - 1, ks.escaped || ks.non_ascii || masked, key_scratch);
     Field field = top_field(key);
     const char* value_end = nullptr;
     switch (field) {
@@ -451,7 +457,10 @@ bool StepCodec::Impl::walk_ask(od::value& v) {
             if (which == AskField::build) ask->build.reset();
             if (which == AskField::compose) ask->compose.reset();
           }
-          if (which == AskField::check) { levels_backing.clear(); levels_len = 0; }
+          if (which == AskField::check) {
+            levels_backing.clear();
+            levels_len = 0;
+          }
           break;
         }
         if (*p != '{') return refuse("its ask's check, build or compose is no object");
@@ -493,7 +502,10 @@ bool StepCodec::Impl::walk_part(od::value& v, AskField which) {
     if (which == AskField::compose && pf != PartField::fetch) pf = PartField::unknown;
     switch (pf) {
       case PartField::fetch: {
-        std::optional<StepFetch>* out = check ? &check->fetch : build ? &build->fetch : compose ? &compose->fetch : nullptr;
+        std::optional<StepFetch>* out = check     ? &check->fetch
+                                        : build   ? &build->fetch
+                                        : compose ? &compose->fetch
+                                                  : nullptr;
         if (!walk_fetch(fv, out)) return refuse("a fetch of its ask is no object of JSON values");
         break;
       }
@@ -617,7 +629,9 @@ std::optional<Step> StepCodec::decode(std::string_view value) {
   return step;
 }
 
-std::string_view StepCodec::no_step_why() const noexcept { return impl_->why; }
+std::string_view StepCodec::no_step_why() const noexcept {
+  return impl_->why;
+}
 
 Result<std::string> StepCodec::end(std::string_view value, std::string_view why, Instant ended_at) {
   StepShape shape = impl_->parse(value, false, nullptr);
@@ -746,28 +760,44 @@ std::string ask_what(const StepAsk& ask) {
 
 const char* step_action_name(StepAction action) noexcept {
   switch (action) {
-    case StepAction::leave: return "leave";
-    case StepAction::end: return "end";
-    case StepAction::remove: return "delete";
+    case StepAction::leave:
+      return "leave";
+    case StepAction::end:
+      return "end";
+    case StepAction::remove:
+      return "delete";
   }
   return "leave";
 }
 
 const char* step_reason_name(StepReason reason) noexcept {
   switch (reason) {
-    case StepReason::other_node: return "other-node";
-    case StepReason::no_value: return "no-value";
-    case StepReason::no_step: return "no-step";
-    case StepReason::not_running: return "not-running";
-    case StepReason::owned_by_self: return "owned-by-self";
-    case StepReason::owner_not_self: return "owner-not-self";
-    case StepReason::owner_gone: return "owner-gone";
-    case StepReason::owner_alive: return "owner-alive";
-    case StepReason::owner_unknown: return "owner-unknown";
-    case StepReason::ask_within_bound: return "ask-within-bound";
-    case StepReason::ask_past_bound: return "ask-past-bound";
-    case StepReason::started_before: return "started-before";
-    case StepReason::started_since: return "started-since";
+    case StepReason::other_node:
+      return "other-node";
+    case StepReason::no_value:
+      return "no-value";
+    case StepReason::no_step:
+      return "no-step";
+    case StepReason::not_running:
+      return "not-running";
+    case StepReason::owned_by_self:
+      return "owned-by-self";
+    case StepReason::owner_not_self:
+      return "owner-not-self";
+    case StepReason::owner_gone:
+      return "owner-gone";
+    case StepReason::owner_alive:
+      return "owner-alive";
+    case StepReason::owner_unknown:
+      return "owner-unknown";
+    case StepReason::ask_within_bound:
+      return "ask-within-bound";
+    case StepReason::ask_past_bound:
+      return "ask-past-bound";
+    case StepReason::started_before:
+      return "started-before";
+    case StepReason::started_since:
+      return "started-since";
   }
   return "unknown";
 }
@@ -781,8 +811,7 @@ HolderJudgement judge_owner(std::string_view owner, const StaleRules& rules) {
 HolderState OwnerVerdicts::state_of(std::string_view owner, const StaleRules& rules, HolderJudgement* full) {
   if (full == nullptr && owner.size() < token_max) {
     for (int i = 0; i < used_; ++i)
-      if (lengths_[i] == owner.size() && std::memcmp(tokens_[i], owner.data(), owner.size()) == 0)
-        return states_[i];
+      if (lengths_[i] == owner.size() && std::memcmp(tokens_[i], owner.data(), owner.size()) == 0) return states_[i];
   }
   HolderJudgement j = judge_owner(owner, rules);
   if (owner.size() < token_max) {

@@ -30,8 +30,12 @@ namespace leasejudge::step_json {
 // Go's scanner refuses a value nested deeper than this (arrays and objects together).
 inline constexpr int go_max_depth = 10000;
 
-inline bool is_ws(unsigned char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-inline bool is_digit(unsigned char c) noexcept { return c >= '0' && c <= '9'; }
+inline bool is_ws(unsigned char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+inline bool is_digit(unsigned char c) noexcept {
+  return c >= '0' && c <= '9';
+}
 inline bool is_hex(unsigned char c) noexcept {
   return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
@@ -56,21 +60,22 @@ inline int utf8_width(const unsigned char* p, const unsigned char* end) noexcept
   };
   if (c >= 0xC2 && c <= 0xDF) return cont(1, 0x80, 0xBF) ? 2 : 0;
   if (c == 0xE0) return cont(1, 0xA0, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
-  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
-    return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
   if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2, 0x80, 0xBF) ? 3 : 0;
   if (c == 0xF0) return cont(1, 0x90, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-  if (c >= 0xF1 && c <= 0xF3)
-    return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
   if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
   return 0;
 }
 
 inline std::uint32_t utf8_decode(const unsigned char* p, int width) noexcept {
   switch (width) {
-    case 1: return p[0];
-    case 2: return (std::uint32_t(p[0] & 0x1F) << 6) | (p[1] & 0x3F);
-    case 3: return (std::uint32_t(p[0] & 0x0F) << 12) | (std::uint32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+    case 1:
+      return p[0];
+    case 2:
+      return (std::uint32_t(p[0] & 0x1F) << 6) | (p[1] & 0x3F);
+    case 3:
+      return (std::uint32_t(p[0] & 0x0F) << 12) | (std::uint32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
     default:
       return (std::uint32_t(p[0] & 0x07) << 18) | (std::uint32_t(p[1] & 0x3F) << 12) |
              (std::uint32_t(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
@@ -103,9 +108,15 @@ inline void mask_invalid_utf8(char* b, std::size_t n) noexcept {
   auto* p = reinterpret_cast<unsigned char*>(b);
   auto* end = p + n;
   while (p < end) {
-    if (*p < 0x80) { ++p; continue; }
+    if (*p < 0x80) {
+      ++p;
+      continue;
+    }
     int w = utf8_width(p, end);
-    if (w == 0) { *p++ = 0x7F; continue; }
+    if (w == 0) {
+      *p++ = 0x7F;
+      continue;
+    }
     p += w;
   }
 }
@@ -176,7 +187,14 @@ inline bool scan_string(const char* p, const char* end, StringScan& out) noexcep
       escaped = true;
       if (end - q < 2) return false;
       switch (q[1]) {
-        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+        case '"':
+        case '\\':
+        case '/':
+        case 'b':
+        case 'f':
+        case 'n':
+        case 'r':
+        case 't':
           q += 2;
           continue;
         case 'u':
@@ -218,11 +236,21 @@ inline void unquote_append(const char* b, const char* e, std::string& out) {
       char k = p[1];
       p += 2;
       switch (k) {
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'n': out.push_back('\n'); break;
-        case 'r': out.push_back('\r'); break;
-        case 't': out.push_back('\t'); break;
+        case 'b':
+          out.push_back('\b');
+          break;
+        case 'f':
+          out.push_back('\f');
+          break;
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
         case 'u': {
           int r = getu4(p - 2, e);
           p += 4;
@@ -238,7 +266,9 @@ inline void unquote_append(const char* b, const char* e, std::string& out) {
           utf8_append(out, static_cast<std::uint32_t>(r));
           break;
         }
-        default: out.push_back(k); break;  // " \ /
+        default:
+          out.push_back(k);
+          break;  // " \ /
       }
       continue;
     }
@@ -300,7 +330,10 @@ inline bool float_fits(const char* b, const char* e) noexcept {
   bool nonzero = false;
   long long int_digits = 0;
   while (p < e && is_digit(static_cast<unsigned char>(*p))) {
-    if (*p != '0' || nonzero) { nonzero = true; ++int_digits; }
+    if (*p != '0' || nonzero) {
+      nonzero = true;
+      ++int_digits;
+    }
     ++p;
   }
   if (nonzero) {
@@ -308,8 +341,14 @@ inline bool float_fits(const char* b, const char* e) noexcept {
   } else if (p < e && *p == '.') {
     long long zeros = 0;
     ++p;
-    while (p < e && *p == '0') { ++zeros; ++p; }
-    if (p < e && is_digit(static_cast<unsigned char>(*p))) { nonzero = true; mag = -(zeros + 1); }
+    while (p < e && *p == '0') {
+      ++zeros;
+      ++p;
+    }
+    if (p < e && is_digit(static_cast<unsigned char>(*p))) {
+      nonzero = true;
+      mag = -(zeros + 1);
+    }
   }
   if (!nonzero) return true;  // zero never leaves the range
   while (p < e && *p != 'e' && *p != 'E') ++p;
@@ -317,7 +356,10 @@ inline bool float_fits(const char* b, const char* e) noexcept {
   if (p < e) {
     ++p;
     bool neg = false;
-    if (p < e && (*p == '+' || *p == '-')) { neg = *p == '-'; ++p; }
+    if (p < e && (*p == '+' || *p == '-')) {
+      neg = *p == '-';
+      ++p;
+    }
     while (p < e && is_digit(static_cast<unsigned char>(*p))) {
       if (ex < 1000000000LL) ex = ex * 10 + (*p - '0');
       ++p;
@@ -329,8 +371,7 @@ inline bool float_fits(const char* b, const char* e) noexcept {
 
 // The end of the literal word at p when it is exactly `word`, or nullptr.
 inline const char* scan_literal(const char* p, const char* end, std::string_view word) noexcept {
-  if (static_cast<std::size_t>(end - p) < word.size() || std::memcmp(p, word.data(), word.size()) != 0)
-    return nullptr;
+  if (static_cast<std::size_t>(end - p) < word.size() || std::memcmp(p, word.data(), word.size()) != 0) return nullptr;
   return p + word.size();
 }
 
@@ -342,8 +383,10 @@ struct NestStack {
   std::uint64_t bits[go_max_depth / 64 + 1];
   void set(int depth, bool array) noexcept {
     auto i = static_cast<unsigned>(depth);
-    if (array) bits[i >> 6] |= (1ULL << (i & 63));
-    else bits[i >> 6] &= ~(1ULL << (i & 63));
+    if (array)
+      bits[i >> 6] |= (1ULL << (i & 63));
+    else
+      bits[i >> 6] &= ~(1ULL << (i & 63));
   }
   bool array_at(int depth) const noexcept {
     auto i = static_cast<unsigned>(depth);
@@ -355,8 +398,7 @@ struct NestStack {
 // scanner would, `outer` containers deep already; numbers must also fit a float64
 // when float_check (Go reads them into `any`). Returns the end of the value, or
 // nullptr. Iterative: a 10000-deep value costs no stack.
-inline const char* check_value(const char* p, const char* end, int outer, bool float_check,
-                               NestStack& nest) noexcept {
+inline const char* check_value(const char* p, const char* end, int outer, bool float_check, NestStack& nest) noexcept {
   const int budget = go_max_depth - outer;
   int depth = 0;
   StringScan s;
@@ -367,21 +409,35 @@ value:
       if (++depth > budget) return nullptr;
       nest.set(depth, false);
       p = skip_ws(p + 1, end);
-      if (p < end && *p == '}') { ++p; --depth; goto after; }
+      if (p < end && *p == '}') {
+        ++p;
+        --depth;
+        goto after;
+      }
       goto key;
     case '[':
       if (++depth > budget) return nullptr;
       nest.set(depth, true);
       p = skip_ws(p + 1, end);
-      if (p < end && *p == ']') { ++p; --depth; goto after; }
+      if (p < end && *p == ']') {
+        ++p;
+        --depth;
+        goto after;
+      }
       goto value;
     case '"':
       if (!scan_string(p, end, s)) return nullptr;
       p = s.end;
       goto after;
-    case 't': p = scan_literal(p, end, "true"); break;
-    case 'f': p = scan_literal(p, end, "false"); break;
-    case 'n': p = scan_literal(p, end, "null"); break;
+    case 't':
+      p = scan_literal(p, end, "true");
+      break;
+    case 'f':
+      p = scan_literal(p, end, "false");
+      break;
+    case 'n':
+      p = scan_literal(p, end, "null");
+      break;
     default: {
       const char* b = p;
       p = scan_number(p, end);
@@ -494,8 +550,20 @@ inline void append_json_string(std::string& out, std::string_view s) {
 // unicode.IsSpace.
 inline bool is_go_space(std::uint32_t r) noexcept {
   switch (r) {
-    case '\t': case '\n': case '\v': case '\f': case '\r': case ' ': case 0x85: case 0xA0:
-    case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
+    case '\t':
+    case '\n':
+    case '\v':
+    case '\f':
+    case '\r':
+    case ' ':
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
       return true;
     default:
       return r >= 0x2000 && r <= 0x200A;
@@ -560,13 +628,27 @@ inline std::string go_quote(std::string_view s) {
       out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(w));
     } else {
       switch (r) {
-        case '\a': out.append("\\a"); break;
-        case '\b': out.append("\\b"); break;
-        case '\f': out.append("\\f"); break;
-        case '\n': out.append("\\n"); break;
-        case '\r': out.append("\\r"); break;
-        case '\t': out.append("\\t"); break;
-        case '\v': out.append("\\v"); break;
+        case '\a':
+          out.append("\\a");
+          break;
+        case '\b':
+          out.append("\\b");
+          break;
+        case '\f':
+          out.append("\\f");
+          break;
+        case '\n':
+          out.append("\\n");
+          break;
+        case '\r':
+          out.append("\\r");
+          break;
+        case '\t':
+          out.append("\\t");
+          break;
+        case '\v':
+          out.append("\\v");
+          break;
         default:
           if (r < ' ' || r == 0x7F) {
             out.append("\\x");

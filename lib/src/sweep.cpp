@@ -15,9 +15,13 @@ std::string sweep_self(const SweepOptions& opts) {
   return opts.owner.empty() ? self_owner_token() : opts.owner;
 }
 
-Instant sweep_boot(const SweepOptions& opts) { return opts.boot ? *opts.boot : this_process_start(); }
+Instant sweep_boot(const SweepOptions& opts) {
+  return opts.boot ? *opts.boot : this_process_start();
+}
 
-Instant sweep_now(const SweepOptions& opts) { return opts.clock ? opts.clock() : system_now(); }
+Instant sweep_now(const SweepOptions& opts) {
+  return opts.clock ? opts.clock() : system_now();
+}
 
 StaleRules stale_rules(std::string_view node, Instant before, const SweepOptions& opts) {
   StaleRules rules;
@@ -37,19 +41,27 @@ thread_local StepCodec tl_codec;
 
 void count_verdict(SweepCounts& counts, const StepVerdict& v) {
   switch (v.reason) {
-    case StepReason::other_node: ++counts.other_node; return;
+    case StepReason::other_node:
+      ++counts.other_node;
+      return;
     case StepReason::no_value:
-    case StepReason::no_step: ++counts.no_step; return;
-    default: break;
+    case StepReason::no_step:
+      ++counts.no_step;
+      return;
+    default:
+      break;
   }
-  if (v.action == StepAction::end) ++counts.ends;
-  else if (v.action == StepAction::remove) ++counts.deletes;
-  else ++counts.left;
+  if (v.action == StepAction::end)
+    ++counts.ends;
+  else if (v.action == StepAction::remove)
+    ++counts.deletes;
+  else
+    ++counts.left;
 }
 
 // Plan one entry; an action only for end and delete.
-std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, const StaleRules& rules,
-                                      StepCodec& codec, OwnerVerdicts* cache, SweepCounts& counts) {
+std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, const StaleRules& rules, StepCodec& codec,
+                                      OwnerVerdicts* cache, SweepCounts& counts) {
   StepView view;
   HolderJudgement judgement;
   StepVerdict v = plan_step(e.key, e.value, rules, codec, &view, cache, &judgement);
@@ -85,23 +97,26 @@ bool apply_one(Store& store, const SweepEntry& e, const PlannedStep& p, StepCode
   if (!done) {
     if (done.code() == Errc::changed) {
       // Another writer was first (a redelivered ask's start, a real end): its word stands.
-      if (p.verdict.action == StepAction::remove) --report.counts.deletes;
-      else --report.counts.ends;
+      if (p.verdict.action == StepAction::remove)
+        --report.counts.deletes;
+      else
+        --report.counts.ends;
       ++report.counts.changed;
       return true;
     }
     report.status = Status(done.code(), fmt::format("buildstep: ending the step {}: {}", e.key, done.error().message));
-    if (p.verdict.action == StepAction::remove) --report.counts.deletes;
-    else --report.counts.ends;
+    if (p.verdict.action == StepAction::remove)
+      --report.counts.deletes;
+    else
+      --report.counts.ends;
     return false;
   }
   if (log) {
     char started[rfc3339_max];
     std::size_t n = format_rfc3339(p.started, started);
-    log(fmt::format("the step {} ({}, started {}) was left running and is {}: {}; {}", e.key, p.tool,
-                    std::string_view(started, n),
-                    p.verdict.action == StepAction::remove ? "deleted, left to the stream's redelivery" : "ended",
-                    p.why, p.said));
+    log(fmt::format(
+        "the step {} ({}, started {}) was left running and is {}: {}; {}", e.key, p.tool, std::string_view(started, n),
+        p.verdict.action == StepAction::remove ? "deleted, left to the stream's redelivery" : "ended", p.why, p.said));
   }
   report.ended.push_back(p.id);
   return true;
@@ -119,8 +134,8 @@ SweepPlan plan_sweep(std::span<const SweepEntry> entries, const StaleRules& rule
   return plan;
 }
 
-SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const SweepPlan& plan,
-                        const SweepLog& log, const SweepOptions& opts) {
+SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const SweepPlan& plan, const SweepLog& log,
+                        const SweepOptions& opts) {
   SweepReport report;
   report.counts = plan.counts;
   report.counts.changed = 0;
@@ -128,15 +143,18 @@ SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const
   for (; i < plan.actions.size(); ++i) {
     const PlannedStep& p = plan.actions[i];
     if (p.entry >= entries.size()) {
-      report.status = Status(Errc::invalid_argument, fmt::format("the plan names entry {} of {}", p.entry, entries.size()));
+      report.status =
+          Status(Errc::invalid_argument, fmt::format("the plan names entry {} of {}", p.entry, entries.size()));
       break;
     }
     if (!apply_one(store, entries[p.entry], p, tl_codec, log, opts, report)) break;
   }
   // Actions never tried after a stop are neither done nor skipped: take them back.
   for (std::size_t k = i + 1; k < plan.actions.size(); ++k) {
-    if (plan.actions[k].verdict.action == StepAction::remove) --report.counts.deletes;
-    else --report.counts.ends;
+    if (plan.actions[k].verdict.action == StepAction::remove)
+      --report.counts.deletes;
+    else
+      --report.counts.ends;
   }
   return report;
 }
@@ -146,7 +164,8 @@ SweepReport end_stale(Store& store, std::string_view node, Instant before, const
   SweepReport report;
   auto keys = store.keys();
   if (!keys) {
-    report.status = Status(keys.code(), fmt::format("buildstep: listing the steps of {}: {}", node, keys.error().message));
+    report.status =
+        Status(keys.code(), fmt::format("buildstep: listing the steps of {}: {}", node, keys.error().message));
     return report;
   }
   StaleRules rules = stale_rules(node, before, opts);
@@ -188,8 +207,7 @@ Result<Step> end_one(Store& store, std::string_view node, std::string_view id_te
   if (!key) return key.error();
   auto got = store.get(*key);
   if (!got) return got.error();
-  if (!*got || (*got)->value.empty())
-    return Error{Errc::not_found, fmt::format("no step {} in the steps state", *key)};
+  if (!*got || (*got)->value.empty()) return Error{Errc::not_found, fmt::format("no step {} in the steps state", *key)};
   const StoreEntry& entry = **got;
   StepCodec& codec = tl_codec;
   auto step = codec.decode(entry.value);
@@ -267,15 +285,15 @@ bool SweepSignals::sleep_for(std::int64_t ns) const {
   return !cancelled_;
 }
 
-std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view node, Instant before,
-                                              const SweepLog& log, const SweepSignals& signals,
-                                              const SweepOptions& opts) {
+std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view node, Instant before, const SweepLog& log,
+                                              const SweepSignals& signals, const SweepOptions& opts) {
   if (!signals.wait_served()) return std::nullopt;
   std::string self = sweep_self(opts);
   if (log) {
     auto token = parse_owner_token(self);
     if (token && token->boot_id == no_boot_id)
-      log(fmt::format("the boot id of {} cannot be read (/proc/sys/kernel/random/boot_id): its steps' owner is "
+      log(
+          fmt::format("the boot id of {} cannot be read (/proc/sys/kernel/random/boot_id): its steps' owner is "
                       "{}, told apart by pid and start only",
                       node, self));
   }
@@ -308,8 +326,7 @@ std::optional<SweepReport> end_stale_round(Store& store, std::string_view node, 
 namespace {
 
 void plan_run(std::span<BatchVerdict> out, std::string_view buffer, std::size_t padding,
-              std::span<const BatchEntry> entries, const StaleRules& rules, StepCodec& codec,
-              BatchSummary& summary) {
+              std::span<const BatchEntry> entries, const StaleRules& rules, StepCodec& codec, BatchSummary& summary) {
   OwnerVerdicts cache;
   StepView view;
   const std::size_t readable = buffer.size() + padding;
@@ -341,13 +358,20 @@ void plan_run(std::span<BatchVerdict> out, std::string_view buffer, std::size_t 
     o.bound_sec = v.bound_at.sec;
     o.bound_nsec = v.bound_at.nsec;
     switch (v.reason) {
-      case StepReason::other_node: ++summary.other_node; break;
+      case StepReason::other_node:
+        ++summary.other_node;
+        break;
       case StepReason::no_value:
-      case StepReason::no_step: ++summary.no_step; break;
+      case StepReason::no_step:
+        ++summary.no_step;
+        break;
       default:
-        if (v.action == StepAction::end) ++summary.end;
-        else if (v.action == StepAction::remove) ++summary.remove;
-        else ++summary.leave;
+        if (v.action == StepAction::end)
+          ++summary.end;
+        else if (v.action == StepAction::remove)
+          ++summary.remove;
+        else
+          ++summary.leave;
     }
   }
 }
@@ -363,8 +387,8 @@ Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::siz
   if (rules.self.empty()) return Status(Errc::invalid_argument, "the rules name no owner for this process");
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const BatchEntry& e = entries[i];
-    if (e.key_offset > buffer.size() || e.key_len > buffer.size() - e.key_offset ||
-        e.value_offset > buffer.size() || e.value_len > buffer.size() - e.value_offset)
+    if (e.key_offset > buffer.size() || e.key_len > buffer.size() - e.key_offset || e.value_offset > buffer.size() ||
+        e.value_len > buffer.size() - e.value_offset)
       return Status(Errc::invalid_argument,
                     fmt::format("batch entry {} lies outside the buffer of {} bytes", i, buffer.size()));
   }

@@ -89,8 +89,8 @@ struct StepView {
 using StepFetch = std::vector<std::pair<std::string, std::string>>;
 
 struct StepCheck {
-  std::optional<StepFetch> fetch;                 // nullopt: absent or null
-  std::optional<std::vector<std::string>> levels; // nullopt: absent or null
+  std::optional<StepFetch> fetch;                  // nullopt: absent or null
+  std::optional<std::vector<std::string>> levels;  // nullopt: absent or null
   std::string run;
 };
 struct StepBuild {
@@ -239,8 +239,7 @@ StepVerdict judge_running_step(std::string_view key, const StepView& step, const
 // One key and its value through every rule: the node filter, the value's shape,
 // running, then judge_running_step. view (optional) receives the step read.
 StepVerdict plan_step(std::string_view key, std::string_view value, const StaleRules& rules, StepCodec& codec,
-                      StepView* view = nullptr, OwnerVerdicts* cache = nullptr,
-                      HolderJudgement* judgement = nullptr);
+                      StepView* view = nullptr, OwnerVerdicts* cache = nullptr, HolderJudgement* judgement = nullptr);
 
 // The why of a verdict: restart_reason, "past the step bound: its asker stopped
 // waiting at <bound UTC, seconds>", or "" for leave.

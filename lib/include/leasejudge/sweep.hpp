@@ -33,9 +33,9 @@ struct SweepOptions {
   std::optional<Instant> boot;  // this process's start; nullopt: this_process_start()
   std::int64_t bound_ns = default_step_bound_ns;
   OwnerRule rule = OwnerRule::not_self;
-  OwnerJudge judge;             // empty: judge_owner_token
-  Clock clock;                  // empty: the system clock
-  int attempts = 6;             // end_stale_at_start's tries (the seed's StaleAttempts)
+  OwnerJudge judge;                       // empty: judge_owner_token
+  Clock clock;                            // empty: the system clock
+  int attempts = 6;                       // end_stale_at_start's tries (the seed's StaleAttempts)
   std::int64_t retry_ns = 5'000'000'000;  // and the wait between them (StaleRetry)
 };
 
@@ -92,8 +92,8 @@ SweepPlan plan_sweep(std::span<const SweepEntry> entries, const StaleRules& rule
 
 // Apply a plan of entries through store at the revisions read; each done action is
 // logged. The ended time is read from opts.clock at each write.
-SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const SweepPlan& plan,
-                        const SweepLog& log, const SweepOptions& opts = {});
+SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const SweepPlan& plan, const SweepLog& log,
+                        const SweepOptions& opts = {});
 
 // The seed's EndStale: list the keys, and for each of node's: get, plan, apply.
 // `before` is the start of this process for a step with no owner. Messages:
@@ -143,9 +143,8 @@ class SweepSignals {
 // owner's boot id is "no-boot-id", then end_stale up to opts.attempts times,
 // opts.retry_ns apart, logging each failure and the count at success. The last
 // sweep's report; nullopt when cancelled before any sweep.
-std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view node, Instant before,
-                                              const SweepLog& log, const SweepSignals& signals,
-                                              const SweepOptions& opts = {});
+std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view node, Instant before, const SweepLog& log,
+                                              const SweepSignals& signals, const SweepOptions& opts = {});
 
 // The seed's EndStaleRound: only when already served, end_stale with before = this
 // process's start, its error logged. nullopt when not served.
