@@ -1,0 +1,476 @@
+// Sweeps on a real NATS bucket: the plan applied key by key, racing writers, two
+// sweepers at once, a server restarted mid-sweep, a cluster losing a node; and the
+// keys/s figures of reading, planning and applying over NATS on loopback.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "leasejudge/store/nats.hpp"
+#include "leasejudge/sweep.hpp"
+#include "nats_server.hpp"
+
+using namespace leasejudge;
+using leasejudge::test::NatsCluster;
+using leasejudge::test::NatsServer;
+
+namespace {
+
+#define SKIP_WITHOUT_NATS_SERVER()                                      \
+  do {                                                                  \
+    if (!NatsServer::installed()) {                                     \
+      MESSAGE("nats-server is not installed: skipping this NATS test"); \
+      return;                                                           \
+    }                                                                   \
+  } while (0)
+
+// The facts every sweep here is planned at.
+const std::string node = "n1";
+const std::string self = "0b5c3e0e-7d7a-4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8";
+const std::string other_owner = "9d1f0a3c-0000-4c4b-9d5e-000000000000.77.lvq0";
+constexpr Instant before{1714561200, 0};  // 2024-05-01T11:00:00Z
+constexpr Instant now{1714564800, 0};     // 2024-05-01T12:00:00Z
+const std::string ended_at = "2024-05-01T12:00:00Z";
+
+SweepOptions sweep_options() {
+  SweepOptions o;
+  o.owner = self;
+  o.boot = before;
+  o.clock = fixed_clock(now);
+  return o;
+}
+
+enum class Expect { leave, end, remove };
+
+// One key of a generated state and what the rules must do with it, decided here by
+// construction (not by asking the code under test).
+struct Planted {
+  std::string key;
+  std::string value;
+  Expect expect = Expect::leave;
+};
+
+std::string step_value(const std::string& id, const std::string& tool, const std::string& state,
+                       const std::string& owner, const std::string& started, std::size_t pad) {
+  std::string v = "{\"id\":\"" + id + "\",\"tool\":\"" + tool + "\",\"state\":\"" + state + "\"";
+  if (!owner.empty()) v += ",\"owner\":\"" + owner + "\"";
+  v += ",\"started\":\"" + started + "\"";
+  if (state != "running") v += ",\"ended\":\"2024-05-01T10:30:00Z\",\"reason\":\"done\"";
+  v += ",\"log\":\"" + std::string(pad, 'x') + "\"}";
+  return v;
+}
+
+std::string uuid_of(std::size_t i) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08zx-0000-4000-8000-%012zx", i, i * 7919);
+  return buf;
+}
+
+// A node's state: mostly finished steps, running ones of this process, of a gone
+// owner (ended; an ask deleted), of nobody (ended when hand-started before the
+// process, left when since), young asks of nobody, values that are no step, and
+// other nodes' keys. About one key in twenty is ended or deleted.
+std::vector<Planted> plant(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<Planted> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Planted p;
+    std::size_t pad = 100 + rng() % 400;
+    std::string sid = "s" + std::to_string(i);
+    int kind = static_cast<int>(rng() % 100);
+    p.key = node + "." + sid;
+    if (kind < 70) {
+      p.value = step_value(sid, "go build", "succeeded", other_owner, "2024-05-01T10:00:00Z", pad);
+    } else if (kind < 78) {
+      p.value = step_value(sid, "go build", "running", self, "2024-05-01T11:30:00Z", pad);
+    } else if (kind < 81) {
+      p.value = step_value(sid, "go build", "running", other_owner, "2024-05-01T10:00:00Z", pad);
+      p.expect = Expect::end;
+    } else if (kind < 83) {
+      std::string id = uuid_of(i);
+      p.key = node + "." + id;
+      p.value = step_value(id, "check ask", "running", other_owner, "2024-05-01T11:50:00Z", pad);
+      p.expect = Expect::remove;
+    } else if (kind < 84) {
+      p.value = step_value(sid, "go test", "running", "", "2024-05-01T10:00:00Z", pad);
+      p.expect = Expect::end;
+    } else if (kind < 86) {
+      p.value = step_value(sid, "go test", "running", "", "2024-05-01T11:30:00Z", pad);
+    } else if (kind < 88) {
+      std::string id = uuid_of(i);
+      p.key = node + "." + id;
+      p.value = step_value(id, "check ask", "running", "", "2024-05-01T11:30:00Z", pad);
+    } else if (kind < 91) {
+      p.value = "{\"id\":\"" + sid + "\",\"state\":\"running\",\"owner\":7}";  // no step: owner a number
+    } else {
+      p.key = "n2." + sid;
+      p.value = step_value(sid, "go build", "running", other_owner, "2024-05-01T10:00:00Z", pad);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// What ending a step writes: state failed, the restart reason and the end added
+// before the closing brace; every other byte kept (the values here have no result).
+std::string ended_value(const std::string& running) {
+  std::string v = running;
+  auto at = v.find("\"state\":\"running\"");
+  v.replace(at, 17, "\"state\":\"failed\"");
+  v.insert(v.size() - 1, ",\"reason\":\"" + std::string(restart_reason) + "\",\"ended\":\"" + ended_at + "\"");
+  return v;
+}
+
+std::unique_ptr<NatsStore> open_store(const NatsOptions& o) {
+  auto s = test::open_when_ready(o);
+  REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
+  return std::move(s).value();
+}
+
+NatsOptions options_for(const std::vector<std::string>& urls, int replicas = 1) {
+  NatsOptions o;
+  o.urls = urls;
+  o.bucket = "steps";
+  o.create_bucket = true;
+  o.replicas = replicas;
+  o.request_timeout = std::chrono::milliseconds(3000);
+  o.reconnect_wait = std::chrono::milliseconds(100);
+  return o;
+}
+
+// Seed the bucket; the revisions the planted keys got, by key.
+std::map<std::string, Revision> seed(const std::string& url, NatsStore& store, const std::vector<Planted>& state) {
+  std::vector<std::pair<std::string, std::string>> kv;
+  kv.reserve(state.size());
+  for (const auto& p : state) kv.emplace_back(p.key, p.value);
+  REQUIRE(test::seed_bucket(url, "steps", kv) == state.size());
+  auto entries = store.entries();
+  REQUIRE_MESSAGE(entries.ok(), (entries.ok() ? std::string() : entries.error().message));
+  REQUIRE(entries->size() == state.size());
+  std::map<std::string, Revision> revisions;
+  for (const auto& e : *entries) revisions[e.key] = e.revision;
+  return revisions;
+}
+
+struct Expected {
+  std::size_t ends = 0, removes = 0;
+};
+Expected count(const std::vector<Planted>& state) {
+  Expected e;
+  for (const auto& p : state) {
+    if (p.expect == Expect::end) ++e.ends;
+    if (p.expect == Expect::remove) ++e.removes;
+  }
+  return e;
+}
+
+// The bucket, key by key, against the planted state after a complete sweep: ended
+// keys hold exactly the ended bytes at a newer revision, deleted keys are gone,
+// every other key holds its bytes at its revision. `overrides`: keys another writer
+// wrote last, with what it wrote (those hold that, whatever the sweep planned).
+// Returns what it read.
+std::vector<NatsEntry> check_swept(NatsStore& store, const std::vector<Planted>& state,
+                                   const std::map<std::string, Revision>& seeded,
+                                   const std::map<std::string, std::string>& overrides = {}) {
+  auto entries = store.entries();
+  REQUIRE_MESSAGE(entries.ok(), (entries.ok() ? std::string() : entries.error().message));
+  std::map<std::string, const NatsEntry*> now_in;
+  for (const auto& e : *entries) now_in[e.key] = &e;
+  std::size_t wrong = 0;
+  auto report = [&](const std::string& key, const char* what) {
+    if (++wrong <= 10) MESSAGE("key " << key << ": " << what);
+  };
+  for (const auto& p : state) {
+    auto it = now_in.find(p.key);
+    Revision was = seeded.at(p.key);
+    if (auto o = overrides.find(p.key); o != overrides.end()) {
+      if (it == now_in.end() || it->second->value != o->second) report(p.key, "the other writer's value was lost");
+      continue;
+    }
+    switch (p.expect) {
+      case Expect::remove:
+        if (it != now_in.end()) report(p.key, "not deleted");
+        break;
+      case Expect::end:
+        if (it == now_in.end()) report(p.key, "gone instead of ended");
+        else if (it->second->value != ended_value(p.value)) report(p.key, "not ended as expected");
+        else if (it->second->revision <= was) report(p.key, "ended without a new revision");
+        break;
+      case Expect::leave:
+        if (it == now_in.end()) report(p.key, "gone instead of left");
+        else if (it->second->value != p.value || it->second->revision != was) report(p.key, "touched");
+        break;
+    }
+  }
+  CHECK(wrong == 0);
+  std::size_t present = 0;
+  for (const auto& p : state) present += (overrides.count(p.key) != 0 || p.expect != Expect::remove) ? 1 : 0;
+  CHECK(now_in.size() == present);
+  return std::move(entries).value();
+}
+
+// The entries of a bucket as a sweep plans them (views into `held`).
+std::vector<SweepEntry> sweep_entries(const std::vector<NatsEntry>& held) {
+  std::vector<SweepEntry> out;
+  out.reserve(held.size());
+  for (const auto& e : held) out.push_back(SweepEntry{e.key, e.revision, e.value});
+  return out;
+}
+
+double per_second(std::size_t n, std::chrono::steady_clock::duration d) {
+  double s = std::chrono::duration<double>(d).count();
+  return s > 0 ? static_cast<double>(n) / s : 0;
+}
+
+}  // namespace
+
+TEST_SUITE("nats sweep") {
+
+TEST_CASE("a sweep of 100k keys does exactly what its plan says, key by key") {
+  SKIP_WITHOUT_NATS_SERVER();
+  NatsServer server;
+  REQUIRE(server.start());
+  auto store = open_store(options_for({server.url()}));
+  const auto state = plant(100000, 1);
+  const auto seeded = seed(server.url(), *store, state);
+  const Expected expected = count(state);
+  std::map<std::string, Expect> by_key;
+  for (const auto& p : state) by_key[p.key] = p.expect;
+
+  // Read, plan, apply: the three parts of a sweep, timed apart.
+  auto t0 = std::chrono::steady_clock::now();
+  auto held = store->entries();
+  REQUIRE(held.ok());
+  auto t1 = std::chrono::steady_clock::now();
+  std::vector<SweepEntry> entries = sweep_entries(*held);
+  SweepOptions opts = sweep_options();
+  StaleRules rules = stale_rules(node, before, opts);
+  SweepPlan plan = plan_sweep(entries, rules);
+  auto t2 = std::chrono::steady_clock::now();
+
+  // The plan against the state as planted, key by key.
+  std::size_t plan_wrong = 0;
+  std::set<std::string> planned;
+  for (const auto& a : plan.actions) {
+    const std::string key(entries[a.entry].key);
+    planned.insert(key);
+    Expect want = by_key.at(key);
+    bool ok = (a.verdict.action == StepAction::end && want == Expect::end) ||
+              (a.verdict.action == StepAction::remove && want == Expect::remove);
+    if (!ok && ++plan_wrong <= 10) MESSAGE("planned wrongly: " << key);
+  }
+  CHECK(plan_wrong == 0);
+  CHECK(planned.size() == expected.ends + expected.removes);
+  CHECK(plan.counts.ends == expected.ends);
+  CHECK(plan.counts.deletes == expected.removes);
+
+  std::size_t logged = 0;
+  SweepReport report = apply_sweep(*store, entries, plan, [&](std::string_view) { ++logged; }, opts);
+  auto t3 = std::chrono::steady_clock::now();
+  REQUIRE_MESSAGE(report.status.ok(), report.status.error().message);
+  CHECK(report.counts.ends == expected.ends);
+  CHECK(report.counts.deletes == expected.removes);
+  CHECK(report.counts.changed == 0);
+  CHECK(report.ended.size() == expected.ends + expected.removes);
+  CHECK(logged == expected.ends + expected.removes);
+
+  auto after = check_swept(*store, state, seeded);
+
+  MESSAGE("NATS on loopback, " << state.size() << " keys, " << plan.actions.size() << " actions: read "
+                               << static_cast<long>(per_second(state.size(), t1 - t0)) << " keys/s, plan "
+                               << static_cast<long>(per_second(state.size(), t2 - t1)) << " keys/s, apply "
+                               << static_cast<long>(per_second(plan.actions.size(), t3 - t2)) << " actions/s");
+
+  // A second round finds nothing left to do.
+  auto entries2 = sweep_entries(after);
+  SweepPlan plan2 = plan_sweep(entries2, rules);
+  CHECK(plan2.actions.empty());
+}
+
+TEST_CASE("the seed's EndStale runs unchanged on a NATS bucket") {
+  SKIP_WITHOUT_NATS_SERVER();
+  NatsServer server;
+  REQUIRE(server.start());
+  auto store = open_store(options_for({server.url()}));
+  const auto state = plant(3000, 2);
+  const auto seeded = seed(server.url(), *store, state);
+  const Expected expected = count(state);
+
+  std::vector<std::string> lines;
+  SweepReport report =
+      end_stale(*store, node, before, [&](std::string_view line) { lines.emplace_back(line); }, sweep_options());
+  REQUIRE_MESSAGE(report.status.ok(), report.status.error().message);
+  CHECK(report.counts.ends == expected.ends);
+  CHECK(report.counts.deletes == expected.removes);
+  CHECK(report.counts.changed == 0);
+  CHECK(lines.size() == expected.ends + expected.removes);
+  check_swept(*store, state, seeded);
+}
+
+TEST_CASE("a racing writer during the sweep: no write lost, conflicts counted") {
+  SKIP_WITHOUT_NATS_SERVER();
+  NatsServer server;
+  REQUIRE(server.start());
+  auto store = open_store(options_for({server.url()}));
+  auto writer = open_store(options_for({server.url()}));
+  const auto state = plant(20000, 3);
+  const auto seeded = seed(server.url(), *store, state);
+
+  auto held = store->entries();
+  REQUIRE(held.ok());
+  std::vector<SweepEntry> entries = sweep_entries(*held);
+  SweepOptions opts = sweep_options();
+  SweepPlan plan = plan_sweep(entries, stale_rules(node, before, opts));
+  REQUIRE(!plan.actions.empty());
+
+  // The writer restarts steps the sweep planned to end (a redelivered ask begun
+  // again, a step taken up again) and rewrites random other keys, while the sweep
+  // applies. The first writes land before the sweep starts, the last ones when it
+  // runs, both in the planned keys' reverse order so that they race the sweep.
+  std::vector<std::string> planned_keys;
+  for (const auto& a : plan.actions) planned_keys.emplace_back(entries[a.entry].key);
+  std::map<std::string, std::string> last_written;
+  std::atomic<int> written{0};
+  std::atomic<bool> failed{false};
+  std::mt19937 rng(4);
+  std::thread racer([&] {
+    int n = 0;
+    for (auto it = planned_keys.rbegin(); it != planned_keys.rend(); ++it, ++n) {
+      std::string key = *it;
+      if (n % 2 == 1) key = state[rng() % state.size()].key;  // and every other write a random key
+      std::string value = "{\"id\":\"raced-" + std::to_string(n) + "\",\"tool\":\"go build\",\"state\":\"running\","
+                          "\"owner\":\"" + self + "\"}";
+      auto w = writer->put(key, value);
+      if (!w.ok()) {
+        failed = true;
+        return;
+      }
+      last_written[key] = value;
+      ++written;
+    }
+  });
+  // Let the writer get ahead: its first writes surely precede the sweep's.
+  while (written.load() < 100 && !failed.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  SweepReport report = apply_sweep(*store, entries, plan, {}, opts);
+  racer.join();
+  REQUIRE_FALSE(failed.load());
+  REQUIRE_MESSAGE(report.status.ok(), report.status.error().message);
+
+  // Every planned key was either done or counted changed; the keys the writer
+  // touched first (before the sweep started) all counted changed.
+  CHECK(report.counts.ends + report.counts.deletes + report.counts.changed == plan.actions.size());
+  CHECK(report.counts.changed >= 50);
+  MESSAGE("conflicts counted: " << report.counts.changed << " of " << plan.actions.size() << " planned");
+
+  // Key by key: what the writer wrote last is there; every other key is as the plan
+  // applied it.
+  check_swept(*store, state, seeded, last_written);
+}
+
+TEST_CASE("two sweepers at once: each stale key ended once") {
+  SKIP_WITHOUT_NATS_SERVER();
+  NatsServer server;
+  REQUIRE(server.start());
+  auto a = open_store(options_for({server.url()}));
+  auto b = open_store(options_for({server.url()}));
+  const auto state = plant(6000, 5);
+  const auto seeded = seed(server.url(), *a, state);
+  const Expected expected = count(state);
+
+  SweepReport ra, rb;
+  std::thread ta([&] { ra = end_stale(*a, node, before, {}, sweep_options()); });
+  std::thread tb([&] { rb = end_stale(*b, node, before, {}, sweep_options()); });
+  ta.join();
+  tb.join();
+  REQUIRE_MESSAGE(ra.status.ok(), ra.status.error().message);
+  REQUIRE_MESSAGE(rb.status.ok(), rb.status.error().message);
+
+  std::multiset<std::string> ended(ra.ended.begin(), ra.ended.end());
+  ended.insert(rb.ended.begin(), rb.ended.end());
+  std::set<std::string> want;
+  for (const auto& p : state) {
+    if (p.expect != Expect::leave) want.insert(p.key.substr(node.size() + 1));
+  }
+  CHECK(ended.size() == want.size());  // none twice
+  CHECK(std::set<std::string>(ended.begin(), ended.end()) == want);
+  CHECK(ra.counts.ends + rb.counts.ends == expected.ends);
+  CHECK(ra.counts.deletes + rb.counts.deletes == expected.removes);
+  MESSAGE("sweeper a: " << ra.ended.size() << " ended, " << ra.counts.changed << " lost races; sweeper b: "
+                        << rb.ended.size() << " ended, " << rb.counts.changed << " lost races");
+  check_swept(*a, state, seeded);
+}
+
+TEST_CASE("the server restarted mid-sweep: the sweep fails cleanly, the next round completes") {
+  SKIP_WITHOUT_NATS_SERVER();
+  NatsServer server;
+  REQUIRE(server.start());
+  auto store = open_store(options_for({server.url()}));
+  const auto state = plant(6000, 6);
+  const auto seeded = seed(server.url(), *store, state);
+  const Expected expected = count(state);
+
+  // The server dies after the sweep's 40th action.
+  std::size_t done = 0;
+  SweepReport first = end_stale(
+      *store, node, before,
+      [&](std::string_view) {
+        if (++done == 40) server.kill();
+      },
+      sweep_options());
+  CHECK(first.status.code() == Errc::store);
+  CHECK(first.status.error().message.find("NATS") != std::string::npos);
+  CHECK(first.ended.size() >= 40);
+  CHECK(first.ended.size() < expected.ends + expected.removes);
+
+  REQUIRE(server.start());
+  // The next rounds (as the module's periodic round would run them) until one
+  // completes: the first may still find the connection coming back.
+  SweepReport next;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  do {
+    next = end_stale(*store, node, before, {}, sweep_options());
+    if (!next.status.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (!next.status.ok() && std::chrono::steady_clock::now() < deadline);
+  REQUIRE_MESSAGE(next.status.ok(), next.status.error().message);
+  CHECK(next.counts.changed == 0);
+  // Nothing ended twice, nothing missed (the server died between two writes).
+  CHECK(first.ended.size() + next.ended.size() == expected.ends + expected.removes);
+  check_swept(*store, state, seeded);
+}
+
+TEST_CASE("a sweep on a three-node cluster completes with one node killed") {
+  SKIP_WITHOUT_NATS_SERVER();
+  NatsCluster cluster;
+  REQUIRE(cluster.start());
+  auto store = open_store(options_for(cluster.urls(), 3));
+  const auto state = plant(3000, 7);
+  const auto seeded = seed(cluster.node(1).url(), *store, state);
+
+  // The node the store is connected to (the first URL) dies mid-sweep.
+  std::size_t done = 0;
+  SweepReport first = end_stale(
+      *store, node, before,
+      [&](std::string_view) {
+        if (++done == 20) cluster.node(0).kill();
+      },
+      sweep_options());
+  SweepReport next = first;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!next.status.ok() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    next = end_stale(*store, node, before, {}, sweep_options());
+  }
+  REQUIRE_MESSAGE(next.status.ok(), next.status.error().message);
+  check_swept(*store, state, seeded);
+}
+
+}  // TEST_SUITE
