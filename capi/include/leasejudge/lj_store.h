@@ -16,18 +16,20 @@
 #ifndef LEASEJUDGE_LJ_STORE_H
 #define LEASEJUDGE_LJ_STORE_H
 
-#include "leasejudge.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
+/* The opaque types come first: leasejudge.h includes the other parts, which name
+ * lj_store_t, before it comes back here when this part is included on its own. */
 typedef struct lj_store_t lj_store_t;
 
 /* Where a store callback hands values back; the library copies what it is given,
  * so the callback's memory may be freed as soon as the call returns. A sink lives
  * only during the callback it was passed to. */
 typedef struct lj_store_sink_t lj_store_sink_t;
+
+#include "leasejudge.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* From a get callback: the key holds value at revision (> 0). Call at most once;
  * not calling it says the key holds nothing. LJ_EINVAL for a revision of 0 or a
