@@ -732,6 +732,30 @@ TEST_SUITE("leasedir") {
     CHECK_FALSE(exists(s / ".lock"));
   }
 
+  TEST_CASE("one thread holding the lock is told so, never deadlocked") {
+    Scratch s;
+    LeaseDirOptions o = fixed_options();
+    LeaseDir first(s.path, o), second(s.path, o);
+    auto got = first.lock();
+    REQUIRE(got);
+    REQUIRE(*got);
+    auto again = first.lock();
+    REQUIRE(again);
+    CHECK_FALSE(*again);
+    CHECK(first.lock_owner() == first.token());
+    auto other = second.lock();
+    REQUIRE(other);
+    CHECK_FALSE(*other);
+    CHECK(second.lock_owner() == second.token());
+    CHECK(exists(s / ".lock/owner"));
+    first.unlock();
+    CHECK_FALSE(exists(s / ".lock"));
+    got = second.lock();
+    REQUIRE(got);
+    CHECK(*got);
+    // Left held: the destructor releases it.
+  }
+
   TEST_CASE("the command: usage, arguments, roots") {
     Scratch s;
     LeaseDirOptions o;

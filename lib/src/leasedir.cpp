@@ -20,6 +20,7 @@
 #include <cstring>
 #include <ctime>
 #include <inttypes.h>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -583,9 +584,37 @@ const char* lease_state_name(LeaseState state) noexcept {
 
 namespace {
 
-// Threads of one process take the lock one at a time: their token is the same.
-std::timed_mutex& process_lock_turn() {
-  static std::timed_mutex turn;
+// Threads of one process take the lock one at a time: their token is the same. A
+// thread that already has the turn (through another LeaseDir) is told so at once.
+class ProcessTurn {
+ public:
+  enum class Outcome { taken, waited_out, own };
+  Outcome acquire(std::chrono::milliseconds wait) {
+    std::unique_lock<std::mutex> guard(m_);
+    if (taken_ && owner_ == std::this_thread::get_id()) return Outcome::own;
+    if (!cv_.wait_for(guard, wait, [this] { return !taken_; })) return Outcome::waited_out;
+    taken_ = true;
+    owner_ = std::this_thread::get_id();
+    return Outcome::taken;
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> guard(m_);
+      taken_ = false;
+      owner_ = std::thread::id();
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool taken_ = false;
+  std::thread::id owner_;
+};
+
+ProcessTurn& process_turn() {
+  static ProcessTurn turn;
   return turn;
 }
 
@@ -621,7 +650,7 @@ struct LeaseDir::Impl {
   std::string token;
   bool token_ready = false;
   std::string lock_owner;
-  std::unique_lock<std::timed_mutex> turn{process_lock_turn(), std::defer_lock};
+  bool has_turn = false;  // this LeaseDir has the process's turn: it holds, or takes, the lock
   const LeaseLineSink* sink = nullptr;
 
   Impl(std::string d, LeaseDirOptions o)
@@ -813,13 +842,20 @@ struct LeaseDir::Impl {
     std::int64_t start = now_sec();
     std::int64_t limit = opts.lock_time_limit_s;
     // Another thread of this process holds it: wait for our turn within the same bound.
-    while (!turn.try_lock_for(std::chrono::milliseconds(100))) {
-      if (interrupted()) throw Stop{};
-      if (now_sec() - start >= limit) {
+    if (has_turn) {  // held by this LeaseDir already
+      lock_owner = my_token();
+      return false;
+    }
+    while (true) {
+      auto turn = process_turn().acquire(std::chrono::milliseconds(100));
+      if (turn == ProcessTurn::Outcome::taken) break;
+      if (turn == ProcessTurn::Outcome::own || now_sec() - start >= limit) {
         lock_owner = my_token();
         return false;
       }
+      if (interrupted()) throw Stop{};
     }
+    has_turn = true;
     my_token();
     std::int64_t max = opts.lock_tries;
     if (max < 0) {
@@ -850,33 +886,39 @@ struct LeaseDir::Impl {
       if (tries >= max) break;
       if (now_sec() - start >= limit) break;
       if (interrupted()) {
-        turn.unlock();
+        release_turn();
         throw Stop{};
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(opts.lock_retry_ms));
       if (interrupted()) {
-        turn.unlock();
+        release_turn();
         throw Stop{};
       }
     }
-    turn.unlock();
+    release_turn();
     return false;
   }
 
+  void release_turn() {
+    if (!has_turn) return;
+    has_turn = false;
+    process_turn().release();
+  }
+
   void unlock() {
-    if (!turn.owns_lock()) return;
+    if (!has_turn) return;
     if (owner_of(lock_path) == my_token()) {
       trace("unlock");
       drop_or_remove(lock_path);
     }
-    turn.unlock();
+    release_turn();
   }
 
   // Releases the lock when a verb leaves early.
   struct Held {
     Impl& impl;
     ~Held() {
-      if (impl.turn.owns_lock()) {
+      if (impl.has_turn) {
         try {
           impl.sink = nullptr;
           impl.unlock();
@@ -1050,7 +1092,7 @@ struct LeaseDir::Impl {
       return code;
     } catch (const Stop&) {
       sink = nullptr;
-      if (turn.owns_lock()) unlock();
+      if (has_turn) unlock();
       return Error{Errc::user, "stopped by the caller"};
     }
   }
@@ -1060,7 +1102,7 @@ struct LeaseDir::Impl {
 
 LeaseDir::LeaseDir(std::string path, LeaseDirOptions opts) : impl_(std::make_unique<Impl>(std::move(path), std::move(opts))) {}
 LeaseDir::~LeaseDir() {
-  if (impl_ && impl_->turn.owns_lock()) {
+  if (impl_ && impl_->has_turn) {
     impl_->sink = nullptr;
     impl_->unlock();
   }
