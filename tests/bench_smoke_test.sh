@@ -20,6 +20,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # 1. A run that agrees.
 bash "$src/bench/run" --build "$bin" --out "$tmp/ok" --keys 2000 --threads 2 --min-time 0.01 --max-reps 2 \
+  --rounds 1 --leasedir-leases 0 \
   >"$tmp/ok.out" 2>"$tmp/ok.err" || { cat "$tmp/ok.err" >&2; fail "bench/run exited $?"; }
 csv=$tmp/ok/sweep.csv
 [ "$(head -1 "$csv")" = "contender,keys,threads,keys_per_s,mb_per_s,peak_rss_mb" ] || fail "CSV header: $(head -1 "$csv")"
@@ -34,6 +35,10 @@ fi
 for row in $rows; do
   grep -q "^$row,[0-9]*,[0-9.]*,[0-9.]*$" "$csv" || fail "no CSV row $row: $(cat "$csv")"
 done
+if [ -x "$bin/bench/leasejudge-bench-lock" ]; then
+  grep -q "^lock-judge,1,1,[0-9]*,[0-9.]*,[0-9.]*$" "$csv" || fail "no lock-judge row: $(cat "$csv")"
+  grep -q "^| mix | [0-9]* |$" "$tmp/ok.out" || fail "no lock judgments in the report"
+fi
 for c in $agreed; do
   grep -qx "$c (2000 keys)" "$tmp/ok/runs/agreed" || fail "$c did not pass the agreement check: $(cat "$tmp/ok/runs/agreed")"
 done
@@ -65,7 +70,7 @@ LIE
 chmod +x "$tmp/lying-baseline"
 [ -x "$real" ] || fail "no $real to wrap"
 if LEASEJUDGE_BENCH_GO_BASELINE=$tmp/lying-baseline bash "$src/bench/run" --build "$bin" --out "$tmp/lie" \
-     --keys 2000 --threads 1 --min-time 0.01 --max-reps 1 --contenders go-encoding-json,plan >"$tmp/lie.out" 2>"$tmp/lie.err"; then
+     --keys 2000 --threads 1 --min-time 0.01 --max-reps 1 --rounds 1 --contenders go-encoding-json,plan >"$tmp/lie.out" 2>"$tmp/lie.err"; then
   fail "bench/run passed with a baseline that disagrees"
 fi
 grep -q "DISAGREEMENT: plan-1 (2000 keys)" "$tmp/lie.err" || { cat "$tmp/lie.err" >&2; fail "no DISAGREEMENT message"; }
