@@ -65,6 +65,7 @@ struct here_state {
   int alive_calls;
   int stop_alive;
   int stop_owner;
+  int out_of_range;
   lj_holder_state_t owner;
 };
 
@@ -81,6 +82,11 @@ static int owner_state(lj_holder_state_t *out, const char *token, size_t len, vo
   (void)token;
   (void)len;
   if (h->stop_owner) return 2;
+  if (h->out_of_range) {
+    int bad = 42;
+    memcpy(out, &bad, sizeof bad); /* a C caller may store anything in an enum field */
+    return 0;
+  }
   *out = h->owner;
   return 0;
 }
@@ -230,6 +236,15 @@ static void test_judge(void) {
   CHECK(v.kind == LJ_LOCK_BREAK && v.reason == LJ_LOCK_HOLDER_REBOOTED);
   CHECK(str_is(v.why, v.why_len, "p (on build-7, pid 300) has ended (this machine has restarted since it took the lock)"));
   lj_lock_verdict_clear(&v);
+  /* An owner state out of range counts as unknown: the lease decides. */
+  hs.out_of_range = 1;
+  CHECK(lj_lock_judge(&v,
+                      S("{\"purpose\":\"p\",\"host\":\"build-7\",\"machine\":\"m-aaa\",\"pid\":300,"
+                        "\"owner\":\"11111111-2222-3333-4444-555555555555.300.lv9w0lds\"}"),
+                      now_ms, &opts, NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_HELD && v.reason == LJ_LOCK_NO_LEASE);
+  lj_lock_verdict_clear(&v);
+  hs.out_of_range = 0;
 
   /* Callbacks that stop: LJ_EUSER, and nothing to free. */
   d.stop = 1;
@@ -299,6 +314,12 @@ static void test_judge(void) {
     bad.reason = (lj_lock_reason_t)0;
     CHECK(lj_lock_verdict_json(&out, &len, &bad, NULL) == LJ_EINVAL);
     CHECK(out == NULL);
+    bad.reason = (lj_lock_reason_t)99;
+    CHECK(lj_lock_verdict_json(&out, &len, &bad, NULL) == LJ_EINVAL);
+    bad.reason = LJ_LOCK_NO_LEASE;
+    bad.kind = (lj_lock_kind_t)9;
+    CHECK(lj_lock_verdict_text(&out, &len, &bad, NULL) == LJ_EINVAL);
+    bad.kind = LJ_LOCK_HELD;
     bad.reason = LJ_LOCK_NO_LEASE;
     bad.why = NULL;
     bad.why_len = 4;

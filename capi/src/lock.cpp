@@ -102,13 +102,26 @@ int put_verdict(lj_lock_verdict_t* out, const LockVerdict& v, lj_error_t** err) 
   return LJ_OK;
 }
 
+// The int a C enum field holds, whatever it is (read through its bytes).
+template <typename Enum>
+int enum_value(const Enum& field) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int value = 0;
+  std::memcpy(&value, &field, sizeof value);
+  return value;
+}
+
 bool verdict_of(const lj_lock_verdict_t* c, LockVerdict& v) {
-  if (c->kind < LJ_LOCK_BREAK || c->kind > LJ_LOCK_UNKNOWN) return false;
-  if (c->reason < reason_min || c->reason > reason_max) return false;
+  // C may store any int in an enum field: read it as an int before the range check
+  // (loading an out-of-range value as the enum type is undefined in C++).
+  const int kind = enum_value(c->kind);
+  const int reason = enum_value(c->reason);
+  if (kind < LJ_LOCK_BREAK || kind > LJ_LOCK_UNKNOWN) return false;
+  if (reason < reason_min || reason > reason_max) return false;
   std::string_view why;
   if (!view_of(c->why, c->why_len, why)) return false;
-  v.kind = static_cast<LockVerdict::Kind>(c->kind);
-  v.reason = static_cast<LockReason>(c->reason);
+  v.kind = static_cast<LockVerdict::Kind>(kind);
+  v.reason = static_cast<LockReason>(reason);
   v.manual_removal = c->manual_removal != 0;
   v.why = std::string(why);
   return true;
@@ -207,8 +220,9 @@ void prepare(Judging& j, const lj_lock_options_t* opts) {
           j.stop_reason = fmt::format("the owner state callback asked to stop ({})", rc);
           return leasejudge::HolderState::unknown;
         }
-        if (state < LJ_HOLDER_ALIVE || state > LJ_HOLDER_UNKNOWN) return leasejudge::HolderState::unknown;
-        return static_cast<leasejudge::HolderState>(static_cast<int>(state));
+        const int value = enum_value(state);
+        if (value < LJ_HOLDER_ALIVE || value > LJ_HOLDER_UNKNOWN) return leasejudge::HolderState::unknown;
+        return static_cast<leasejudge::HolderState>(value);
       };
     } else {
       j.here.owner_state = fallback.owner_state;
