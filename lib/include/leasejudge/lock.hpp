@@ -98,11 +98,15 @@ struct LockBody {
   std::optional<std::string> owner;
 };
 
-// Parse a body as the JavaScript code does (text as bytes; ill-formed UTF-8 is
-// read as U+FFFD, as a JS string holds it). Errc::parse, with what is wrong, when
-// the body is not readable: not JSON, not an object, or not the schema. A body
-// whose `owner` is not a string is still readable (the schema ignores it) but
-// carries no owner.
+// Parse a body as the JavaScript code does, from the bytes its caller decoded into
+// a JS string (Node's Buffer.toString): ill-formed UTF-8 is read as U+FFFD, and a
+// leading byte-order mark is kept, so JSON.parse refuses it. JSON.parse's rules
+// hold (the last of duplicate keys wins; numbers beyond the double range are
+// +-Infinity, which z.number() of zod 4 refuses); nesting deeper than 1000 levels
+// is not read (V8 would read it: not readable is the safe direction). Errc::parse,
+// with what is wrong, when the body is not readable: not JSON, not an object, or
+// not the schema. A body whose `owner` is not a string is still readable (the
+// schema ignores it) but carries no owner.
 Result<LockBody> parse_lock_body(std::string_view text);
 
 // JSON.stringify of the body in the schema's key order (purpose, id, host,
