@@ -7,7 +7,8 @@
 # why (byte for byte), describer use, execution state and body bytes.
 #
 # Needs node, npm and the registry (zod, typescript), and the seed file
-# (LEASEJUDGE_LOCK_SEED, default /work/shared/seeds/000_370901b67f9339c6.txt):
+# (LEASEJUDGE_LOCK_SEED, default ../shared/seeds/000_370901b67f9339c6.txt beside
+# the checkout):
 # skipped with a message when any is missing. LJ_LOCK_SEED_RANDOM picks the
 # generator's seed (default fixed, so a failure can be replayed).
 set -u
@@ -18,7 +19,7 @@ skip() {
   exit 0
 }
 
-SEED=${LEASEJUDGE_LOCK_SEED:-/work/shared/seeds/000_370901b67f9339c6.txt}
+SEED=${LEASEJUDGE_LOCK_SEED:-${LEASEJUDGE_SOURCE_DIR:-.}/../shared/seeds/000_370901b67f9339c6.txt}
 BIN=${LEASEJUDGE_BINARY_DIR:-}
 [ -n "$BIN" ] || skip "LEASEJUDGE_BINARY_DIR is not set"
 DRIVER=$BIN/tests/lock_test
