@@ -23,6 +23,8 @@
 #include "leasejudge/store/nats.hpp"
 #include "nats_server.hpp"
 
+#if defined(LEASEJUDGE_HAVE_NATS)
+
 using namespace leasejudge;
 using leasejudge::test::NatsServer;
 
@@ -289,3 +291,11 @@ TEST_CASE("lock acquire, renew and break between two processes, one SIGKILLed") 
 }
 
 }  // TEST_SUITE
+
+#else  // a build without the NATS store
+
+TEST_CASE("nats lock: this build has no NATS store") {
+  MESSAGE("leasejudge was built without libnats (LEASEJUDGE_NATS=OFF): skipping the NATS tests");
+}
+
+#endif

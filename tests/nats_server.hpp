@@ -5,6 +5,7 @@
 // nats-server is looked up in LEASEJUDGE_NATS_SERVER, then PATH, then /usr/sbin and
 // /usr/local/sbin (Debian installs it in /usr/sbin, not always on a user's PATH).
 // Where it is not installed, nats_server_path() is empty and tests skip, saying so.
+// The nats.c helpers at the end exist only in builds with the NATS store.
 #pragma once
 
 #include <arpa/inet.h>
@@ -17,7 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#if defined(LEASEJUDGE_HAVE_NATS)
 #include <nats/nats.h>
+#endif
 
 #include <chrono>
 #include <cstdlib>
@@ -229,6 +232,8 @@ class NatsCluster {
   std::vector<std::unique_ptr<NatsServer>> nodes_;
 };
 
+#if defined(LEASEJUDGE_HAVE_NATS)
+
 // Open a store, retrying while a fresh server or cluster is still getting ready
 // (a cluster elects its JetStream leaders after its ports open). Gives up after
 // `patience` and returns the last result.
@@ -276,5 +281,7 @@ inline std::size_t seed_bucket(const std::string& url, const std::string& bucket
   natsConnection_Destroy(nc);
   return sent;
 }
+
+#endif  // LEASEJUDGE_HAVE_NATS
 
 }  // namespace leasejudge::test

@@ -14,6 +14,8 @@
 #include "leasejudge/store/nats.hpp"
 #include "nats_server.hpp"
 
+#if defined(LEASEJUDGE_HAVE_NATS)
+
 using namespace leasejudge;
 using leasejudge::test::NatsCluster;
 using leasejudge::test::NatsServer;
@@ -620,3 +622,11 @@ TEST_CASE("a three-node cluster with a replicated bucket survives a node killed"
 }
 
 }  // TEST_SUITE
+
+#else  // a build without the NATS store
+
+TEST_CASE("nats store: this build has no NATS store") {
+  MESSAGE("leasejudge was built without libnats (LEASEJUDGE_NATS=OFF): skipping the NATS tests");
+}
+
+#endif
