@@ -19,7 +19,12 @@ Result<std::string> slurp(const std::string& path) {
   std::string text;
   if (std::fseek(f, 0, SEEK_END) == 0) {
     long n = std::ftell(f);
-    if (n > 0) text.reserve(static_cast<std::size_t>(n) + StepLines::padding_bytes);
+    // Room for what read_step_lines appends (unescaped keys, stored bytes, padding)
+    // without moving the file's bytes: a move would hold the state twice at once.
+    if (n > 0) {
+      auto size = static_cast<std::size_t>(n);
+      text.reserve(size + size / 16 + (1u << 20) + 2 * StepLines::padding_bytes);
+    }
     std::rewind(f);
   }
   char chunk[1 << 16];

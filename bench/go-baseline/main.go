@@ -22,6 +22,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -226,19 +228,20 @@ func main() {
 	}
 	stepBound = time.Duration(*bound) * time.Second
 
-	text, err := os.ReadFile(*statePath)
+	// The lines are read one at a time: only the entries (their values copied, as a
+	// Scan's Get hands them out) stay, and the reader's garbage is collected early, so
+	// the peak RSS is the state's.
+	debug.SetGCPercent(10)
+	f, err := os.Open(*statePath)
 	if err != nil {
 		fail("%v", err)
 	}
-	entries := make([]entry, 0, bytes.Count(text, []byte{'\n'})+1)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	var entries []entry
 	var valueBytes int64
-	for line := 1; len(text) > 0; line++ {
-		var l []byte
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			l, text = text[:i], text[i+1:]
-		} else {
-			l, text = text, nil
-		}
+	for line := 1; sc.Scan(); line++ {
+		l := sc.Bytes()
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
@@ -258,7 +261,12 @@ func main() {
 		valueBytes += int64(len(e.Value))
 		entries = append(entries, e)
 	}
-	text = nil
+	if err := sc.Err(); err != nil {
+		fail("%s: %v", *statePath, err)
+	}
+	f.Close()
+	debug.SetGCPercent(100)
+	runtime.GC()
 
 	decisions := make([]decision, len(entries))
 	best := time.Duration(1<<63 - 1)

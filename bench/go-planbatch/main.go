@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -64,20 +65,22 @@ func main() {
 		fail("-before: %v", err)
 	}
 
-	text, err := os.ReadFile(*statePath)
+	// The lines are read one at a time into the batch, and the reader's garbage is
+	// collected early, so the peak RSS is the batch's.
+	debug.SetGCPercent(10)
+	f, err := os.Open(*statePath)
 	if err != nil {
 		fail("%v", err)
 	}
 	var batch leasejudge.Batch
-	batch.Buffer = make([]byte, 0, len(text)+64)
+	if st, err := f.Stat(); err == nil {
+		batch.Buffer = make([]byte, 0, st.Size()+64)
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	var valueBytes int64
-	for n := 1; len(text) > 0; n++ {
-		var l []byte
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			l, text = text[:i], text[i+1:]
-		} else {
-			l, text = text, nil
-		}
+	for n := 1; sc.Scan(); n++ {
+		l := sc.Bytes()
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
@@ -97,7 +100,12 @@ func main() {
 		valueBytes += int64(len(value))
 		batch.Add(e.Key, e.Revision, value)
 	}
-	text = nil
+	if err := sc.Err(); err != nil {
+		fail("%s: %v", *statePath, err)
+	}
+	f.Close()
+	debug.SetGCPercent(100)
+	runtime.GC()
 
 	opts := &leasejudge.PlanOptions{Node: *node, Owner: *owner, Before: before, Now: now,
 		Bound: time.Duration(*bound) * time.Second, Rule: leasejudge.RuleNotSelf, Threads: *threads}
