@@ -6,7 +6,6 @@
 // The child is this test program run again with one hidden test case (skipped in
 // normal runs), told what to do through the environment; it reports on a pipe.
 #include <doctest/doctest.h>
-
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -182,113 +181,111 @@ Revision renewed_past(NatsStore& store, Revision since) {
 }  // namespace
 
 TEST_SUITE("nats lock") {
-
-// The holder process: takes the lock, says so on fd 3, renews until killed.
-TEST_CASE("nats lock: the holder process" * doctest::skip()) {
-  const char* url = std::getenv("LEASEJUDGE_NATS_LOCK_URL");
-  const char* fd_text = std::getenv("LEASEJUDGE_NATS_LOCK_FD");
-  if (url == nullptr || fd_text == nullptr) return;  // only ever run by the test below
-  int fd = std::atoi(fd_text);
-  NatsOptions o = options_for(url);
-  o.create_bucket = false;
-  auto store = NatsStore::open(o);
-  if (!store.ok()) {
-    dprintf(fd, "failed %s\n", store.error().message.c_str());
-    return;
-  }
-  LockRequest r = request_from(here_local());
-  r.holder = ProcessHolder{child_lease_ms};
-  auto got = acquire_lock(**store, lock_key, r, system_now());
-  if (!got.ok() || got->outcome != Acquisition::Outcome::acquired) {
-    dprintf(fd, "failed %s\n", got.ok() ? acquisition_outcome_name(got->outcome) : got.error().message.c_str());
-    return;
-  }
-  dprintf(fd, "acquired %llu\n", static_cast<unsigned long long>(got->lock.revision));
-  LockRenewal renewal(**store, got->lock, system_clock(),
-                      [fd](const Error& e) { dprintf(fd, "lost %s\n", e.message.c_str()); });
-  std::this_thread::sleep_for(std::chrono::seconds(120));  // until killed
-}
-
-TEST_CASE("lock acquire, renew and break between two processes, one SIGKILLed") {
-  SKIP_WITHOUT_NATS_SERVER();
-  NatsServer server;
-  REQUIRE(server.start());
-  auto opened = test::open_when_ready(options_for(server.url()));
-  REQUIRE(opened.ok());
-  NatsStore& store = **opened;
-
-  SUBCASE("a dead pid on this machine: taken at once") {
-    Child child;
-    REQUIRE(child.spawn(server.url()));
-    std::string said = child.line();
-    REQUIRE_MESSAGE(said.rfind("acquired ", 0) == 0, said);
-    const Revision first = std::stoull(said.substr(9));
-    CHECK(current(store).revision == first);
-
-    // Held while the child lives, by a judge here and by one elsewhere.
-    auto here = acquire_lock(store, lock_key, request_from(here_local()), system_now());
-    REQUIRE(here.ok());
-    CHECK(here->outcome == Acquisition::Outcome::held);
-    CHECK(here->verdict->reason == LockReason::lease_runs);
-    CHECK(here->broke_at == 0);
-    auto elsewhere = acquire_lock(store, lock_key, request_from(here_elsewhere()), system_now());
-    REQUIRE(elsewhere.ok());
-    CHECK(elsewhere->outcome == Acquisition::Outcome::held);
-
-    // The child renews over NATS: its revision moves.
-    const Revision renewed = renewed_past(store, first);
-    child.kill();
-    const StoreEntry last = current(store);
-    CHECK(last.revision >= renewed);
-
-    auto taken = acquire_lock(store, lock_key, request_from(here_local()), system_now());
-    REQUIRE(taken.ok());
-    CHECK(taken->outcome == Acquisition::Outcome::acquired);
-    REQUIRE(taken->verdict);
-    CHECK(taken->verdict->kind == LockVerdict::Kind::break_lock);
-    CHECK(taken->verdict->reason == LockReason::process_gone);
-    CHECK(taken->broke_at == last.revision);
-    CHECK(taken->lock.revision > taken->broke_at);  // the fencing token
-    CHECK(current(store).value == taken->lock.body);
-    CHECK(release_lock(store, taken->lock).ok());
-    CHECK_FALSE(store.get(lock_key)->has_value());
+  // The holder process: takes the lock, says so on fd 3, renews until killed.
+  TEST_CASE("nats lock: the holder process" * doctest::skip()) {
+    const char* url = std::getenv("LEASEJUDGE_NATS_LOCK_URL");
+    const char* fd_text = std::getenv("LEASEJUDGE_NATS_LOCK_FD");
+    if (url == nullptr || fd_text == nullptr) return;  // only ever run by the test below
+    int fd = std::atoi(fd_text);
+    NatsOptions o = options_for(url);
+    o.create_bucket = false;
+    auto store = NatsStore::open(o);
+    if (!store.ok()) {
+      dprintf(fd, "failed %s\n", store.error().message.c_str());
+      return;
+    }
+    LockRequest r = request_from(here_local());
+    r.holder = ProcessHolder{child_lease_ms};
+    auto got = acquire_lock(**store, lock_key, r, system_now());
+    if (!got.ok() || got->outcome != Acquisition::Outcome::acquired) {
+      dprintf(fd, "failed %s\n", got.ok() ? acquisition_outcome_name(got->outcome) : got.error().message.c_str());
+      return;
+    }
+    dprintf(fd, "acquired %llu\n", static_cast<unsigned long long>(got->lock.revision));
+    LockRenewal renewal(**store, got->lock, system_clock(),
+                        [fd](const Error& e) { dprintf(fd, "lost %s\n", e.message.c_str()); });
+    std::this_thread::sleep_for(std::chrono::seconds(120));  // until killed
   }
 
-  SUBCASE("a judge on another machine: taken only after the lease") {
-    Child child;
-    REQUIRE(child.spawn(server.url()));
-    std::string said = child.line();
-    REQUIRE_MESSAGE(said.rfind("acquired ", 0) == 0, said);
-    const Revision first = std::stoull(said.substr(9));
-    renewed_past(store, first);
-    child.kill();
-    const StoreEntry last = current(store);
-    const std::int64_t lease_end = lease_end_of(last.value);
+  TEST_CASE("lock acquire, renew and break between two processes, one SIGKILLed") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    auto opened = test::open_when_ready(options_for(server.url()));
+    REQUIRE(opened.ok());
+    NatsStore& store = **opened;
 
-    // Its pid is nothing to a judge elsewhere: the lease decides, strictly after.
-    auto now = acquire_lock(store, lock_key, request_from(here_elsewhere()), system_now());
-    REQUIRE(now.ok());
-    CHECK(now->outcome == Acquisition::Outcome::held);
-    CHECK(now->verdict->reason == LockReason::lease_runs);
-    auto at_end = acquire_lock(store, lock_key, request_from(here_elsewhere()), Instant::from_unix_ms(lease_end));
-    REQUIRE(at_end.ok());
-    CHECK(at_end->outcome == Acquisition::Outcome::held);
-    CHECK(current(store).revision == last.revision);
+    SUBCASE("a dead pid on this machine: taken at once") {
+      Child child;
+      REQUIRE(child.spawn(server.url()));
+      std::string said = child.line();
+      REQUIRE_MESSAGE(said.rfind("acquired ", 0) == 0, said);
+      const Revision first = std::stoull(said.substr(9));
+      CHECK(current(store).revision == first);
 
-    auto after =
-        acquire_lock(store, lock_key, request_from(here_elsewhere()), Instant::from_unix_ms(lease_end + 1));
-    REQUIRE(after.ok());
-    CHECK(after->outcome == Acquisition::Outcome::acquired);
-    CHECK(after->verdict->reason == LockReason::lease_ended);
-    CHECK(after->broke_at == last.revision);
-    CHECK(after->lock.revision > last.revision);  // the fencing token
-    CHECK(current(store).value == after->lock.body);
+      // Held while the child lives, by a judge here and by one elsewhere.
+      auto here = acquire_lock(store, lock_key, request_from(here_local()), system_now());
+      REQUIRE(here.ok());
+      CHECK(here->outcome == Acquisition::Outcome::held);
+      CHECK(here->verdict->reason == LockReason::lease_runs);
+      CHECK(here->broke_at == 0);
+      auto elsewhere = acquire_lock(store, lock_key, request_from(here_elsewhere()), system_now());
+      REQUIRE(elsewhere.ok());
+      CHECK(elsewhere->outcome == Acquisition::Outcome::held);
 
-    // The dead holder's last body can no longer be renewed or released over ours.
-    HeldLock stale{lock_key, "", last.value, last.revision, child_lease_ms};
-    CHECK(renew_lock(store, stale, system_now()).code() == Errc::changed);
+      // The child renews over NATS: its revision moves.
+      const Revision renewed = renewed_past(store, first);
+      child.kill();
+      const StoreEntry last = current(store);
+      CHECK(last.revision >= renewed);
+
+      auto taken = acquire_lock(store, lock_key, request_from(here_local()), system_now());
+      REQUIRE(taken.ok());
+      CHECK(taken->outcome == Acquisition::Outcome::acquired);
+      REQUIRE(taken->verdict);
+      CHECK(taken->verdict->kind == LockVerdict::Kind::break_lock);
+      CHECK(taken->verdict->reason == LockReason::process_gone);
+      CHECK(taken->broke_at == last.revision);
+      CHECK(taken->lock.revision > taken->broke_at);  // the fencing token
+      CHECK(current(store).value == taken->lock.body);
+      CHECK(release_lock(store, taken->lock).ok());
+      CHECK_FALSE(store.get(lock_key)->has_value());
+    }
+
+    SUBCASE("a judge on another machine: taken only after the lease") {
+      Child child;
+      REQUIRE(child.spawn(server.url()));
+      std::string said = child.line();
+      REQUIRE_MESSAGE(said.rfind("acquired ", 0) == 0, said);
+      const Revision first = std::stoull(said.substr(9));
+      renewed_past(store, first);
+      child.kill();
+      const StoreEntry last = current(store);
+      const std::int64_t lease_end = lease_end_of(last.value);
+
+      // Its pid is nothing to a judge elsewhere: the lease decides, strictly after.
+      auto now = acquire_lock(store, lock_key, request_from(here_elsewhere()), system_now());
+      REQUIRE(now.ok());
+      CHECK(now->outcome == Acquisition::Outcome::held);
+      CHECK(now->verdict->reason == LockReason::lease_runs);
+      auto at_end = acquire_lock(store, lock_key, request_from(here_elsewhere()), Instant::from_unix_ms(lease_end));
+      REQUIRE(at_end.ok());
+      CHECK(at_end->outcome == Acquisition::Outcome::held);
+      CHECK(current(store).revision == last.revision);
+
+      auto after = acquire_lock(store, lock_key, request_from(here_elsewhere()), Instant::from_unix_ms(lease_end + 1));
+      REQUIRE(after.ok());
+      CHECK(after->outcome == Acquisition::Outcome::acquired);
+      CHECK(after->verdict->reason == LockReason::lease_ended);
+      CHECK(after->broke_at == last.revision);
+      CHECK(after->lock.revision > last.revision);  // the fencing token
+      CHECK(current(store).value == after->lock.body);
+
+      // The dead holder's last body can no longer be renewed or released over ours.
+      HeldLock stale{lock_key, "", last.value, last.revision, child_lease_ms};
+      CHECK(renew_lock(store, stale, system_now()).code() == Errc::changed);
+    }
   }
-}
 
 }  // TEST_SUITE
 

@@ -85,7 +85,8 @@ inline bool port_accepts(int port) {
 }
 
 inline std::string make_temp_dir(const char* what) {
-  std::string tmpl = (std::filesystem::temp_directory_path() / (std::string("leasejudge-") + what + "-XXXXXX")).string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / (std::string("leasejudge-") + what + "-XXXXXX")).string();
   if (::mkdtemp(tmpl.data()) == nullptr) return {};
   return tmpl;
 }
@@ -120,8 +121,8 @@ class NatsServer {
   // Start and wait (up to 15 s) until the client port accepts connections.
   bool start() {
     if (exe_.empty() || dir_.empty() || port_ == 0 || pid_ > 0) return false;
-    std::vector<std::string> args = {exe_, "-js", "-a", "127.0.0.1", "-p", std::to_string(port_), "-sd",
-                                     dir_ + "/store"};
+    std::vector<std::string> args = {exe_,  "-js",          "-a", "127.0.0.1", "-p", std::to_string(port_),
+                                     "-sd", dir_ + "/store"};
     args.insert(args.end(), extra_.begin(), extra_.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -237,8 +238,8 @@ class NatsCluster {
 // Open a store, retrying while a fresh server or cluster is still getting ready
 // (a cluster elects its JetStream leaders after its ports open). Gives up after
 // `patience` and returns the last result.
-inline Result<std::unique_ptr<NatsStore>> open_when_ready(const NatsOptions& options,
-                                                          std::chrono::milliseconds patience = std::chrono::seconds(20)) {
+inline Result<std::unique_ptr<NatsStore>> open_when_ready(
+    const NatsOptions& options, std::chrono::milliseconds patience = std::chrono::seconds(20)) {
   auto deadline = std::chrono::steady_clock::now() + patience;
   for (;;) {
     auto store = NatsStore::open(options);

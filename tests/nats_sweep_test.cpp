@@ -157,8 +157,7 @@ void seed_only(const std::string& url, const std::vector<Planted>& state) {
 }
 
 // The revision of every key read, by key; every planted key must be there.
-std::map<std::string, Revision> revisions_of(const std::vector<NatsEntry>& entries,
-                                             const std::vector<Planted>& state) {
+std::map<std::string, Revision> revisions_of(const std::vector<NatsEntry>& entries, const std::vector<Planted>& state) {
   REQUIRE(entries.size() == state.size());
   std::map<std::string, Revision> revisions;
   for (const auto& e : entries) revisions[e.key] = e.revision;
@@ -214,13 +213,18 @@ std::vector<NatsEntry> check_swept(NatsStore& store, const std::vector<Planted>&
         if (it != now_in.end()) report(p.key, "not deleted");
         break;
       case Expect::end:
-        if (it == now_in.end()) report(p.key, "gone instead of ended");
-        else if (it->second->value != ended_value(p.value)) report(p.key, "not ended as expected");
-        else if (it->second->revision <= was) report(p.key, "ended without a new revision");
+        if (it == now_in.end())
+          report(p.key, "gone instead of ended");
+        else if (it->second->value != ended_value(p.value))
+          report(p.key, "not ended as expected");
+        else if (it->second->revision <= was)
+          report(p.key, "ended without a new revision");
         break;
       case Expect::leave:
-        if (it == now_in.end()) report(p.key, "gone instead of left");
-        else if (it->second->value != p.value || it->second->revision != was) report(p.key, "touched");
+        if (it == now_in.end())
+          report(p.key, "gone instead of left");
+        else if (it->second->value != p.value || it->second->revision != was)
+          report(p.key, "touched");
         break;
     }
   }
@@ -247,245 +251,247 @@ double per_second(std::size_t n, std::chrono::steady_clock::duration d) {
 }  // namespace
 
 TEST_SUITE("nats sweep") {
+  TEST_CASE("a sweep of 100k keys does exactly what its plan says, key by key") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    auto store = open_store(options_for({server.url()}));
+    const auto state = plant(100000, 1);
+    seed_only(server.url(), state);
+    const Expected expected = count(state);
+    std::map<std::string, Expect> by_key;
+    for (const auto& p : state) by_key[p.key] = p.expect;
 
-TEST_CASE("a sweep of 100k keys does exactly what its plan says, key by key") {
-  SKIP_WITHOUT_NATS_SERVER();
-  NatsServer server;
-  REQUIRE(server.start());
-  auto store = open_store(options_for({server.url()}));
-  const auto state = plant(100000, 1);
-  seed_only(server.url(), state);
-  const Expected expected = count(state);
-  std::map<std::string, Expect> by_key;
-  for (const auto& p : state) by_key[p.key] = p.expect;
+    // Read, plan, apply: the three parts of a sweep, timed apart.
+    auto t0 = std::chrono::steady_clock::now();
+    auto held = store->entries();
+    REQUIRE(held.ok());
+    auto t1 = std::chrono::steady_clock::now();
+    std::vector<SweepEntry> entries = sweep_entries(*held);
+    SweepOptions opts = sweep_options();
+    StaleRules rules = stale_rules(node, before, opts);
+    SweepPlan plan = plan_sweep(entries, rules);
+    auto t2 = std::chrono::steady_clock::now();
+    const auto seeded = revisions_of(*held, state);
 
-  // Read, plan, apply: the three parts of a sweep, timed apart.
-  auto t0 = std::chrono::steady_clock::now();
-  auto held = store->entries();
-  REQUIRE(held.ok());
-  auto t1 = std::chrono::steady_clock::now();
-  std::vector<SweepEntry> entries = sweep_entries(*held);
-  SweepOptions opts = sweep_options();
-  StaleRules rules = stale_rules(node, before, opts);
-  SweepPlan plan = plan_sweep(entries, rules);
-  auto t2 = std::chrono::steady_clock::now();
-  const auto seeded = revisions_of(*held, state);
-
-  // The plan against the state as planted, key by key.
-  std::size_t plan_wrong = 0;
-  std::set<std::string> planned;
-  for (const auto& a : plan.actions) {
-    const std::string key(entries[a.entry].key);
-    planned.insert(key);
-    Expect want = by_key.at(key);
-    bool ok = (a.verdict.action == StepAction::end && want == Expect::end) ||
-              (a.verdict.action == StepAction::remove && want == Expect::remove);
-    if (!ok && ++plan_wrong <= 10) MESSAGE("planned wrongly: " << key);
-  }
-  CHECK(plan_wrong == 0);
-  CHECK(planned.size() == expected.ends + expected.removes);
-  CHECK(plan.counts.ends == expected.ends);
-  CHECK(plan.counts.deletes == expected.removes);
-
-  std::size_t logged = 0;
-  SweepReport report = apply_sweep(*store, entries, plan, [&](std::string_view) { ++logged; }, opts);
-  auto t3 = std::chrono::steady_clock::now();
-  REQUIRE_MESSAGE(report.status.ok(), report.status.error().message);
-  CHECK(report.counts.ends == expected.ends);
-  CHECK(report.counts.deletes == expected.removes);
-  CHECK(report.counts.changed == 0);
-  CHECK(report.ended.size() == expected.ends + expected.removes);
-  CHECK(logged == expected.ends + expected.removes);
-
-  auto after = check_swept(*store, state, seeded);
-
-  MESSAGE("NATS on loopback, " << state.size() << " keys, " << plan.actions.size() << " actions: read "
-                               << static_cast<long>(per_second(state.size(), t1 - t0)) << " keys/s, plan "
-                               << static_cast<long>(per_second(state.size(), t2 - t1)) << " keys/s, apply "
-                               << static_cast<long>(per_second(plan.actions.size(), t3 - t2)) << " actions/s");
-
-  // A second round finds nothing left to do.
-  auto entries2 = sweep_entries(after);
-  SweepPlan plan2 = plan_sweep(entries2, rules);
-  CHECK(plan2.actions.empty());
-}
-
-TEST_CASE("the seed's EndStale runs unchanged on a NATS bucket") {
-  SKIP_WITHOUT_NATS_SERVER();
-  NatsServer server;
-  REQUIRE(server.start());
-  auto store = open_store(options_for({server.url()}));
-  const auto state = plant(3000, 2);
-  const auto seeded = seed(server.url(), *store, state);
-  const Expected expected = count(state);
-
-  std::vector<std::string> lines;
-  SweepReport report =
-      end_stale(*store, node, before, [&](std::string_view line) { lines.emplace_back(line); }, sweep_options());
-  REQUIRE_MESSAGE(report.status.ok(), report.status.error().message);
-  CHECK(report.counts.ends == expected.ends);
-  CHECK(report.counts.deletes == expected.removes);
-  CHECK(report.counts.changed == 0);
-  CHECK(lines.size() == expected.ends + expected.removes);
-  check_swept(*store, state, seeded);
-}
-
-TEST_CASE("a racing writer during the sweep: no write lost, conflicts counted") {
-  SKIP_WITHOUT_NATS_SERVER();
-  NatsServer server;
-  REQUIRE(server.start());
-  auto store = open_store(options_for({server.url()}));
-  auto writer = open_store(options_for({server.url()}));
-  const auto state = plant(20000, 3);
-  const auto seeded = seed(server.url(), *store, state);
-
-  auto held = store->entries();
-  REQUIRE(held.ok());
-  std::vector<SweepEntry> entries = sweep_entries(*held);
-  SweepOptions opts = sweep_options();
-  SweepPlan plan = plan_sweep(entries, stale_rules(node, before, opts));
-  REQUIRE(!plan.actions.empty());
-
-  // The writer restarts steps the sweep planned to end (a redelivered ask begun
-  // again, a step taken up again) and rewrites random other keys, while the sweep
-  // applies. The first writes land before the sweep starts, the last ones when it
-  // runs, both in the planned keys' reverse order so that they race the sweep.
-  std::vector<std::string> planned_keys;
-  for (const auto& a : plan.actions) planned_keys.emplace_back(entries[a.entry].key);
-  std::map<std::string, std::string> last_written;
-  std::atomic<int> written{0};
-  std::atomic<bool> failed{false};
-  std::mt19937 rng(4);
-  std::thread racer([&] {
-    int n = 0;
-    for (auto it = planned_keys.rbegin(); it != planned_keys.rend(); ++it, ++n) {
-      std::string key = *it;
-      if (n % 2 == 1) key = state[rng() % state.size()].key;  // and every other write a random key
-      std::string value = "{\"id\":\"raced-" + std::to_string(n) + "\",\"tool\":\"go build\",\"state\":\"running\","
-                          "\"owner\":\"" + self + "\"}";
-      auto w = writer->put(key, value);
-      if (!w.ok()) {
-        failed = true;
-        return;
-      }
-      last_written[key] = value;
-      ++written;
+    // The plan against the state as planted, key by key.
+    std::size_t plan_wrong = 0;
+    std::set<std::string> planned;
+    for (const auto& a : plan.actions) {
+      const std::string key(entries[a.entry].key);
+      planned.insert(key);
+      Expect want = by_key.at(key);
+      bool ok = (a.verdict.action == StepAction::end && want == Expect::end) ||
+                (a.verdict.action == StepAction::remove && want == Expect::remove);
+      if (!ok && ++plan_wrong <= 10) MESSAGE("planned wrongly: " << key);
     }
-  });
-  // Let the writer get ahead: its first writes surely precede the sweep's.
-  while (written.load() < 100 && !failed.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  SweepReport report = apply_sweep(*store, entries, plan, {}, opts);
-  racer.join();
-  REQUIRE_FALSE(failed.load());
-  REQUIRE_MESSAGE(report.status.ok(), report.status.error().message);
+    CHECK(plan_wrong == 0);
+    CHECK(planned.size() == expected.ends + expected.removes);
+    CHECK(plan.counts.ends == expected.ends);
+    CHECK(plan.counts.deletes == expected.removes);
 
-  // Every planned key was either done or counted changed; the keys the writer
-  // touched first (before the sweep started) all counted changed.
-  CHECK(report.counts.ends + report.counts.deletes + report.counts.changed == plan.actions.size());
-  CHECK(report.counts.changed >= 50);
-  MESSAGE("conflicts counted: " << report.counts.changed << " of " << plan.actions.size() << " planned");
+    std::size_t logged = 0;
+    SweepReport report = apply_sweep(
+        *store, entries, plan, [&](std::string_view) { ++logged; }, opts);
+    auto t3 = std::chrono::steady_clock::now();
+    REQUIRE_MESSAGE(report.status.ok(), report.status.error().message);
+    CHECK(report.counts.ends == expected.ends);
+    CHECK(report.counts.deletes == expected.removes);
+    CHECK(report.counts.changed == 0);
+    CHECK(report.ended.size() == expected.ends + expected.removes);
+    CHECK(logged == expected.ends + expected.removes);
 
-  // Key by key: what the writer wrote last is there; every other key is as the plan
-  // applied it.
-  check_swept(*store, state, seeded, last_written);
-}
+    auto after = check_swept(*store, state, seeded);
 
-TEST_CASE("two sweepers at once: each stale key ended once") {
-  SKIP_WITHOUT_NATS_SERVER();
-  NatsServer server;
-  REQUIRE(server.start());
-  auto a = open_store(options_for({server.url()}));
-  auto b = open_store(options_for({server.url()}));
-  const auto state = plant(6000, 5);
-  const auto seeded = seed(server.url(), *a, state);
-  const Expected expected = count(state);
+    MESSAGE("NATS on loopback, " << state.size() << " keys, " << plan.actions.size() << " actions: read "
+                                 << static_cast<long>(per_second(state.size(), t1 - t0)) << " keys/s, plan "
+                                 << static_cast<long>(per_second(state.size(), t2 - t1)) << " keys/s, apply "
+                                 << static_cast<long>(per_second(plan.actions.size(), t3 - t2)) << " actions/s");
 
-  SweepReport ra, rb;
-  std::thread ta([&] { ra = end_stale(*a, node, before, {}, sweep_options()); });
-  std::thread tb([&] { rb = end_stale(*b, node, before, {}, sweep_options()); });
-  ta.join();
-  tb.join();
-  REQUIRE_MESSAGE(ra.status.ok(), ra.status.error().message);
-  REQUIRE_MESSAGE(rb.status.ok(), rb.status.error().message);
-
-  std::multiset<std::string> ended(ra.ended.begin(), ra.ended.end());
-  ended.insert(rb.ended.begin(), rb.ended.end());
-  std::set<std::string> want;
-  for (const auto& p : state) {
-    if (p.expect != Expect::leave) want.insert(p.key.substr(node.size() + 1));
+    // A second round finds nothing left to do.
+    auto entries2 = sweep_entries(after);
+    SweepPlan plan2 = plan_sweep(entries2, rules);
+    CHECK(plan2.actions.empty());
   }
-  CHECK(ended.size() == want.size());  // none twice
-  CHECK(std::set<std::string>(ended.begin(), ended.end()) == want);
-  CHECK(ra.counts.ends + rb.counts.ends == expected.ends);
-  CHECK(ra.counts.deletes + rb.counts.deletes == expected.removes);
-  MESSAGE("sweeper a: " << ra.ended.size() << " ended, " << ra.counts.changed << " lost races; sweeper b: "
-                        << rb.ended.size() << " ended, " << rb.counts.changed << " lost races");
-  check_swept(*a, state, seeded);
-}
 
-TEST_CASE("the server restarted mid-sweep: the sweep fails cleanly, the next round completes") {
-  SKIP_WITHOUT_NATS_SERVER();
-  NatsServer server;
-  REQUIRE(server.start());
-  auto store = open_store(options_for({server.url()}));
-  const auto state = plant(6000, 6);
-  const auto seeded = seed(server.url(), *store, state);
-  const Expected expected = count(state);
+  TEST_CASE("the seed's EndStale runs unchanged on a NATS bucket") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    auto store = open_store(options_for({server.url()}));
+    const auto state = plant(3000, 2);
+    const auto seeded = seed(server.url(), *store, state);
+    const Expected expected = count(state);
 
-  // The server dies after the sweep's 40th action.
-  std::size_t done = 0;
-  SweepReport first = end_stale(
-      *store, node, before,
-      [&](std::string_view) {
-        if (++done == 40) server.kill();
-      },
-      sweep_options());
-  CHECK(first.status.code() == Errc::store);
-  CHECK(first.status.error().message.find("NATS") != std::string::npos);
-  CHECK(first.ended.size() >= 40);
-  CHECK(first.ended.size() < expected.ends + expected.removes);
-
-  REQUIRE(server.start());
-  // The next rounds (as the module's periodic round would run them) until one
-  // completes: the first may still find the connection coming back.
-  SweepReport next;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  do {
-    next = end_stale(*store, node, before, {}, sweep_options());
-    if (!next.status.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  } while (!next.status.ok() && std::chrono::steady_clock::now() < deadline);
-  REQUIRE_MESSAGE(next.status.ok(), next.status.error().message);
-  CHECK(next.counts.changed == 0);
-  // Nothing ended twice, nothing missed (the server died between two writes).
-  CHECK(first.ended.size() + next.ended.size() == expected.ends + expected.removes);
-  check_swept(*store, state, seeded);
-}
-
-TEST_CASE("a sweep on a three-node cluster completes with one node killed") {
-  SKIP_WITHOUT_NATS_SERVER();
-  NatsCluster cluster;
-  REQUIRE(cluster.start());
-  auto store = open_store(options_for(cluster.urls(), 3));
-  const auto state = plant(3000, 7);
-  const auto seeded = seed(cluster.node(1).url(), *store, state);
-
-  // The node the store is connected to (the first URL) dies mid-sweep.
-  std::size_t done = 0;
-  SweepReport first = end_stale(
-      *store, node, before,
-      [&](std::string_view) {
-        if (++done == 20) cluster.node(0).kill();
-      },
-      sweep_options());
-  SweepReport next = first;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!next.status.ok() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    next = end_stale(*store, node, before, {}, sweep_options());
+    std::vector<std::string> lines;
+    SweepReport report = end_stale(
+        *store, node, before, [&](std::string_view line) { lines.emplace_back(line); }, sweep_options());
+    REQUIRE_MESSAGE(report.status.ok(), report.status.error().message);
+    CHECK(report.counts.ends == expected.ends);
+    CHECK(report.counts.deletes == expected.removes);
+    CHECK(report.counts.changed == 0);
+    CHECK(lines.size() == expected.ends + expected.removes);
+    check_swept(*store, state, seeded);
   }
-  REQUIRE_MESSAGE(next.status.ok(), next.status.error().message);
-  check_swept(*store, state, seeded);
-}
+
+  TEST_CASE("a racing writer during the sweep: no write lost, conflicts counted") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    auto store = open_store(options_for({server.url()}));
+    auto writer = open_store(options_for({server.url()}));
+    const auto state = plant(20000, 3);
+    const auto seeded = seed(server.url(), *store, state);
+
+    auto held = store->entries();
+    REQUIRE(held.ok());
+    std::vector<SweepEntry> entries = sweep_entries(*held);
+    SweepOptions opts = sweep_options();
+    SweepPlan plan = plan_sweep(entries, stale_rules(node, before, opts));
+    REQUIRE(!plan.actions.empty());
+
+    // The writer restarts steps the sweep planned to end (a redelivered ask begun
+    // again, a step taken up again) and rewrites random other keys, while the sweep
+    // applies. The first writes land before the sweep starts, the last ones when it
+    // runs, both in the planned keys' reverse order so that they race the sweep.
+    std::vector<std::string> planned_keys;
+    for (const auto& a : plan.actions) planned_keys.emplace_back(entries[a.entry].key);
+    std::map<std::string, std::string> last_written;
+    std::atomic<int> written{0};
+    std::atomic<bool> failed{false};
+    std::mt19937 rng(4);
+    std::thread racer([&] {
+      int n = 0;
+      for (auto it = planned_keys.rbegin(); it != planned_keys.rend(); ++it, ++n) {
+        std::string key = *it;
+        if (n % 2 == 1) key = state[rng() % state.size()].key;  // and every other write a random key
+        std::string value = "{\"id\":\"raced-" + std::to_string(n) +
+                            "\",\"tool\":\"go build\",\"state\":\"running\","
+                            "\"owner\":\"" +
+                            self + "\"}";
+        auto w = writer->put(key, value);
+        if (!w.ok()) {
+          failed = true;
+          return;
+        }
+        last_written[key] = value;
+        ++written;
+      }
+    });
+    // Let the writer get ahead: its first writes surely precede the sweep's.
+    while (written.load() < 100 && !failed.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    SweepReport report = apply_sweep(*store, entries, plan, {}, opts);
+    racer.join();
+    REQUIRE_FALSE(failed.load());
+    REQUIRE_MESSAGE(report.status.ok(), report.status.error().message);
+
+    // Every planned key was either done or counted changed; the keys the writer
+    // touched first (before the sweep started) all counted changed.
+    CHECK(report.counts.ends + report.counts.deletes + report.counts.changed == plan.actions.size());
+    CHECK(report.counts.changed >= 50);
+    MESSAGE("conflicts counted: " << report.counts.changed << " of " << plan.actions.size() << " planned");
+
+    // Key by key: what the writer wrote last is there; every other key is as the plan
+    // applied it.
+    check_swept(*store, state, seeded, last_written);
+  }
+
+  TEST_CASE("two sweepers at once: each stale key ended once") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    auto a = open_store(options_for({server.url()}));
+    auto b = open_store(options_for({server.url()}));
+    const auto state = plant(6000, 5);
+    const auto seeded = seed(server.url(), *a, state);
+    const Expected expected = count(state);
+
+    SweepReport ra, rb;
+    std::thread ta([&] { ra = end_stale(*a, node, before, {}, sweep_options()); });
+    std::thread tb([&] { rb = end_stale(*b, node, before, {}, sweep_options()); });
+    ta.join();
+    tb.join();
+    REQUIRE_MESSAGE(ra.status.ok(), ra.status.error().message);
+    REQUIRE_MESSAGE(rb.status.ok(), rb.status.error().message);
+
+    std::multiset<std::string> ended(ra.ended.begin(), ra.ended.end());
+    ended.insert(rb.ended.begin(), rb.ended.end());
+    std::set<std::string> want;
+    for (const auto& p : state) {
+      if (p.expect != Expect::leave) want.insert(p.key.substr(node.size() + 1));
+    }
+    CHECK(ended.size() == want.size());  // none twice
+    CHECK(std::set<std::string>(ended.begin(), ended.end()) == want);
+    CHECK(ra.counts.ends + rb.counts.ends == expected.ends);
+    CHECK(ra.counts.deletes + rb.counts.deletes == expected.removes);
+    MESSAGE("sweeper a: " << ra.ended.size() << " ended, " << ra.counts.changed << " lost races; sweeper b: "
+                          << rb.ended.size() << " ended, " << rb.counts.changed << " lost races");
+    check_swept(*a, state, seeded);
+  }
+
+  TEST_CASE("the server restarted mid-sweep: the sweep fails cleanly, the next round completes") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    auto store = open_store(options_for({server.url()}));
+    const auto state = plant(6000, 6);
+    const auto seeded = seed(server.url(), *store, state);
+    const Expected expected = count(state);
+
+    // The server dies after the sweep's 40th action.
+    std::size_t done = 0;
+    SweepReport first = end_stale(
+        *store, node, before,
+        [&](std::string_view) {
+          if (++done == 40) server.kill();
+        },
+        sweep_options());
+    CHECK(first.status.code() == Errc::store);
+    CHECK(first.status.error().message.find("NATS") != std::string::npos);
+    CHECK(first.ended.size() >= 40);
+    CHECK(first.ended.size() < expected.ends + expected.removes);
+
+    REQUIRE(server.start());
+    // The next rounds (as the module's periodic round would run them) until one
+    // completes: the first may still find the connection coming back.
+    SweepReport next;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    do {
+      next = end_stale(*store, node, before, {}, sweep_options());
+      if (!next.status.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    } while (!next.status.ok() && std::chrono::steady_clock::now() < deadline);
+    REQUIRE_MESSAGE(next.status.ok(), next.status.error().message);
+    CHECK(next.counts.changed == 0);
+    // Nothing ended twice, nothing missed (the server died between two writes).
+    CHECK(first.ended.size() + next.ended.size() == expected.ends + expected.removes);
+    check_swept(*store, state, seeded);
+  }
+
+  TEST_CASE("a sweep on a three-node cluster completes with one node killed") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsCluster cluster;
+    REQUIRE(cluster.start());
+    auto store = open_store(options_for(cluster.urls(), 3));
+    const auto state = plant(3000, 7);
+    const auto seeded = seed(cluster.node(1).url(), *store, state);
+
+    // The node the store is connected to (the first URL) dies mid-sweep.
+    std::size_t done = 0;
+    SweepReport first = end_stale(
+        *store, node, before,
+        [&](std::string_view) {
+          if (++done == 20) cluster.node(0).kill();
+        },
+        sweep_options());
+    SweepReport next = first;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!next.status.ok() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      next = end_stale(*store, node, before, {}, sweep_options());
+    }
+    REQUIRE_MESSAGE(next.status.ok(), next.status.error().message);
+    check_swept(*store, state, seeded);
+  }
 
 }  // TEST_SUITE
 

@@ -12,6 +12,7 @@
 // connection is closed, a call on it fails, and the next call connects anew.
 #include "leasejudge/store/nats.hpp"
 
+#include <fmt/format.h>
 #include <nats/nats.h>
 
 #include <algorithm>
@@ -19,8 +20,6 @@
 #include <limits>
 #include <mutex>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace leasejudge {
 namespace {
@@ -44,8 +43,8 @@ constexpr int64_t kListBatchBytes = 8 * 1024 * 1024;
 constexpr jsErrCode kNoJsError = static_cast<jsErrCode>(0);
 
 bool key_byte(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '/' || c == '_' || c == '=' || c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '/' ||
+         c == '_' || c == '=' || c == '.';
 }
 
 // nats.c reports the detail of a failure in a per-thread last error, prefixed with
@@ -216,7 +215,8 @@ struct NatsStore::Connection {
     jo.Wait = request_ms;
     s = natsConnection_JetStream(&fresh->js, fresh->nc, &jo);
     if (s != NATS_OK) {
-      return Error{Errc::store, fmt::format("connecting to NATS at {}: opening JetStream: {}", servers, nats_detail(s))};
+      return Error{Errc::store,
+                   fmt::format("connecting to NATS at {}: opening JetStream: {}", servers, nats_detail(s))};
     }
     link = fresh;
     return fresh;
@@ -266,8 +266,8 @@ struct NatsStore::Connection {
       why = "the server refused";
     }
     if (jerr != 0) detail = fmt::format("{} (JetStream error {})", detail, static_cast<int>(jerr));
-    return Error{Errc::store, fmt::format("{} in the NATS bucket {} at {}: {}: {}", doing, bucket, servers, why,
-                                          detail)};
+    return Error{Errc::store,
+                 fmt::format("{} in the NATS bucket {} at {}: {}: {}", doing, bucket, servers, why, detail)};
   }
 
   // The key's last message (nullptr when the key has none) into out.
@@ -412,8 +412,8 @@ struct NatsStore::Connection {
     natsStatus s = walk(**l, meta_only, restart, visit);
     if (s == NATS_OK) return Status::success();
     if (s == NATS_TIMEOUT) {
-      return Status(Errc::store, fmt::format("{} of the NATS bucket {} at {}: not complete within {} ms", doing,
-                                             bucket, servers, list_ms));
+      return Status(Errc::store, fmt::format("{} of the NATS bucket {} at {}: not complete within {} ms", doing, bucket,
+                                             servers, list_ms));
     }
     return failure(doing, s, kNoJsError);
   }
@@ -442,7 +442,9 @@ bool NatsStore::valid_bucket(std::string_view bucket) noexcept {
   return true;
 }
 
-const std::string& NatsStore::bucket() const noexcept { return c_->bucket; }
+const std::string& NatsStore::bucket() const noexcept {
+  return c_->bucket;
+}
 
 Result<std::unique_ptr<NatsStore>> NatsStore::open(const NatsOptions& o) {
   if (!valid_bucket(o.bucket)) {
@@ -647,10 +649,11 @@ Result<Revision> NatsStore::put(std::string_view key, std::string_view value) {
 
 Result<std::vector<std::string>> NatsStore::keys() {
   std::vector<std::string> out;
-  auto st = c_->walk_all("listing the keys", true, [&] { out.clear(); },
-                         [&](std::string_view key, natsMsg* m, Revision) {
-                           if (!is_marker(m)) out.emplace_back(key);
-                         });
+  auto st = c_->walk_all(
+      "listing the keys", true, [&] { out.clear(); },
+      [&](std::string_view key, natsMsg* m, Revision) {
+        if (!is_marker(m)) out.emplace_back(key);
+      });
   if (!st.ok()) return st.error();
   return out;
 }

@@ -63,8 +63,8 @@ struct NatsOptions {
   // The connection's name in the server's monitoring.
   std::string name = "leasejudge";
   std::chrono::milliseconds connect_timeout{2000};
-  std::chrono::milliseconds request_timeout{5000};   // each get, write and lookup
-  std::chrono::milliseconds list_timeout{60000};     // a whole keys() listing
+  std::chrono::milliseconds request_timeout{5000};  // each get, write and lookup
+  std::chrono::milliseconds list_timeout{60000};    // a whole keys() listing
   // After the connection is lost: the least time between two tries to connect again.
   std::chrono::milliseconds reconnect_wait{500};
   // Read from the stream's leader (false, the default: a read sees every write
