@@ -66,9 +66,10 @@ END {
   print "Each contender ran in its own process on the same generated steps state; times are the best" > md
   print "repetition of the decide loop only (reading the JSON lines is not timed). MB/s counts the" > md
   print "values' bytes (10^6 bytes a MB); peak RSS (MiB) is the process's, state in memory included." > md
-  print "\"x Go\" is keys/s over the Go encoding/json sweep's, \"of raw\" over the raw simdjson pass's;" > md
-  print "allocations are those the whole process made during one repetition (the last; the first in" > md
-  print "parentheses when it differs: buffers warming)." > md
+  print "\"x Go\" is keys/s over the Go encoding/json sweep's, \"of raw\" over the raw simdjson pass's." > md
+  print "Allocations are those made during one repetition (the last; the first in parentheses when it" > md
+  print "differs: buffers warming): every malloc and new of the process for the C++ and C contenders," > md
+  print "Go heap objects (runtime.MemStats.Mallocs) for the two Go programs." > md
   for (k = 1; k <= nsizes; k++) {
     n = sizes[k]
     go = rate_of("go-encoding-json", 1, n); raw = rate_of("simdjson-raw", 1, n)
@@ -100,6 +101,8 @@ END {
       printf "- %d keys: plan, one thread, is %.1fx the Go encoding/json sweep (target 25x: %s)\n", n, plan / go, verdict(plan / go >= 25) > md
     if (plan > 0 && raw > 0)
       printf "- %d keys: plan, one thread, is %.0f%% of the raw simdjson pass (target 60%%: %s)\n", n, 100 * plan / raw, verdict(plan / raw >= 0.6) > md
+    if (raw > 0 && go > 0)
+      printf "- %d keys: for scale, the raw simdjson pass (which only reads) is %.1fx the Go sweep\n", n, raw / go > md
     if (gpb > 0 && go > 0)
       printf "- %d keys: the Go binding's PlanBatch is %.1fx the Go encoding/json sweep (target 15x: %s)\n", n, gpb / go, verdict(gpb / go >= 15) > md
   }

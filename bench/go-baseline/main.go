@@ -11,8 +11,9 @@
 // per key in input order: key, action (end|delete|leave), why, said, tab-separated.
 //
 // The result is one JSON object on stdout: contender, keys, threads, seconds (the best
-// repetition), reps, value_bytes, peak_rss_kb (ru_maxrss once the timing ended) and the
-// count of each action.
+// repetition), reps, value_bytes, peak_rss_kb (ru_maxrss once the timing ended), the count
+// of each action, and the Go heap objects allocated (runtime.MemStats.Mallocs) during the
+// first and the last repetition.
 package main
 
 import (
@@ -199,6 +200,13 @@ func decide(node string, before time.Time, e *entry) decision {
 	return decision{end, why, said}
 }
 
+// mallocs is the number of Go heap objects allocated so far.
+func mallocs() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.Mallocs
+}
+
 func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "go-baseline: "+format+"\n", args...)
 	os.Exit(1)
@@ -272,12 +280,19 @@ func main() {
 	best := time.Duration(1<<63 - 1)
 	var spent time.Duration
 	reps := 0
+	var allocFirst, allocLast uint64
 	for reps < *maxReps && (reps == 0 || spent < *minTime) {
+		m0 := mallocs()
 		start := time.Now()
 		for i := range entries {
 			decisions[i] = decide(*node, before, &entries[i])
 		}
 		took := time.Since(start)
+		m1 := mallocs()
+		if reps == 0 {
+			allocFirst = m1 - m0
+		}
+		allocLast = m1 - m0
 		spent += took
 		if took < best {
 			best = took
@@ -316,6 +331,6 @@ func main() {
 			fail("%v", err)
 		}
 	}
-	fmt.Printf(`{"contender":"go-encoding-json","keys":%d,"threads":1,"seconds":%.9f,"reps":%d,"value_bytes":%d,"peak_rss_kb":%d,"end":%d,"delete":%d,"leave":%d}`+"\n",
-		len(entries), best.Seconds(), reps, valueBytes, ru.Maxrss, counts[end], counts[remove], counts[leave])
+	fmt.Printf(`{"contender":"go-encoding-json","keys":%d,"threads":1,"seconds":%.9f,"reps":%d,"value_bytes":%d,"peak_rss_kb":%d,"end":%d,"delete":%d,"leave":%d,"allocations_counted":true,"allocations_first":%d,"allocations":%d}`+"\n",
+		len(entries), best.Seconds(), reps, valueBytes, ru.Maxrss, counts[end], counts[remove], counts[leave], allocFirst, allocLast)
 }
