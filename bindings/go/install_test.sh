@@ -38,7 +38,10 @@ cd "$tmp/app"
 export GOFLAGS=-mod=mod GOPROXY=off GO111MODULE=on CGO_ENABLED=1 GOTOOLCHAIN=local GOENV=off
 export GOCACHE="$build/bindings/go/gocache" GOPATH="$build/bindings/go/gopath"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
-unset CGO_CFLAGS CGO_LDFLAGS
+# The go command does not key its cache on what pkg-config says: name this prefix in
+# the C flags, or a package compiled against an earlier (deleted) prefix is reused.
+export CGO_CFLAGS="-g -O2 -DLEASEJUDGE_INSTALL_STAMP=$(printf %s "$tmp" | sha256sum | cut -c1-16)"
+unset CGO_LDFLAGS
 "$go" build -o app . 2>&1
 if readelf -d app | grep -q "$build"; then
   echo "not ok - the program names the build tree"; exit 1
