@@ -113,6 +113,9 @@ class NatsServer {
 
   static bool installed() { return !nats_server_path().empty(); }
 
+  // Start with JetStream (the default) or without it.
+  bool jetstream = true;
+
   int port() const { return port_; }
   std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
   const std::string& dir() const { return dir_; }
@@ -121,8 +124,8 @@ class NatsServer {
   // Start and wait (up to 15 s) until the client port accepts connections.
   bool start() {
     if (exe_.empty() || dir_.empty() || port_ == 0 || pid_ > 0) return false;
-    std::vector<std::string> args = {exe_,  "-js",          "-a", "127.0.0.1", "-p", std::to_string(port_),
-                                     "-sd", dir_ + "/store"};
+    std::vector<std::string> args = {exe_, "-a", "127.0.0.1", "-p", std::to_string(port_)};
+    if (jetstream) args.insert(args.end(), {"-js", "-sd", dir_ + "/store"});
     args.insert(args.end(), extra_.begin(), extra_.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

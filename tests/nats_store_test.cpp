@@ -186,6 +186,16 @@ TEST_SUITE("nats store") {
     CHECK(refused.code() == Errc::store);
   }
 
+  TEST_CASE("a server without JetStream: a clear store error") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    server.jetstream = false;
+    REQUIRE(server.start());
+    auto s = NatsStore::open(options_for(server.url()));
+    REQUIRE(s.code() == Errc::store);
+    CHECK(s.error().message.find("JetStream") != std::string::npos);
+  }
+
   TEST_CASE("create, get, update, remove with revisions") {
     SKIP_WITHOUT_NATS_SERVER();
     NatsServer server;
@@ -351,6 +361,63 @@ TEST_SUITE("nats store") {
     CHECK((*store->get("gone.purged"))->revision == *again);
     REQUIRE(store->create("gone.deleted", "back").ok());
     CHECK(as_set(*store->keys()) == std::set<std::string>{"kept", "gone.deleted", "gone.purged"});
+  }
+
+  TEST_CASE("our delete marker is a delete to other clients") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    auto store = open_store(options_for(server.url(), "steps"));
+    Revision r = *store->create("gone", "v");
+    REQUIRE(store->create("kept", "v").ok());
+    REQUIRE(store->remove("gone", r).ok());
+
+    natsConnection* nc = nullptr;
+    jsCtx* js = nullptr;
+    kvStore* kv = nullptr;
+    REQUIRE(natsConnection_ConnectTo(&nc, server.url().c_str()) == NATS_OK);
+    REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
+    REQUIRE(js_KeyValue(&kv, js, "steps") == NATS_OK);
+    kvEntry* e = nullptr;
+    CHECK(kvStore_Get(&e, kv, "gone") == NATS_NOT_FOUND);
+    kvEntry_Destroy(e);
+    kvKeysList keys{};
+    REQUIRE(kvStore_Keys(&keys, kv, nullptr) == NATS_OK);
+    REQUIRE(keys.Count == 1);
+    CHECK(std::string(keys.Keys[0]) == "kept");
+    kvKeysList_Destroy(&keys);
+    // nats.c's own create lands on our marker, as ours lands on its.
+    uint64_t rev = 0;
+    CHECK(kvStore_CreateString(&rev, kv, "gone", "theirs") == NATS_OK);
+    CHECK(rev == r + 3);  // kept, our marker, then this
+    kvStore_Destroy(kv);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    auto got = store->get("gone");
+    REQUIRE(got->has_value());
+    CHECK((*got)->value == "theirs");
+  }
+
+  TEST_CASE("direct reads answer as leader reads do") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    NatsOptions o = options_for(server.url());
+    o.direct_reads = true;
+    auto store = open_store(o);
+    CHECK_FALSE(store->get("k")->has_value());
+    Revision r = *store->create("k", "v");
+    auto got = store->get("k");
+    REQUIRE(got->has_value());
+    CHECK((*got)->value == "v");
+    CHECK((*got)->revision == r);
+    CHECK(store->create("k", "w").code() == Errc::exists);  // create reads the marker directly too
+    REQUIRE(store->remove("k", r).ok());
+    CHECK_FALSE(store->get("k")->has_value());
+    auto again = store->create("k", "w");
+    REQUIRE(again.ok());
+    CHECK(*again == r + 2);
+    CHECK((*store->get("k"))->revision == *again);
   }
 
   TEST_CASE("races: every lost race is changed or exists, never an overwrite") {
