@@ -126,7 +126,7 @@ END {
     printf "- %s: allocations per batch %s (no allocation per key: %s)\n", label(p[1], p[2]), line, verdict(ok) > md
   }
 
-  while ((getline l < extras) > 0) { if (!hdr++) { print "" > md; print "## Other figures" > md; print "" > md } print l > md }
+  while ((getline l < extras) > 0) { if (!hdr++) { print "" > md; print "## States, agreement, other figures" > md; print "" > md } print l > md }
   close(md)
 
   # --- the plot: keys/s against keys, log-log ------------------------------------------------------
