@@ -16,11 +16,12 @@
  * Times are milliseconds since the Unix epoch; LJ_LOCK_NOW stands for the system
  * clock wherever a time is taken.
  */
+/* The umbrella first: it includes every part in order, this one included. */
+#include "leasejudge.h"
+
 #ifndef LEASEJUDGE_LJ_LOCK_H
 #define LEASEJUDGE_LJ_LOCK_H
 
-#include "leasejudge.h"
-#include "leasejudge/lj_store.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -23,11 +23,12 @@
  * Times are nanoseconds since the Unix epoch (UTC, 1677 to 2262);
  * LJ_STEP_DEFAULT_TIME stands for the default wherever a time is taken.
  */
+/* The umbrella first: it includes every part in order, this one included. */
+#include "leasejudge.h"
+
 #ifndef LEASEJUDGE_LJ_STEP_H
 #define LEASEJUDGE_LJ_STEP_H
 
-#include "leasejudge.h"
-#include "leasejudge/lj_store.h"
 
 #ifdef __cplusplus
 extern "C" {

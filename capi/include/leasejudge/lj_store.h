@@ -13,6 +13,9 @@
  * An lj_store_t may be used from several threads at once when its backend can:
  * the memory and file stores can; a callback store can when its callbacks can.
  */
+/* The umbrella first: it includes every part in order, this one included. */
+#include "leasejudge.h"
+
 #ifndef LEASEJUDGE_LJ_STORE_H
 #define LEASEJUDGE_LJ_STORE_H
 
@@ -25,7 +28,6 @@ typedef struct lj_store_t lj_store_t;
  * only during the callback it was passed to. */
 typedef struct lj_store_sink_t lj_store_sink_t;
 
-#include "leasejudge.h"
 
 #ifdef __cplusplus
 extern "C" {
