@@ -5,7 +5,9 @@
 // It is a thin layer over leasejudge's C ABI (libleasejudge.so, leasejudge.h):
 //   - every failure is an *Error wrapping a Code, so errors.Is(err, ErrChanged) and
 //     errors.As(err, &e) work on whatever the package returns;
-//   - no C pointer is kept in a Go value: what C returns is copied and freed at once;
+//   - no Go value points into memory C owns: strings and bytes C returns are copied
+//     and freed at once; the library's objects (a Store, a Lock) sit in unexported
+//     fields only, freed by Close (or, forgotten, by a finalizer);
 //   - Go callbacks reach C as a runtime/cgo.Handle, and C keeps no Go pointer;
 //   - a batch crosses cgo once, with its entries in one buffer.
 //
