@@ -18,9 +18,10 @@ namespace {
 
 [[noreturn]] void usage(std::string_view why) {
   fmt::print(stderr, "leasejudge-bench-gen: {}\n", why);
-  fmt::print(stderr,
-             "usage: leasejudge-bench-gen --keys N --owner TOKEN --now ISO --before ISO [--nodes M] [--node NAME]\n"
-             "                            [--bound SECONDS] [--seed S] [--other-node-pct P] [--out FILE]\n");
+  fmt::print(
+      stderr,
+      "usage: leasejudge-bench-gen --keys N --owner TOKEN --now ISO --before ISO [--nodes M] [--node NAME]\n"
+      "                            [--bound SECONDS] [--seed S] [--other-node-pct P] [--edge-pct P] [--out FILE]\n");
   std::exit(2);
 }
 
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
       spec.seed = number(a, v);
     else if (a == "--other-node-pct")
       spec.other_node_pct = static_cast<std::uint32_t>(number(a, v));
+    else if (a == "--edge-pct")
+      spec.edge_pct = static_cast<std::uint32_t>(number(a, v));
     else if (a == "--out")
       out_path = v;
     else
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
   if (spec.before > spec.now) usage("--before is after --now");
   if (spec.node.empty() || spec.node.find('.') != std::string::npos) usage("--node takes a node name without '.'");
   if (spec.other_node_pct > 100) usage("--other-node-pct is a percentage");
+  if (spec.edge_pct > 100) usage("--edge-pct is a percentage");
 
   std::FILE* out = stdout;
   if (out_path != nullptr) {
@@ -95,9 +99,9 @@ int main(int argc, char** argv) {
   }
   fmt::print(stderr,
              R"({{"keys":{},"value_bytes":{},"other_node":{},"finished":{},"no_step":{},"own":{},"other_owner":{},)"
-             R"("other_owner_ask":{},"ask_old":{},"ask_young":{},"hand_before":{},"hand_after":{}}})"
+             R"("other_owner_ask":{},"ask_old":{},"ask_young":{},"hand_before":{},"hand_after":{},"edge":{}}})"
              "\n",
              c.keys, c.value_bytes, c.other_node, c.finished, c.no_step, c.own, c.other_owner, c.other_owner_ask,
-             c.ask_old, c.ask_young, c.hand_before, c.hand_after);
+             c.ask_old, c.ask_young, c.hand_before, c.hand_after, c.edge);
   return 0;
 }

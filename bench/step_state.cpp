@@ -48,7 +48,8 @@ enum class Kind {
   ask_young,
   hand_before,
   hand_after,
-  no_step
+  no_step,
+  edge
 };
 
 // Weights per 1000 local keys (other nodes are drawn first, by other_node_pct).
@@ -270,6 +271,8 @@ class StateWriter {
   std::size_t target_size() { return static_cast<std::size_t>(rng_.between(spec_.min_value, spec_.max_value)); }
 
   Kind draw() {
+    // Drawn only when asked for, so the default states stay as they were.
+    if (spec_.edge_pct > 0 && rng_.below(100) < spec_.edge_pct) return Kind::edge;
     if (rng_.below(100) < spec_.other_node_pct) return Kind::other_node;
     unsigned r = static_cast<unsigned>(rng_.below(1000));
     for (const Weight& w : kLocalWeights) {
@@ -465,6 +468,9 @@ class StateWriter {
       case Kind::no_step:
         no_step();
         break;
+      case Kind::edge:
+        edge();
+        break;
     }
     std::uint64_t revision = 1000 + i * 3 + rng_.below(3);
     if (no_value_) {
@@ -512,6 +518,9 @@ class StateWriter {
       case Kind::no_step:
         ++c.no_step;
         break;
+      case Kind::edge:
+        ++c.edge;
+        break;
     }
   }
 
@@ -538,6 +547,91 @@ class StateWriter {
     }
     key_ += '.';
     put_uuid(key_, rng_, false);
+  }
+
+  // Where Go's encoding/json is easy to get wrong: field names folded as Go folds them
+  // (ASCII case, the long s and the Kelvin sign), escaped names, repeated fields, numbers a
+  // float64 cannot hold, nesting at Go's limit, lone surrogates, white space, and bytes
+  // that are no JSON at all. Each would be ended if it were a step (running, no owner,
+  // hand-started long before this process), so reading one wrongly changes its decision.
+  void edge() {
+    local_key(false);
+    std::string id = id_of_key();
+    std::string started;
+    put_time(started, ago(2 * kHour, 30 * 24 * kHour), 0);
+    struct Shape {
+      bool stored_bytes;  // carried as a JSON string: not JSON, or deeper than a reader of the lines takes
+      std::string_view text;
+    };
+    static constexpr std::string_view H = R"("id":"%I","tool":"build_go_module",)";
+    static constexpr std::array<Shape, 40> shapes{{
+        {false, R"({%H"\u017ftate":"running","started":%S})"},
+        {false, "{%H\"\xC5\xBFtate\":\"running\",\"started\":%S}"},
+        {false, R"({%H"\u0073tate":"running","started":%S})"},
+        {false, R"({%H"STATE":"running","started":%S})"},
+        {false, R"({%H"sTaTe":"running","Started":%S})"},
+        {false, R"({%H"state":"running","started":%S,"as\u212a":5})"},
+        {false, "{%H\"state\":\"running\",\"started\":%S,\"as\xE2\x84\xAA\":5}"},
+        {false, R"({%H"state":"running","started":%S,"asK":5})"},
+        {false, R"({%H"state":"running","started":%S,"ask\u212a":5})"},
+        {false, R"({%H"state":"running","state":"failed","started":%S})"},
+        {false, R"({%H"state":"failed","state":"running","started":%S})"},
+        {false, R"({%H"state":"running","owner":"gone.1.a","owner":"","started":%S})"},
+        {false, R"({%H"state":"running","owner":"","OWNER":"gone.1.a","started":%S})"},
+        {false, R"({%H"state":"running","owner":null,"started":%S})"},
+        {false, R"({%H"state":"running","started":"2024-05-01T00:00:00.123456789123Z"})"},
+        {false, R"({%H"state":"running","started":"2024-05-01T02:00:00+02:00"})"},
+        {false, R"({%H"state":"running","started":"2024-06-01T11:49:59.999999999Z"})"},
+        {false, R"({%H"state":"running","started":"2024-06-01T13:50:00+02:00"})"},
+        {false, R"({%H"state":"running","started":%S,"ask":{"kind":"check","check":{"fetch":{"n":1e400}}}})"},
+        {false, R"({%H"state":"running","started":%S,"ask":{"kind":"check","check":{"fetch":{"n":1e-400}}}})"},
+        {false,
+         R"({%H"state":"running","started":%S,"ask":{"kind":"build","build":{"fetch":{"n":[1,{"m":-1.5E+308}]}}}})"},
+        {false, R"({%H"state":"running","started":%S,"result":{"x":1e999}})"},
+        {false, R"({%H"state":"runn\u0069ng","started":%S})"},
+        {false, R"({%H"state":"running\u0000","started":%S})"},
+        {false, R"({%H"state":"running","started":%S,"ask":{"kind":"check","check":{"levels":[null,"unit"]}}})"},
+        {false, R"({%H"state":"running","started":%S,"ask":{"kind":null,"check":null,"build":null}})"},
+        {false, R"({%H"state":"running","started":%S,"ask":null,"ask":{"kind":7}})"},
+        {false, R"({%H"state":"running","started":%S,"ask":{"kind":7},"ask":null})"},
+        {false, R"({%H"state":"running","started":%S,"Ask":{"Kind":"check","CHECK":{"Levels":["x"],"Run":"y"}}})"},
+        {false, R"({%H"state":"running","started":%S,"x":-0.0e+00,"y":[true,false,null,{}],"z":"\ud83d\ude00"})"},
+        {false, R"({%H"state":"running","started":%S,"z":"\ud800","w":"\udc00\ud800x"})"},
+        {false, R"({%H"state":"running","started":%S,"ask":{"kind":"check","check":{"levels":["\ud800"]}}})"},
+        {true, "{%H\"state\":\"running\",\"started\":%S,\"x\":01}"},
+        {true, "{%H\"state\":\"running\",\"started\":%S,\"x\":1.}"},
+        {true, "{%H\"state\":\"running\",\"started\":%S,\"x\":[1,]}"},
+        {true, "{%H\"state\":\"running\",\"started\":%S,\"x\":\"a\\qb\"}"},
+        {true, "{%H\"state\":\"running\",\"started\":%S,\"x\":\"a\x01b\"}"},
+        {true, " \t{%H \"state\" :\r\n\"running\" , \"started\" : %S }\n "},
+        {true, "{%H\"state\":\"running\",\"started\":%S,\"x\":%D9999}"},
+        {true, "{%H\"state\":\"running\",\"started\":%S,\"x\":%D10000}"},
+    }};
+    const Shape& shape = rng_.pick(shapes);
+    std::string_view t = shape.text;
+    for (std::size_t p = 0; p < t.size(); ++p) {
+      if (t[p] != '%' || p + 1 >= t.size()) {
+        value_.push_back(t[p]);
+        continue;
+      }
+      char c = t[++p];
+      if (c == 'I') {
+        value_ += id;
+      } else if (c == 'S') {
+        value_ += started;
+      } else if (c == 'H') {
+        std::string h(H);
+        value_ += h.replace(h.find("%I"), 2, id);
+      } else if (c == 'D') {  // nested arrays, as deep as the number that follows
+        std::size_t end = p + 1;
+        while (end < t.size() && t[end] >= '0' && t[end] <= '9') ++end;
+        std::size_t depth = std::stoul(std::string(t.substr(p + 1, end - p - 1)));
+        value_.append(depth, '[');
+        value_.append(depth, ']');
+        p = end - 1;
+      }
+    }
+    if (shape.stored_bytes) value_ = quoted(value_);
   }
 
   // A value that is no step. Most say "state":"running" with no owner, so a decoder that

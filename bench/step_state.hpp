@@ -37,6 +37,10 @@ struct StepStateSpec {
   // an ask and a long owner may come out a little longer than min_value asks).
   std::uint32_t min_value = 200;
   std::uint32_t max_value = 800;
+  // Share of keys, in percent, that test a reader of Go's encoding/json at its edges
+  // (folded and repeated field names, number limits, nesting, surrogates, bytes that are
+  // no JSON): 0 in the benchmarks' states, set for agreement runs.
+  std::uint32_t edge_pct = 0;
 };
 
 // What the generator wrote, by the kind it meant each key to be (for the report).
@@ -45,6 +49,7 @@ struct StepStateCounts {
   std::uint64_t other_node = 0, finished = 0, no_step = 0;
   std::uint64_t own = 0, other_owner = 0, other_owner_ask = 0;
   std::uint64_t ask_old = 0, ask_young = 0, hand_before = 0, hand_after = 0;
+  std::uint64_t edge = 0;
 };
 
 // Write the state to out; false when a write fails (errno says why).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/run on a small state: the CSV has its header and a row per contender, every
-# leasejudge contender agreed with the Go baseline on every key, the report and the plot
-# are written, and a baseline that decides one key differently fails the run, loudly.
+# leasejudge contender agreed with the Go baseline on every key (also on a state full of
+# values at the edges of Go's encoding/json), the report and the plot are written, and a
+# baseline that decides one key differently fails the run, loudly.
 # Skips (passing, saying so) where the benchmarks or the Go baseline are not built.
 set -euo pipefail
 src=${LEASEJUDGE_SOURCE_DIR:?}
@@ -51,7 +52,16 @@ head -c 200 "$tmp/ok/sweep.svg" | grep -q "^<svg " || fail "no SVG"
 tail -1 "$tmp/ok/sweep.svg" | grep -qx "</svg>" || fail "SVG not closed"
 python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$tmp/ok/sweep.svg" || fail "SVG is no XML"
 
-# 2. A baseline that decides one key otherwise: the run must fail and say where.
+# 2. Values at the edges of Go's encoding/json: every contender still decides as Go does.
+bash "$src/bench/run" --build "$bin" --out "$tmp/edges" --keys 1500 --edge-pct 60 --threads 2 --min-time 0.01 \
+  --max-reps 2 --rounds 1 --leasedir-leases 0 --contenders go-encoding-json,plan,capi-batch,go-planbatch,sweep-apply \
+  >"$tmp/edges.out" 2>"$tmp/edges.err" || { cat "$tmp/edges.err" >&2; fail "bench/run --edge-pct 60 exited $?"; }
+for c in plan-1 plan-2 capi-batch-1 sweep-apply-1; do
+  grep -qx "$c (1500 keys)" "$tmp/edges/runs/agreed" || fail "$c disagrees on the edge values"
+done
+grep -q "at the edges of encoding/json" "$tmp/edges.out" || fail "the edge state holds no edge values"
+
+# 3. A baseline that decides one key otherwise: the run must fail and say where.
 real=$bin/bench/go-baseline
 cat >"$tmp/lying-baseline" <<LIE
 #!/usr/bin/env bash
