@@ -1,6 +1,6 @@
 # bench/report.awk: bench/run's report, from its results (tab-separated: contender, threads,
 # keys, best seconds, value bytes, peak RSS KiB, allocations in the first and the last
-# repetition, repetitions; one row per round). Each contender's best round counts, with the
+# repetition, repetitions, verdicts end/delete/leave; one row per round). Each contender's best round counts, with the
 # highest peak RSS of its rounds. Writes the CSV (csv), the allocations (alloc), the plot
 # (svg) and the Markdown report (md; extras is appended to it). A lock-judge row (one
 # judgment a "key") goes to the CSV only.
@@ -40,7 +40,7 @@ function verdict(ok) { return ok ? "met" : "**missed**" }
   best[key] = s
   kps[key] = n / s
   mbps[key] = $5 / s / 1e6
-  afirst[key] = $7; alast[key] = $8; reps[key] = $9
+  afirst[key] = $7; alast[key] = $8; reps[key] = $9; verdicts[key] = $10
   if (!((c SUBSEP t) in seen)) { seen[c, t] = 1; order[++nseries] = c SUBSEP t }
   if (!(n in sized)) { sized[n] = 1; sizes[++nsizes] = n }
 }
@@ -75,8 +75,8 @@ END {
     go = rate_of("go-encoding-json", 1, n); raw = rate_of("simdjson-raw", 1, n)
     print "" > md
     printf "## %d keys\n\n", n > md
-    print "| contender | threads | keys/s | MB/s | peak RSS MiB | x Go | of raw | allocations |" > md
-    print "|---|---:|---:|---:|---:|---:|---:|---:|" > md
+    print "| contender | threads | keys/s | MB/s | peak RSS MiB | x Go | of raw | allocations | end / delete / leave |" > md
+    print "|---|---:|---:|---:|---:|---:|---:|---:|---:|" > md
     for (i = 1; i <= nseries; i++) {
       split(order[i], p, SUBSEP)
       key = p[1] SUBSEP p[2] SUBSEP n
@@ -85,7 +85,8 @@ END {
       xr = raw > 0 ? sprintf("%.0f%%", 100 * kps[key] / raw) : "-"
       al = alast[key]
       if (al != "-" && afirst[key] != al) al = al " (" afirst[key] ")"
-      printf "| %s | %d | %s | %.0f | %.0f | %s | %s | %s |\n", p[1], p[2], fmt_rate(kps[key]), mbps[key], rss[key], xg, xr, al > md
+      vd = verdicts[key] == "" ? "-" : verdicts[key]
+      printf "| %s | %d | %s | %.0f | %.0f | %s | %s | %s | %s |\n", p[1], p[2], fmt_rate(kps[key]), mbps[key], rss[key], xg, xr, al, vd > md
     }
   }
 
