@@ -7,17 +7,19 @@
 //
 // Contenders:
 //   plan          leasejudge::plan_batch over the whole state in one buffer (--threads T)
-//   capi-batch    lj_step_plan_batch through the C ABI (libleasejudge.so), the same way
+//   capi-batch    lj_step_plan_batch through the C ABI (libleasejudge.so) over the same
+//                 buffer: one call per batch, as an FFI caller makes it
 //   sweep-apply   leasejudge::end_stale on a MemoryStore holding the state: list, get, plan,
 //                 end or delete at the revision read, one log line per action (the store is
 //                 filled again, untimed, before each repetition)
 //   simdjson-raw  reference (b): simdjson On-Demand reads every field of every value, the
 //                 practical ceiling of any sweep that must read what it judges.
 // The lines are read before the clock starts; the loop is repeated until min-time has
-// passed (at least twice, at most max-reps times) and the best repetition is reported, with the
-// allocations the process made during the last one (counted, alloc_count.hpp). The result
-// is one JSON object on stdout; with --decisions, each key's action, why and what is said
-// of its owner (tab-separated, input order) for the agreement check.
+// passed (at least twice, at most max-reps times) and the best repetition is reported, with
+// the allocations the process made during the first and the last one (counted,
+// alloc_count.hpp). The result is one JSON object on stdout; with --decisions, each key's
+// action, why and what is said of its owner (tab-separated, input order) for the agreement
+// check. --list-contenders names them.
 #include <fmt/format.h>
 #include <simdjson.h>
 #include <sys/resource.h>
