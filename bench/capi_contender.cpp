@@ -1,9 +1,13 @@
-// The capi-batch contender: the batch plan through the C ABI (lj_step_plan_batch in
-// libleasejudge.so), as an FFI caller makes it: one call per batch over the caller's
-// buffer and entry array, verdicts into the caller's action array.
+// The C ABI contenders, through libleasejudge.so as an FFI caller uses it:
+//   capi-batch  lj_step_plan_batch: one call per batch over the caller's buffer and entry
+//               array, verdicts into the caller's action array;
+//   capi-lines  lj_step_plan_lines: the JSON lines in, the JSON lines of `leasejudge step
+//               plan` out, reading the lines and writing the answer timed with the plan.
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "contender.hpp"
@@ -23,16 +27,7 @@ std::int64_t ns_of(Instant t) {
   std::exit(1);
 }
 
-}  // namespace
-
-Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& decisions) {
-  Outcome out;
-  out.decided = true;
-  std::vector<lj_step_entry_t> entries;
-  entries.reserve(lines.lines.size());
-  for (const StepLine& l : lines.lines)
-    entries.push_back(lj_step_entry_t{l.key_offset, l.value_offset, l.key_len, l.value_len, l.revision});
-  std::vector<lj_step_action_t> actions(entries.size());
+lj_step_plan_options_t plan_options(const Options& o) {
   lj_step_plan_options_t opts = LJ_STEP_PLAN_OPTIONS_INIT;
   opts.node = o.node.data();
   opts.node_len = o.node.size();
@@ -43,6 +38,40 @@ Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& d
   opts.bound_seconds = o.bound_s;
   opts.rule = LJ_STEP_RULE_NOT_SELF;
   opts.threads = o.threads;
+  return opts;
+}
+
+// What the sweep's log says of the owner of the step at value (a step: it was ended or
+// deleted), through the C ABI.
+std::string said_of(const lj_step_action_t& a, std::string_view value, const Options& o) {
+  lj_error_t* err = nullptr;
+  lj_step_t* step = nullptr;
+  int rc = lj_step_decode(&step, value.data(), value.size(), &err);
+  if (rc != LJ_OK) die("lj_step_decode", rc, err);
+  std::size_t owner_len = 0;
+  const char* owner = lj_step_string(step, LJ_STEP_FIELD_OWNER, &owner_len);
+  char* said = nullptr;
+  std::size_t said_len = 0;
+  rc =
+      lj_step_said(&said, &said_len, &a, owner, owner == nullptr ? 0 : owner_len, o.owner.data(), o.owner.size(), &err);
+  lj_step_destroy(step);
+  if (rc != LJ_OK) die("lj_step_said", rc, err);
+  std::string text(said, said_len);
+  lj_free(said);
+  return text;
+}
+
+}  // namespace
+
+Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& decisions) {
+  Outcome out;
+  out.decided = true;
+  std::vector<lj_step_entry_t> entries;
+  entries.reserve(lines.lines.size());
+  for (const StepLine& l : lines.lines)
+    entries.push_back(lj_step_entry_t{l.key_offset, l.value_offset, l.key_len, l.value_len, l.revision});
+  std::vector<lj_step_action_t> actions(entries.size());
+  lj_step_plan_options_t opts = plan_options(o);
   std::string_view buf = lines.buffer();
   lj_step_plan_summary_t summary{};
   int rc = LJ_OK;
@@ -67,21 +96,85 @@ Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& d
       }
       std::size_t why_len = 0;
       if ((rc = lj_step_why(why, sizeof why, &why_len, &a, &err)) != LJ_OK) die("lj_step_why", rc, err);
-      std::string_view value = lines.value(lines.lines[i]);
-      lj_step_t* step = nullptr;
-      if ((rc = lj_step_decode(&step, value.data(), value.size(), &err)) != LJ_OK) die("lj_step_decode", rc, err);
-      std::size_t owner_len = 0;
-      const char* owner = lj_step_string(step, LJ_STEP_FIELD_OWNER, &owner_len);
-      char* said = nullptr;
-      std::size_t said_len = 0;
-      rc = lj_step_said(&said, &said_len, &a, owner, owner == nullptr ? 0 : owner_len, o.owner.data(), o.owner.size(),
-                        &err);
-      lj_step_destroy(step);
-      if (rc != LJ_OK) die("lj_step_said", rc, err);
-      decisions.add(key, action, std::string_view(why, why_len), std::string_view(said, said_len));
-      lj_free(said);
+      decisions.add(key, action, std::string_view(why, why_len), said_of(a, lines.value(lines.lines[i]), o));
     }
   }
+  return out;
+}
+
+Outcome run_capi_lines(const Options& o, const StepLines& lines, DecisionFile& decisions) {
+  Outcome out;
+  out.decided = true;
+  // The file's own bytes, as `leasejudge step plan FILE` reads them.
+  std::string_view input(lines.text.data(), lines.file_size);
+  lj_step_plan_options_t opts = plan_options(o);
+  lj_step_plan_summary_t summary{};
+  char* answer = nullptr;
+  std::size_t answer_len = 0;
+  int rc = LJ_OK;
+  lj_error_t* err = nullptr;
+  repeat(o, out, [&] {
+    lj_free(answer);
+    answer = nullptr;
+    rc = lj_step_plan_lines(&answer, &answer_len, &summary, input.data(), input.size(), &opts, &err);
+  });
+  if (rc != LJ_OK) die("lj_step_plan_lines", rc, err);
+  if (summary.malformed != 0) {
+    fmt::print(stderr, "leasejudge-bench-sweep: lj_step_plan_lines found {} malformed lines\n", summary.malformed);
+    std::exit(1);
+  }
+  out.end = summary.ends;
+  out.remove = summary.deletes;
+  out.leave = summary.leaves + summary.no_step + summary.other_node;
+  if (decisions.wanted()) {
+    // One answer line per entry, in order: {"key","action","why"}.
+    simdjson::ondemand::parser parser;
+    std::string padded(answer, answer_len);
+    padded.append(simdjson::SIMDJSON_PADDING, ' ');
+    std::size_t at = 0, i = 0;
+    while (at < answer_len) {
+      std::size_t nl = std::string_view(answer, answer_len).find('\n', at);
+      if (nl == std::string_view::npos) nl = answer_len;
+      std::string_view key, action, why;
+      simdjson::ondemand::document doc;
+      simdjson::ondemand::object obj;
+      if (i >= lines.lines.size() ||
+          parser.iterate(simdjson::padded_string_view(padded.data() + at, nl - at, padded.size() - at)).get(doc) ||
+          doc.get_object().get(obj) || obj["key"].get_string().get(key) || key != lines.key(lines.lines[i]) ||
+          obj["action"].get_string().get(action) || obj["why"].get_string().get(why)) {
+        fmt::print(stderr, "leasejudge-bench-sweep: answer line {} is not the plan of key {}\n", i + 1, i);
+        std::exit(1);
+      }
+      StepAction a = action == "end" ? StepAction::end : action == "delete" ? StepAction::remove : StepAction::leave;
+      if (a == StepAction::leave) {
+        decisions.add(key, a, why, "");
+      } else {
+        // The answer carries no reason; under rule not-self what is said of the owner
+        // follows from the owner and the why, so the reason is taken from them (the
+        // check here is on the action and the why; capi-batch checks what is said).
+        std::string_view value = lines.value(lines.lines[i]);
+        lj_step_t* step = nullptr;
+        if ((rc = lj_step_decode(&step, value.data(), value.size(), &err)) != LJ_OK) die("lj_step_decode", rc, err);
+        std::size_t owner_len = 0;
+        const char* owner = lj_step_string(step, LJ_STEP_FIELD_OWNER, &owner_len);
+        bool owned = owner != nullptr && owner_len > 0;
+        lj_step_destroy(step);
+        lj_step_action_t act{};
+        act.action = static_cast<std::uint8_t>(a);
+        act.reason = owned                                    ? LJ_STEP_OWNER_NOT_SELF
+                     : why.starts_with("past the step bound") ? LJ_STEP_ASK_PAST_BOUND
+                                                              : LJ_STEP_STARTED_BEFORE;
+        decisions.add(key, a, why, said_of(act, value, o));
+      }
+      at = nl + 1;
+      ++i;
+    }
+    if (i != lines.lines.size()) {
+      fmt::print(stderr, "leasejudge-bench-sweep: {} answer lines for {} entries\n", i, lines.lines.size());
+      std::exit(1);
+    }
+  }
+  lj_free(answer);
   return out;
 }
 

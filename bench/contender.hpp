@@ -65,10 +65,10 @@ class DecisionFile {
 // Repeat one pass until min_time is spent (at least twice, at most max_reps times); setup
 // runs untimed before each pass. Records the best time, the allocations of the first and
 // the last pass, and the peak RSS once the passes are done.
-void repeat(const Options& o, Outcome& out, const std::function<void()>& pass,
-            const std::function<void()>& setup = {});
+void repeat(const Options& o, Outcome& out, const std::function<void()>& pass, const std::function<void()>& setup = {});
 
-// lj_step_plan_batch through the C ABI (capi_contender.cpp).
+// lj_step_plan_batch and lj_step_plan_lines through the C ABI (capi_contender.cpp).
 Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& decisions);
+Outcome run_capi_lines(const Options& o, const StepLines& lines, DecisionFile& decisions);
 
 }  // namespace leasejudge::bench

@@ -121,6 +121,7 @@ Result<StepLines> read_step_lines(const std::string& path) {
     out.lines.push_back(l);
   }
   out.text.resize(file_size);
+  out.file_size = file_size;
   out.text.append(extra);
   out.size = out.text.size();
   out.text.append(StepLines::padding_bytes, ' ');

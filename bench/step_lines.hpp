@@ -24,8 +24,9 @@ struct StepLine {
 };
 
 struct StepLines {
-  std::string text;      // the file, unescaped keys, then padding_bytes of padding
-  std::size_t size = 0;  // text's bytes before the padding
+  std::string text;           // the file, unescaped keys, then padding_bytes of padding
+  std::size_t size = 0;       // text's bytes before the padding
+  std::size_t file_size = 0;  // the file's own bytes, at the start of text
   std::vector<StepLine> lines;
   std::uint64_t value_bytes = 0;
 

@@ -9,6 +9,8 @@
 //   plan          leasejudge::plan_batch over the whole state in one buffer (--threads T)
 //   capi-batch    lj_step_plan_batch through the C ABI (libleasejudge.so) over the same
 //                 buffer: one call per batch, as an FFI caller makes it
+//   capi-lines    lj_step_plan_lines: the file's JSON lines in, the JSON lines of
+//                 `leasejudge step plan` out (reading and writing them timed too)
 //   sweep-apply   leasejudge::end_stale on a MemoryStore holding the state: list, get, plan,
 //                 end or delete at the revision read, one log line per action (the store is
 //                 filled again, untimed, before each repetition)
@@ -411,7 +413,7 @@ Options parse_options(int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace leasejudge::bench;
   if (argc == 2 && std::string_view(argv[1]) == "--list-contenders") {
-    for (const char* c : {"simdjson-raw", "plan", "capi-batch", "sweep-apply"}) fmt::print("{}\n", c);
+    for (const char* c : {"simdjson-raw", "plan", "capi-batch", "capi-lines", "sweep-apply"}) fmt::print("{}\n", c);
     return 0;
   }
   Options o = parse_options(argc, argv);
@@ -430,6 +432,9 @@ int main(int argc, char** argv) {
     threads = o.threads;
   } else if (o.contender == "capi-batch") {
     out = run_capi_batch(o, *lines, decisions);
+    threads = o.threads;
+  } else if (o.contender == "capi-lines") {
+    out = run_capi_lines(o, *lines, decisions);
     threads = o.threads;
   } else if (o.contender == "sweep-apply") {
     out = run_sweep_apply(o, *lines, decisions);

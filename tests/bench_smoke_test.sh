@@ -33,8 +33,9 @@ bash "$src/bench/run" --build "$bin" --out "$tmp/ok" --keys 2000 --threads 2 --m
   >"$tmp/ok.out" 2>"$tmp/ok.err" || { cat "$tmp/ok.err" >&2; fail "bench/run exited $?"; }
 csv=$tmp/ok/sweep.csv
 [ "$(head -1 "$csv")" = "contender,keys,threads,keys_per_s,mb_per_s,peak_rss_mb" ] || fail "CSV header: $(head -1 "$csv")"
-rows="go-encoding-json,2000,1 simdjson-raw,2000,1 plan,2000,1 plan,2000,2 capi-batch,2000,1 sweep-apply,2000,1"
-agreed="plan-1 plan-2 capi-batch-1 sweep-apply-1"
+rows="go-encoding-json,2000,1 simdjson-raw,2000,1 plan,2000,1 plan,2000,2 capi-batch,2000,1 capi-lines,2000,1"
+rows="$rows sweep-apply,2000,1"
+agreed="plan-1 plan-2 capi-batch-1 capi-lines-1 sweep-apply-1"
 if [ -f "$bin/bindings/go/pkgconfig/leasejudge.pc" ]; then
   rows="$rows go-planbatch,2000,1"
   agreed="$agreed go-planbatch-1"
@@ -66,9 +67,10 @@ python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$t
 
 # 2. Values at the edges of Go's encoding/json: every contender still decides as Go does.
 bash "$src/bench/run" --build "$bin" --out "$tmp/edges" --keys 1500 --edge-pct 60 --threads 2 --min-time 0.01 \
-  --max-reps 2 --rounds 1 --leasedir-leases 0 --contenders go-encoding-json,plan,capi-batch,go-planbatch,sweep-apply \
+  --max-reps 2 --rounds 1 --leasedir-leases 0 \
+  --contenders go-encoding-json,plan,capi-batch,capi-lines,go-planbatch,sweep-apply \
   >"$tmp/edges.out" 2>"$tmp/edges.err" || { cat "$tmp/edges.err" >&2; fail "bench/run --edge-pct 60 exited $?"; }
-for c in plan-1 plan-2 capi-batch-1 sweep-apply-1; do
+for c in plan-1 plan-2 capi-batch-1 capi-lines-1 sweep-apply-1; do
   grep -qx "$c (1500 keys)" "$tmp/edges/runs/agreed" || fail "$c disagrees on the edge values"
 done
 grep -q "at the edges of encoding/json" "$tmp/edges.out" || fail "the edge state holds no edge values"
