@@ -18,6 +18,19 @@ function fmt_rate(x) {
 function log10(x) { return log(x) / log(10) }
 function floor_(x) { return x == int(x) ? x : (x > 0 ? int(x) : int(x) - 1) }
 function ceil_(x) { return x == int(x) ? x : (x > 0 ? int(x) + 1 : int(x)) }
+# log10 of the largest 1, 2 or 5 times a power of ten at or below x, and of the smallest
+# at or above it.
+function snap_down(x,   e, m) {
+  e = floor_(log10(x))
+  m = x / 10 ^ e
+  return e + (m >= 5 ? log10(5) : m >= 2 ? log10(2) : 0)
+}
+function snap_up(x,   e, m) {
+  e = floor_(log10(x))
+  m = x / 10 ^ e
+  if (m <= 1.000001) return e
+  return m <= 2 ? e + log10(2) : m <= 5 ? e + log10(5) : e + 1
+}
 function rate_of(c, t, n) { return ((c SUBSEP t SUBSEP n) in kps) ? kps[c, t, n] : 0 }
 function verdict(ok) { return ok ? "met" : "**missed**" }
 
@@ -138,16 +151,20 @@ END {
   ymin = 1e300; ymax = 0
   for (key in kps) { if (kps[key] < ymin) ymin = kps[key]; if (kps[key] > ymax) ymax = kps[key] }
   if (ymax <= 0) { ymin = 1; ymax = 10 }
-  ylo = floor_(log10(ymin)); yhi = ceil_(log10(ymax)); if (yhi <= ylo) yhi = ylo + 1
+  # The range snapped outwards to 1, 2 or 5 times a power of ten.
+  ylo = snap_down(ymin); yhi = snap_up(ymax); if (yhi <= ylo) yhi = ylo + 1
   split("#1f77b4 #d62728 #2ca02c #ff7f0e #9467bd #8c564b #e377c2 #17becf #7f7f7f #bcbd22", colors, " ")
   printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H > svg
   printf "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H > svg
   printf "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">Sweep throughput: keys/s against keys (log-log)</text>\n", L > svg
-  for (e = ylo; e <= yhi; e++) for (m = 1; m <= 9; m++) {
-    v = e + log10(m); if (v > yhi + 1e-9) break
+  for (e = floor_(ylo); e <= yhi; e++) for (m = 1; m <= 9; m++) {
+    v = e + log10(m)
+    if (v < ylo - 1e-9) continue
+    if (v > yhi + 1e-9) break
     y = T + ph - (v - ylo) / (yhi - ylo) * ph
-    printf "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n", L, y, L + pw, y, m == 1 ? "#bbbbbb" : "#eeeeee" > svg
-    if (m == 1) printf "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L - 8, y + 4, fmt_rate(10 ^ e) > svg
+    major = (m == 1 || m == 2 || m == 5)
+    printf "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n", L, y, L + pw, y, major ? "#bbbbbb" : "#eeeeee" > svg
+    if (major) printf "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L - 8, y + 4, fmt_rate(m * 10 ^ e) > svg
   }
   for (k = 1; k <= nsizes; k++) {
     x = L + (log10(sizes[k]) - xmin) / (xmax - xmin) * pw
@@ -169,9 +186,11 @@ END {
       pts = pts sprintf("%.1f,%.1f ", x, y)
       printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s, %d keys: %s keys/s</title></circle>\n", x, y, col, label(p[1], p[2]), sizes[k], fmt_rate(kps[key]) > svg
     }
-    if (pts != "") printf "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", pts, col > svg
+    # Several threads: dashed, so a line on top of its one-thread twin still shows.
+    dash = p[2] > 1 ? " stroke-dasharray=\"7 4\"" : ""
+    if (pts != "") printf "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", pts, col, dash > svg
     ly = T + 10 + (i - 1) * 22
-    printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"/>\n", L + pw + 16, ly, L + pw + 40, ly, col > svg
+    printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"%s/>\n", L + pw + 16, ly, L + pw + 40, ly, col, dash > svg
     printf "<text x=\"%d\" y=\"%d\">%s</text>\n", L + pw + 46, ly + 4, label(p[1], p[2]) > svg
   }
   print "</svg>" > svg
