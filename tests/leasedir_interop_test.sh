@@ -16,7 +16,7 @@ ident() {
   echo "linux $BOOT_ID $(echo "$st" | awk '{print $20}')"
 }
 
-run_seed() { local tag=$1; shift; env -u LD_PRELOAD "$SEED" "$@" >"$WORK/$tag.seed.out" 2>"$WORK/$tag.seed.err"; echo $? >"$WORK/$tag.seed.rc"; }
+run_seed() { local tag=$1; shift; "$SEED" "$@" >"$WORK/$tag.seed.out" 2>"$WORK/$tag.seed.err"; echo $? >"$WORK/$tag.seed.rc"; }
 run_lj() { local tag=$1; shift; leasejudge lease "$@" >"$WORK/$tag.lj.out" 2>"$WORK/$tag.lj.err"; echo $? >"$WORK/$tag.lj.rc"; }
 
 # The directory as bytes: every entry (dotfiles too), its kind, and a file's content,

@@ -114,7 +114,7 @@ echo ready
 GSTACK_LEASE_LOCK_TRIES=100000 leasejudge lease touch --pid 7
 echo "after \$?"
 EOF
-exec 3< <(bash "$WORK/int.sh" 2>&1; echo "exit $?")
+exec 3< <(lj_bash "$WORK/int.sh" 2>&1; echo "exit $?")
 read -r line <&3
 same "the waiting shell started" ready "$line"
 sleep 0.5
@@ -135,7 +135,7 @@ echo ready
 GSTACK_LEASE_LOCK_TRIES=100000 leasejudge lease touch --pid 7
 echo "not reached"
 EOF
-exec 3< <(bash "$WORK/int2.sh" 2>&1; echo "exit $?")
+exec 3< <(lj_bash "$WORK/int2.sh" 2>&1; echo "exit $?")
 read -r line <&3
 sleep 0.5
 kill -INT "$(pgrep -f "bash $WORK/int2.sh" | head -1)"
