@@ -53,9 +53,9 @@
 //    where a claim records no identity) can be broken and then publish into its
 //    successor's lock": closed between leasejudge takers, kept against the script.
 //    leasejudge publishes its owner with a rename that never replaces (renameat2
-//    RENAME_NOREPLACE), so of two takers publishing into one lock directory only one
-//    succeeds; the script's `mv -f` still overwrites. On Linux claims always carry an
-//    identity, so the case needs /proc to be unreadable.
+//    RENAME_NOREPLACE, on file systems that have it), so of two takers publishing into
+//    one lock directory only one succeeds; the script's `mv -f` still overwrites. On
+//    Linux claims always carry an identity, so the case needs /proc to be unreadable.
 //  - "An older gstack's `ln -s` onto a directory lock links inside it and succeeds":
 //    kept. leasejudge honours a symbolic-link `.lock` (its target names the holder) as
 //    the script does, and cannot change what older code does.
