@@ -62,7 +62,7 @@ class DecisionFile {
   fmt::memory_buffer buf_;
 };
 
-// Repeat one pass until min_time is spent (at least twice, at most max_reps times); setup
+// Repeat one pass until min_time is spent (at least 3 times, at most max_reps times); setup
 // runs untimed before each pass. Records the best time, the allocations of the first and
 // the last pass, and the peak RSS once the passes are done.
 void repeat(const Options& o, Outcome& out, const std::function<void()>& pass, const std::function<void()>& setup = {});

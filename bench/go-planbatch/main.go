@@ -3,7 +3,7 @@
 //
 // It reads the lines and gathers every key and value into one buffer (untimed, as a
 // caller fills its batch from a store), then times only PlanBatch, repeated until
-// -min-time is spent (at least twice, at most -max-reps times). It writes the per-key
+// -min-time is spent (at least three times, at most -max-reps times). It writes the per-key
 // decisions (-decisions: key, action, why, said, tab-separated, input order) for the
 // agreement check, and one JSON object on stdout as go-baseline does, plus the Go heap
 // allocations (runtime.MemStats.Mallocs) of the first and the last PlanBatch.
@@ -115,7 +115,7 @@ func main() {
 	var spent time.Duration
 	var allocFirst, allocLast uint64
 	reps := 0
-	for reps < *maxReps && (reps < 2 || spent < *minTime) {
+	for reps < *maxReps && (reps < 3 || spent < *minTime) {
 		m0 := mallocs()
 		start := time.Now()
 		summary, err = leasejudge.PlanBatch(batch.Buffer, batch.Entries, out, opts)
