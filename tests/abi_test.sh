@@ -70,7 +70,7 @@ comm -13 "$tmp/declared" "$tmp/exported" >"$tmp/log"
 : >"$tmp/log"
 
 # --- SONAME ------------------------------------------------------------------------------
-major=$(sed -n 's/^#define LJ_VERSION_MAJOR \([0-9]*\).*/\1/p' "$include/leasejudge.h")
+major=$(sed -n 's/^#define LJ_VERSION_MAJOR \([0-9]*\).*/\1/p' "$include/leasejudge/lj_common.h")
 soname=$(objdump -p "$lib" | awk '$1 == "SONAME" {print $2}')
 [ "$soname" = "libleasejudge.so.$major" ] && ok "SONAME $soname carries the ABI major" ||
   { echo "SONAME '$soname', LJ_VERSION_MAJOR $major" >"$tmp/log"; notok "SONAME carries the ABI major"; }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# leasejudge.h, and each part it includes taken on its own, compiles as C99 and as
+# leasejudge.h, and each part it includes taken on its own (nothing else included
+# before or after it), compiles as C99 and as
 # C++ (11, 17, 20) with -Wall -Wextra -Werror -pedantic: the ABI's header must be
 # usable by any C or C++ consumer as it is, whatever it includes first.
 # -Wstrict-prototypes too: in C, `f()` declares a function of unspecified arguments.
@@ -18,9 +19,9 @@ headers=(leasejudge.h)
 for part in "$include"/leasejudge/*.h; do headers+=("leasejudge/$(basename "$part")"); done
 
 for h in "${headers[@]}"; do
-  # Included twice: the guards must hold. A use of a type and a function keeps the
-  # compiler from skipping the declarations.
-  printf '#include "%s"\n#include "%s"\n#include "leasejudge.h"\nint lj_probe(void);\nint lj_probe(void) { return lj_version_number() > 0 ? LJ_OK : LJ_EINVAL; }\n' \
+  # Included twice: the guards must hold. A use of a type and a function of the
+  # common part keeps the compiler from skipping the declarations.
+  printf '#include "%s"\n#include "%s"\nint lj_probe(void);\nint lj_probe(void) { return lj_version_number() > 0 ? LJ_OK : LJ_EINVAL; }\n' \
     "$h" "$h" >"$tmp/c.c"
   cp "$tmp/c.c" "$tmp/cxx.cpp"
   if "$cc" -std=c99 -Wall -Wextra -Werror -pedantic -Wstrict-prototypes -I"$include" -c "$tmp/c.c" -o "$tmp/c.o" >"$tmp/log" 2>&1; then

@@ -7,11 +7,10 @@
  * list prints every lease with its state. The verbs print exactly the script's lines
  * and return its exit codes; leasejudge/leasedir.hpp gives the rules in full.
  */
-/* The umbrella first, outside the guard: it declares every part in its order. */
-#include "leasejudge.h"
-
 #ifndef LEASEJUDGE_LJ_LEASEDIR_H
 #define LEASEJUDGE_LJ_LEASEDIR_H
+
+#include "leasejudge/lj_common.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -16,11 +16,11 @@
  * Times are milliseconds since the Unix epoch; LJ_LOCK_NOW stands for the system
  * clock wherever a time is taken.
  */
-/* The umbrella first: it includes every part in order, this one included. */
-#include "leasejudge.h"
-
 #ifndef LEASEJUDGE_LJ_LOCK_H
 #define LEASEJUDGE_LJ_LOCK_H
+
+#include "leasejudge/lj_identity.h"
+#include "leasejudge/lj_store.h"
 
 
 #ifdef __cplusplus
@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /* Now, read from the system clock when the call runs. */
-#define LJ_LOCK_NOW INT64_MIN
+#define LJ_LOCK_NOW LJ_TIME_DEFAULT
 /* A process holder's lease (10 minutes), renewed every third of it. */
 #define LJ_LOCK_PROCESS_LEASE_MS 600000
 /* Added to every lease for clock skew between holder and judge (5 minutes). */

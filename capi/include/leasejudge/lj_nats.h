@@ -21,11 +21,10 @@
  *     queued meanwhile to land after its caller was told it failed.
  *   - One store may be used from several threads at once.
  */
-/* The umbrella first: it includes every part in order, this one included. */
-#include "leasejudge.h"
-
 #ifndef LEASEJUDGE_LJ_NATS_H
 #define LEASEJUDGE_LJ_NATS_H
+
+#include "leasejudge/lj_store.h"
 
 
 #ifdef __cplusplus

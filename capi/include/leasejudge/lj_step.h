@@ -23,11 +23,11 @@
  * Times are nanoseconds since the Unix epoch (UTC, 1677 to 2262);
  * LJ_STEP_DEFAULT_TIME stands for the default wherever a time is taken.
  */
-/* The umbrella first: it includes every part in order, this one included. */
-#include "leasejudge.h"
-
 #ifndef LEASEJUDGE_LJ_STEP_H
 #define LEASEJUDGE_LJ_STEP_H
+
+#include "leasejudge/lj_identity.h"
+#include "leasejudge/lj_store.h"
 
 
 #ifdef __cplusplus
@@ -36,7 +36,7 @@ extern "C" {
 
 /* The default of a time: now is the system clock, before and boot this process's
  * start (as the kernel recorded it). */
-#define LJ_STEP_DEFAULT_TIME INT64_MIN
+#define LJ_STEP_DEFAULT_TIME LJ_TIME_DEFAULT
 /* Readable bytes a batch buffer needs after its end for values to be parsed in place. */
 #define LJ_STEP_PADDING 64
 /* Room lj_step_why needs, its NUL included. */

@@ -13,21 +13,18 @@
  * An lj_store_t may be used from several threads at once when its backend can:
  * the memory and file stores can; a callback store can when its callbacks can.
  */
-/* The umbrella first: it includes every part in order, this one included. */
-#include "leasejudge.h"
-
 #ifndef LEASEJUDGE_LJ_STORE_H
 #define LEASEJUDGE_LJ_STORE_H
 
-/* The opaque types come first: leasejudge.h includes the other parts, which name
- * lj_store_t, before it comes back here when this part is included on its own. */
+#include "leasejudge/lj_common.h"
+
+/* A store: opaque; lj_store_destroy closes it. */
 typedef struct lj_store_t lj_store_t;
 
 /* Where a store callback hands values back; the library copies what it is given,
  * so the callback's memory may be freed as soon as the call returns. A sink lives
  * only during the callback it was passed to. */
 typedef struct lj_store_sink_t lj_store_sink_t;
-
 
 #ifdef __cplusplus
 extern "C" {
