@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "internal.hpp"
+#include "options.hpp"
 #include "leasejudge/identity.hpp"
 
 using leasejudge::Errc;
@@ -81,11 +82,13 @@ LJ_API int lj_machine_id(char** out, size_t* out_len, lj_error_t** err) {
   });
 }
 
+namespace {
+const leasejudge::capi::OptionsVersions<lj_owner_options_t, 1> owner_options_versions{
+    "lj_owner_options_t", LJ_OWNER_OPTIONS_INIT, {sizeof(lj_owner_options_t)}};
+}  // namespace
+
 LJ_API int lj_owner_options_init(lj_owner_options_t* opts, uint32_t version) {
-  if (opts == nullptr) return LJ_EINVAL;
-  if (version != LJ_OWNER_OPTIONS_VERSION) return LJ_EVERSION;
-  *opts = lj_owner_options_t LJ_OWNER_OPTIONS_INIT;
-  return LJ_OK;
+  return leasejudge::capi::init_options(opts, version, owner_options_versions);
 }
 
 namespace {
@@ -108,12 +111,11 @@ LJ_API int lj_owner_judge(lj_holder_state_t* state, char** why, size_t* why_len,
   if (why != nullptr) *why = nullptr;
   std::string_view text;
   if (!view_of(token, token_len, text)) return fail(err, LJ_EINVAL, "token is NULL with a non-zero length");
+  lj_owner_options_t c;
+  if (int rc = leasejudge::capi::read_options(c, opts, owner_options_versions, err); rc != LJ_OK) return rc;
+  if (c.start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
   leasejudge::OwnerJudgeOptions o;
-  if (opts != nullptr) {
-    if (opts->version != LJ_OWNER_OPTIONS_VERSION) return fail(err, LJ_EVERSION, "unknown lj_owner_options_t version");
-    if (opts->start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
-    o.start_tolerance_ms = opts->start_tolerance_ms;
-  }
+  o.start_tolerance_ms = c.start_tolerance_ms;
   return guard(err, [&] {
     auto j = leasejudge::judge_owner_token(text, o);
     *state = to_c(j.state);

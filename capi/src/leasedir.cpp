@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "internal.hpp"
+#include "options.hpp"
 #include "leasejudge.h"
 #include "leasejudge/leasedir.hpp"
 
@@ -12,11 +13,15 @@ using namespace leasejudge::capi;
 
 namespace {
 
+const OptionsVersions<lj_leasedir_options_t, 1> leasedir_options_versions{
+    "lj_leasedir_options_t", LJ_LEASEDIR_OPTIONS_INIT, {sizeof(lj_leasedir_options_t)}};
+
 // The C options as the C++ ones; a message when they are not usable.
-int options_of(const lj_leasedir_options_t* o, LeaseDirOptions& out, lj_error_t** err) {
-  if (o == nullptr) return LJ_OK;
-  if (o->version != LJ_LEASEDIR_OPTIONS_VERSION)
-    return fail(err, LJ_EVERSION, "lj_leasedir_options_t of an unknown version");
+int options_of(const lj_leasedir_options_t* in, LeaseDirOptions& out, lj_error_t** err) {
+  if (in == nullptr) return LJ_OK;
+  lj_leasedir_options_t c;
+  if (int rc = read_options(c, in, leasedir_options_versions, err); rc != LJ_OK) return rc;
+  const lj_leasedir_options_t* o = &c;
   if (o->lock_tries < -1) return fail(err, LJ_EINVAL, "lock_tries must be -1 (from the environment) or >= 0");
   if (o->lock_time_limit_s < 0) return fail(err, LJ_EINVAL, "lock_time_limit_s must be >= 0");
   if (o->lock_retry_ms < 0 || o->lock_retry_ms > 60000)
@@ -61,10 +66,7 @@ int result_code(const Result<int>& r, int* exit_code, lj_error_t** err) {
 extern "C" {
 
 LJ_API int lj_leasedir_options_init(lj_leasedir_options_t* opts, uint32_t version) {
-  if (opts == nullptr) return LJ_EINVAL;
-  if (version != LJ_LEASEDIR_OPTIONS_VERSION) return LJ_EVERSION;
-  *opts = lj_leasedir_options_t LJ_LEASEDIR_OPTIONS_INIT;
-  return LJ_OK;
+  return init_options(opts, version, leasedir_options_versions);
 }
 
 LJ_API int lj_leasedir_run(int* exit_code, const char* const* args, size_t nargs, const char* default_root,

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "internal.hpp"
+#include "options.hpp"
 #include "leasejudge/clock.hpp"
 #include "store_handle.hpp"
 
@@ -153,21 +154,31 @@ struct Judging {
   std::string stop_reason;
 };
 
-int check_options(const lj_lock_options_t* opts, lj_error_t** err) {
-  if (opts == nullptr) return LJ_OK;
-  if (opts->version != LJ_LOCK_OPTIONS_VERSION) {
-    return fail(err, LJ_EVERSION, fmt::format("unknown lock options version {}", opts->version));
-  }
-  if (opts->here != nullptr && opts->here->version != LJ_LOCK_HERE_VERSION) {
-    return fail(err, LJ_EVERSION, fmt::format("unknown lock here version {}", opts->here->version));
-  }
-  if (opts->here != nullptr) {
+const OptionsVersions<lj_lock_options_t, 1> lock_options_versions{
+    "lj_lock_options_t", LJ_LOCK_OPTIONS_INIT, {sizeof(lj_lock_options_t)}};
+const OptionsVersions<lj_lock_here_t, 1> lock_here_versions{
+    "lj_lock_here_t", LJ_LOCK_HERE_INIT, {sizeof(lj_lock_here_t)}};
+const OptionsVersions<lj_lock_holder_t, 1> lock_holder_versions{
+    "lj_lock_holder_t", LJ_LOCK_HOLDER_INIT, {sizeof(lj_lock_holder_t)}};
+
+// A call's options, read as their versions say; o.here points at here, or is NULL.
+struct LockCall {
+  lj_lock_options_t o;
+  lj_lock_here_t here;
+};
+
+int check_options(const lj_lock_options_t* opts, LockCall& call, lj_error_t** err) {
+  if (int rc = read_options(call.o, opts, lock_options_versions, err); rc != LJ_OK) return rc;
+  if (call.o.here != nullptr) {
+    if (int rc = read_options(call.here, call.o.here, lock_here_versions, err); rc != LJ_OK) return rc;
+    call.o.here = &call.here;
     std::string_view s;
-    if (!view_of(opts->here->host, opts->here->host_len, s)) return fail(err, LJ_EINVAL, "here->host is NULL");
-    if (opts->here->machine_kind < LJ_MACHINE_ABSENT || opts->here->machine_kind > LJ_MACHINE_ID) {
+    if (!view_of(call.here.host, call.here.host_len, s)) return fail(err, LJ_EINVAL, "here->host is NULL");
+    const int kind = enum_value(call.here.machine_kind);
+    if (kind < LJ_MACHINE_ABSENT || kind > LJ_MACHINE_ID) {
       return fail(err, LJ_EINVAL, "here->machine_kind is out of range");
     }
-    if (opts->here->machine_kind == LJ_MACHINE_ID && !view_of(opts->here->machine, opts->here->machine_len, s)) {
+    if (kind == LJ_MACHINE_ID && !view_of(call.here.machine, call.here.machine_len, s)) {
       return fail(err, LJ_EINVAL, "here->machine is NULL");
     }
   }
@@ -176,14 +187,15 @@ int check_options(const lj_lock_options_t* opts, lj_error_t** err) {
 
 // Call after check_options. The callbacks never throw into C; a non-zero return
 // marks the judging stopped and answers the safe way (alive, unknown).
-void prepare(Judging& j, const lj_lock_options_t* opts) {
-  const lj_lock_here_t* h = opts != nullptr ? opts->here : nullptr;
+void prepare(Judging& j, const LockCall& call) {
+  const lj_lock_options_t* opts = &call.o;
+  const lj_lock_here_t* h = opts->here;
   if (h == nullptr) {
     j.here = leasejudge::this_machine();
   } else {
     leasejudge::Here fallback = leasejudge::this_machine();
     j.here.host = std::string(h->host == nullptr ? "" : std::string_view(h->host, h->host_len));
-    switch (h->machine_kind) {
+    switch (enum_value(h->machine_kind)) {
       case LJ_MACHINE_ABSENT:
         j.here.machine = leasejudge::MachineField::absent();
         break;
@@ -228,7 +240,7 @@ void prepare(Judging& j, const lj_lock_options_t* opts) {
       j.here.owner_state = fallback.owner_state;
     }
   }
-  if (opts != nullptr && opts->describe != nullptr) {
+  if (opts->describe != nullptr) {
     lj_execution_describe_cb cb = opts->describe;
     void* payload = opts->describe_payload;
     j.describe = [&j, cb, payload](const ExecutionRef& ref) {
@@ -247,22 +259,20 @@ void prepare(Judging& j, const lj_lock_options_t* opts) {
     };
   } else {
     leasejudge::GcloudOptions gcloud;
-    if (opts != nullptr && opts->gcloud_timeout_ms > 0) {
-      gcloud.timeout = std::chrono::milliseconds(opts->gcloud_timeout_ms);
-    }
-    if (opts != nullptr) gcloud.base_env = opts->gcloud_env;
+    if (opts->gcloud_timeout_ms > 0) gcloud.timeout = std::chrono::milliseconds(opts->gcloud_timeout_ms);
+    gcloud.base_env = opts->gcloud_env;
     j.describe = leasejudge::gcloud_describer(gcloud);
   }
 }
 
-int check_holder(const lj_lock_holder_t* holder, leasejudge::LockHolder& out, lj_error_t** err) {
-  if (holder == nullptr) {
+int check_holder(const lj_lock_holder_t* in, leasejudge::LockHolder& out, lj_error_t** err) {
+  if (in == nullptr) {
     out = leasejudge::ProcessHolder{};
     return LJ_OK;
   }
-  if (holder->version != LJ_LOCK_HOLDER_VERSION) {
-    return fail(err, LJ_EVERSION, fmt::format("unknown lock holder version {}", holder->version));
-  }
+  lj_lock_holder_t c;
+  if (int rc = read_options(c, in, lock_holder_versions, err); rc != LJ_OK) return rc;
+  const lj_lock_holder_t* holder = &c;
   switch (holder->kind) {
     case LJ_LOCK_HOLDER_NONE:
       out = std::monostate{};
@@ -378,17 +388,11 @@ LJ_API int lj_execution_describe(lj_execution_kind_t* out_kind, char** out_detai
 // --- judging ---------------------------------------------------------------------------
 
 LJ_API int lj_lock_here_init(lj_lock_here_t* here, uint32_t version) {
-  if (here == nullptr) return LJ_EINVAL;
-  if (version != LJ_LOCK_HERE_VERSION) return LJ_EVERSION;
-  *here = lj_lock_here_t LJ_LOCK_HERE_INIT;
-  return LJ_OK;
+  return init_options(here, version, lock_here_versions);
 }
 
 LJ_API int lj_lock_options_init(lj_lock_options_t* opts, uint32_t version) {
-  if (opts == nullptr) return LJ_EINVAL;
-  if (version != LJ_LOCK_OPTIONS_VERSION) return LJ_EVERSION;
-  *opts = lj_lock_options_t LJ_LOCK_OPTIONS_INIT;
-  return LJ_OK;
+  return init_options(opts, version, lock_options_versions);
 }
 
 LJ_API int lj_lock_judge(lj_lock_verdict_t* out, const char* body, size_t body_len, int64_t now_ms,
@@ -398,10 +402,11 @@ LJ_API int lj_lock_judge(lj_lock_verdict_t* out, const char* body, size_t body_l
   *out = lj_lock_verdict_t{};
   std::string_view text;
   if (!view_of(body, body_len, text)) return fail(err, LJ_EINVAL, "body is NULL");
-  if (int rc = check_options(opts, err); rc != LJ_OK) return rc;
+  LockCall call;
+  if (int rc = check_options(opts, call, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
     Judging j;
-    prepare(j, opts);
+    prepare(j, call);
     LockVerdict v = leasejudge::judge_lock(text, j.describe, instant_of(now_ms), j.here);
     if (j.stopped) return fail(err, LJ_EUSER, j.stop_reason);
     return put_verdict(out, v, err);
@@ -411,10 +416,7 @@ LJ_API int lj_lock_judge(lj_lock_verdict_t* out, const char* body, size_t body_l
 // --- bodies --------------------------------------------------------------------------------
 
 LJ_API int lj_lock_holder_init(lj_lock_holder_t* holder, uint32_t version) {
-  if (holder == nullptr) return LJ_EINVAL;
-  if (version != LJ_LOCK_HOLDER_VERSION) return LJ_EVERSION;
-  *holder = lj_lock_holder_t LJ_LOCK_HOLDER_INIT;
-  return LJ_OK;
+  return init_options(holder, version, lock_holder_versions);
 }
 
 LJ_API int lj_lock_body_new(char** out, size_t* out_len, const char* purpose, size_t purpose_len, int64_t now_ms,
@@ -507,13 +509,14 @@ LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, 
   std::string_view k, p;
   if (!view_of(key, key_len, k) || k.empty()) return fail(err, LJ_EINVAL, "key is empty");
   if (!view_of(purpose, purpose_len, p)) return fail(err, LJ_EINVAL, "purpose is NULL");
-  if (int rc = check_options(opts, err); rc != LJ_OK) return rc;
+  LockCall call;
+  if (int rc = check_options(opts, call, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
     leasejudge::LockRequest request;
     if (int rc = check_holder(holder, request.holder, err); rc != LJ_OK) return rc;
     request.purpose = std::string(p);
     Judging j;
-    prepare(j, opts);
+    prepare(j, call);
     request.describe = j.describe;
     request.here = j.here;
     auto got = leasejudge::acquire_lock(*store->store, k, request, instant_of(now_ms));

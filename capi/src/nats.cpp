@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "internal.hpp"
+#include "options.hpp"
 #include "store_handle.hpp"
 
 #if defined(LEASEJUDGE_HAVE_NATS)
@@ -49,25 +50,25 @@ bool split_urls(const std::string& text, std::vector<std::string>& out) {
 
 #endif
 
+const OptionsVersions<lj_nats_options_t, 1> nats_options_versions{
+    "lj_nats_options_t", LJ_NATS_OPTIONS_INIT, {sizeof(lj_nats_options_t)}};
+
 }  // namespace
 
 extern "C" {
 
 LJ_API int lj_nats_options_init(lj_nats_options_t* opts, uint32_t version) {
-  if (opts == nullptr) return LJ_EINVAL;
-  if (version != LJ_NATS_OPTIONS_VERSION) return LJ_EVERSION;
-  *opts = lj_nats_options_t LJ_NATS_OPTIONS_INIT;
-  return LJ_OK;
+  return init_options(opts, version, nats_options_versions);
 }
 
-LJ_API int lj_nats_store_open(lj_store_t** out, const lj_nats_options_t* opts, lj_error_t** err) {
+LJ_API int lj_nats_store_open(lj_store_t** out, const lj_nats_options_t* in, lj_error_t** err) {
   reset(err);
   if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
   *out = nullptr;
-  if (opts == nullptr) return fail(err, LJ_EINVAL, "opts is NULL: the bucket is required");
-  if (opts->version != LJ_NATS_OPTIONS_VERSION) {
-    return fail(err, LJ_EVERSION, fmt::format("unknown NATS options version {}", opts->version));
-  }
+  if (in == nullptr) return fail(err, LJ_EINVAL, "opts is NULL: the bucket is required");
+  lj_nats_options_t read;
+  if (int rc = read_options(read, in, nats_options_versions, err); rc != LJ_OK) return rc;
+  const lj_nats_options_t* opts = &read;
 #if defined(LEASEJUDGE_HAVE_NATS)
   return guard(err, [&] {
     leasejudge::NatsOptions o;

@@ -11,6 +11,7 @@
 
 #include "../../lib/src/step_json.hpp"
 #include "internal.hpp"
+#include "options.hpp"
 #include "leasejudge/sweep.hpp"
 #include "step_handle.hpp"
 
@@ -41,11 +42,15 @@ namespace {
 
 thread_local StepCodec codec;
 
+const OptionsVersions<lj_step_plan_options_t, 1> plan_options_versions{
+    "lj_step_plan_options_t", LJ_STEP_PLAN_OPTIONS_INIT, {sizeof(lj_step_plan_options_t)}};
+
 // The plan options as rules. LJ_OK or a code (err set).
-int rules_of(StaleRules& rules, std::atomic<bool>& stopped, const lj_step_plan_options_t* o, lj_error_t** err) {
-  if (o == nullptr) return fail(err, LJ_EINVAL, "the plan options are NULL: they must name the node");
-  if (o->version != LJ_STEP_PLAN_OPTIONS_VERSION)
-    return fail(err, LJ_EVERSION, fmt::format("lj_step_plan_options_t version {} is unknown", o->version));
+int rules_of(StaleRules& rules, std::atomic<bool>& stopped, const lj_step_plan_options_t* in, lj_error_t** err) {
+  if (in == nullptr) return fail(err, LJ_EINVAL, "the plan options are NULL: they must name the node");
+  lj_step_plan_options_t read;
+  if (int rc = read_options(read, in, plan_options_versions, err); rc != LJ_OK) return rc;
+  const lj_step_plan_options_t* o = &read;
   std::string_view node, owner;
   if (!view_of(o->node, o->node_len, node) || node.empty())
     return fail(err, LJ_EINVAL, "the plan options name no node");
@@ -232,10 +237,7 @@ LJ_API int lj_step_said(char** out, size_t* out_len, const lj_step_action_t* act
 }
 
 LJ_API int lj_step_plan_options_init(lj_step_plan_options_t* opts, uint32_t version) {
-  if (opts == nullptr) return LJ_EINVAL;
-  if (version != LJ_STEP_PLAN_OPTIONS_VERSION) return LJ_EVERSION;
-  *opts = lj_step_plan_options_t LJ_STEP_PLAN_OPTIONS_INIT;
-  return LJ_OK;
+  return init_options(opts, version, plan_options_versions);
 }
 
 LJ_API int lj_step_plan(lj_step_action_t* out, char** why, size_t* why_len, char** said, size_t* said_len,

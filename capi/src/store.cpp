@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "internal.hpp"
+#include "options.hpp"
 #include "leasejudge/store/file.hpp"
 #include "leasejudge/store/memory.hpp"
 #include "store_handle.hpp"
@@ -26,6 +27,9 @@ struct lj_store_sink_t {
 };
 
 namespace {
+
+const OptionsVersions<lj_store_callbacks_t, 1> store_callbacks_versions{
+    "lj_store_callbacks_t", LJ_STORE_CALLBACKS_INIT, {sizeof(lj_store_callbacks_t)}};
 
 // A callback's return as the Store interface says it: expected results keep their
 // code, other negative codes are the store's failure, positive codes stop (EUSER).
@@ -122,21 +126,18 @@ LJ_API int lj_store_sink_key(lj_store_sink_t* sink, const char* key, size_t key_
 }
 
 LJ_API int lj_store_callbacks_init(lj_store_callbacks_t* callbacks, uint32_t version) {
-  if (callbacks == nullptr) return LJ_EINVAL;
-  if (version != LJ_STORE_CALLBACKS_VERSION) return LJ_EVERSION;
-  *callbacks = lj_store_callbacks_t LJ_STORE_CALLBACKS_INIT;
-  return LJ_OK;
+  return init_options(callbacks, version, store_callbacks_versions);
 }
 
-LJ_API int lj_store_from_callbacks(lj_store_t** out, const lj_store_callbacks_t* callbacks, void* payload,
+LJ_API int lj_store_from_callbacks(lj_store_t** out, const lj_store_callbacks_t* in, void* payload,
                                    lj_error_t** err) {
   reset(err);
   if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
   *out = nullptr;
-  if (callbacks == nullptr) return fail(err, LJ_EINVAL, "callbacks is NULL");
-  if (callbacks->version != LJ_STORE_CALLBACKS_VERSION) {
-    return fail(err, LJ_EVERSION, fmt::format("unknown store callbacks version {}", callbacks->version));
-  }
+  if (in == nullptr) return fail(err, LJ_EINVAL, "callbacks is NULL");
+  lj_store_callbacks_t read;
+  if (int rc = read_options(read, in, store_callbacks_versions, err); rc != LJ_OK) return rc;
+  const lj_store_callbacks_t* callbacks = &read;
   auto give_back = [&] {
     if (callbacks->release != nullptr) callbacks->release(payload);
   };

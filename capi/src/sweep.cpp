@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "internal.hpp"
+#include "options.hpp"
 #include "step_handle.hpp"
 #include "store_handle.hpp"
 
@@ -66,11 +67,13 @@ struct SweepCall {
   std::atomic<bool> stopped{false};
 };
 
-int call_of(SweepCall& call, const lj_sweep_options_t* c, lj_error_t** err) {
-  lj_sweep_options_t defaults = LJ_SWEEP_OPTIONS_INIT;
-  if (c == nullptr) c = &defaults;
-  if (c->version != LJ_SWEEP_OPTIONS_VERSION)
-    return fail(err, LJ_EVERSION, fmt::format("lj_sweep_options_t version {} is unknown", c->version));
+const OptionsVersions<lj_sweep_options_t, 1> sweep_options_versions{
+    "lj_sweep_options_t", LJ_SWEEP_OPTIONS_INIT, {sizeof(lj_sweep_options_t)}};
+
+int call_of(SweepCall& call, const lj_sweep_options_t* in, lj_error_t** err) {
+  lj_sweep_options_t read;
+  if (int rc = read_options(read, in, sweep_options_versions, err); rc != LJ_OK) return rc;
+  const lj_sweep_options_t* c = &read;
   std::string_view owner;
   if (!view_of(c->owner, c->owner_len, owner)) return fail(err, LJ_EINVAL, "the owner is NULL with a length");
   if (c->bound_seconds <= 0 || c->bound_seconds > std::numeric_limits<std::int64_t>::max() / 1000000000)
@@ -137,10 +140,7 @@ int finish(lj_sweep_report_t** out, SweepReport report, bool stopped, lj_error_t
 extern "C" {
 
 LJ_API int lj_sweep_options_init(lj_sweep_options_t* opts, uint32_t version) {
-  if (opts == nullptr) return LJ_EINVAL;
-  if (version != LJ_SWEEP_OPTIONS_VERSION) return LJ_EVERSION;
-  *opts = lj_sweep_options_t LJ_SWEEP_OPTIONS_INIT;
-  return LJ_OK;
+  return init_options(opts, version, sweep_options_versions);
 }
 
 LJ_API size_t lj_sweep_report_ended_count(const lj_sweep_report_t* report) {
