@@ -3,25 +3,18 @@
 # leasejudge contender agreed with the Go baseline on every key (also on a state full of
 # values at the edges of Go's encoding/json), the report and the plot are written, and a
 # baseline that decides one key differently fails the run, loudly.
-# Skips (passing, saying so) where the benchmarks or the Go baseline are not built.
+# Registered in the plain build only: under the sanitizers the runtime preloaded into
+# bash would reach the Go programs, and the allocation counting is compiled out.
+# Skips where the benchmarks or the Go baseline are not built (fails under CI=true).
 set -euo pipefail
+. "$(dirname "$0")/skip.sh"
 src=${LEASEJUDGE_SOURCE_DIR:?}
 bin=${LEASEJUDGE_BINARY_DIR:?}
 if [ ! -x "$bin/bench/leasejudge-bench-sweep" ] || [ ! -x "$bin/bench/leasejudge-bench-gen" ]; then
-  echo "SKIP: the benchmarks are not built here (LEASEJUDGE_BENCH=OFF)"
-  exit 0
+  skip_or_fail "the benchmarks are not built here (LEASEJUDGE_BENCH=OFF)"
 fi
-case ${LEASEJUDGE_SANITIZE:-OFF} in
-  ON|on|1|TRUE|true)
-    # The sanitizer runtime preloaded into bash would reach the Go programs, and the
-    # allocation counting is compiled out: the plain build runs this test.
-    echo "SKIP: a sanitizer build"
-    exit 0
-    ;;
-esac
 if [ ! -x "$bin/bench/go-baseline" ] && ! command -v go >/dev/null; then
-  echo "SKIP: no Go baseline and no go tool"
-  exit 0
+  skip_or_fail "no Go baseline and no go tool"
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

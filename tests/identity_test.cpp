@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "skip.hpp"
+
 using namespace leasejudge;
 
 namespace {
@@ -142,10 +144,7 @@ TEST_SUITE("identity") {
       CHECK(liveness(child) == Liveness::dead);
     }
     SUBCASE("a process of another user is alive (EPERM)") {
-      if (geteuid() != 0) {
-        MESSAGE("not root: cannot drop a child to nobody; skipped");
-        return;
-      }
+      LJ_REQUIRE_OR_SKIP(geteuid() == 0, "not root: cannot drop a child to nobody");
       const passwd* nobody = getpwnam("nobody");
       REQUIRE(nobody != nullptr);
       pid_t target = spawn_sleeper();  // owned by root

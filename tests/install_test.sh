@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `cmake --install` puts headers, libraries, the CMake package and leasejudge.pc in a
 # prefix; a C program builds against it with pkg-config, a C++ one with find_package.
+# Registered in the plain build only (the install is the same under the sanitizers).
 set -euo pipefail
 build=${LEASEJUDGE_BINARY_DIR:?}
-if [ "${LEASEJUDGE_SANITIZE:-OFF}" = ON ]; then echo "1..0 # SKIP the install is checked in the plain build"; echo "0 passed, 0 failed"; exit 0; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix

@@ -14,14 +14,6 @@ using leasejudge::test::NatsServer;
 
 namespace {
 
-#define SKIP_WITHOUT_NATS_SERVER()                                      \
-  do {                                                                  \
-    if (!NatsServer::installed()) {                                     \
-      MESSAGE("nats-server is not installed: skipping this NATS test"); \
-      return;                                                           \
-    }                                                                   \
-  } while (0)
-
 // The code of an open, and its message (the error freed).
 struct Opened {
   int code = LJ_OK;

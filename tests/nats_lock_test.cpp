@@ -29,14 +29,6 @@ using leasejudge::test::NatsServer;
 
 namespace {
 
-#define SKIP_WITHOUT_NATS_SERVER()                                      \
-  do {                                                                  \
-    if (!NatsServer::installed()) {                                     \
-      MESSAGE("nats-server is not installed: skipping this NATS test"); \
-      return;                                                           \
-    }                                                                   \
-  } while (0)
-
 // Both processes say they run on this machine id, whatever the real one is (a
 // machine without a network card has none, and then no pid is ever trusted).
 const std::string test_machine = "6c1d0e2f3a4b5c6d7e8f9a0b1c2d3e4f";
@@ -291,8 +283,8 @@ TEST_SUITE("nats lock") {
 
 #else  // a build without the NATS store
 
-TEST_CASE("nats lock: this build has no NATS store") {
-  MESSAGE("leasejudge was built without libnats (LEASEJUDGE_NATS=OFF): skipping the NATS tests");
+TEST_CASE("nats lock: the NATS store") {
+  LJ_REQUIRE_OR_SKIP(false, "leasejudge was built without libnats (LEASEJUDGE_NATS=OFF)");
 }
 
 #endif

@@ -4,7 +4,8 @@
 //
 // nats-server is looked up in LEASEJUDGE_NATS_SERVER, then PATH, then /usr/sbin and
 // /usr/local/sbin (Debian installs it in /usr/sbin, not always on a user's PATH).
-// Where it is not installed, nats_server_path() is empty and tests skip, saying so.
+// Where it is not installed, nats_server_path() is empty and tests skip, saying so
+// (SKIP_WITHOUT_NATS_SERVER; a failure under CI=true).
 // The nats.c helpers at the end exist only in builds with the NATS store.
 #pragma once
 
@@ -33,8 +34,13 @@
 #include <vector>
 
 #include "leasejudge/store/nats.hpp"
+#include "skip.hpp"
 
 extern char** environ;
+
+// In a test case: skip the rest of it where nats-server is not installed.
+#define SKIP_WITHOUT_NATS_SERVER() \
+  LJ_REQUIRE_OR_SKIP(::leasejudge::test::NatsServer::installed(), "nats-server is not installed")
 
 namespace leasejudge::test {
 

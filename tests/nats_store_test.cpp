@@ -22,14 +22,6 @@ using leasejudge::test::NatsServer;
 
 namespace {
 
-#define SKIP_WITHOUT_NATS_SERVER()                                      \
-  do {                                                                  \
-    if (!NatsServer::installed()) {                                     \
-      MESSAGE("nats-server is not installed: skipping this NATS test"); \
-      return;                                                           \
-    }                                                                   \
-  } while (0)
-
 NatsOptions options_for(const std::string& url, const std::string& bucket = "steps", bool create = true) {
   NatsOptions o;
   o.urls = {url};
@@ -695,8 +687,8 @@ TEST_SUITE("nats store") {
 
 #else  // a build without the NATS store
 
-TEST_CASE("nats store: this build has no NATS store") {
-  MESSAGE("leasejudge was built without libnats (LEASEJUDGE_NATS=OFF): skipping the NATS tests");
+TEST_CASE("nats store: the NATS store") {
+  LJ_REQUIRE_OR_SKIP(false, "leasejudge was built without libnats (LEASEJUDGE_NATS=OFF)");
 }
 
 #endif

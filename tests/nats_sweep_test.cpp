@@ -26,14 +26,6 @@ using leasejudge::test::NatsServer;
 
 namespace {
 
-#define SKIP_WITHOUT_NATS_SERVER()                                      \
-  do {                                                                  \
-    if (!NatsServer::installed()) {                                     \
-      MESSAGE("nats-server is not installed: skipping this NATS test"); \
-      return;                                                           \
-    }                                                                   \
-  } while (0)
-
 // The facts every sweep here is planned at.
 const std::string node = "n1";
 const std::string self = "0b5c3e0e-7d7a-4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8";
@@ -497,8 +489,8 @@ TEST_SUITE("nats sweep") {
 
 #else  // a build without the NATS store
 
-TEST_CASE("nats sweep: this build has no NATS store") {
-  MESSAGE("leasejudge was built without libnats (LEASEJUDGE_NATS=OFF): skipping the NATS tests");
+TEST_CASE("nats sweep: the NATS store") {
+  LJ_REQUIRE_OR_SKIP(false, "leasejudge was built without libnats (LEASEJUDGE_NATS=OFF)");
 }
 
 #endif
