@@ -1,7 +1,9 @@
 #include "leasejudge/sweep.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -70,6 +72,78 @@ class TestStore final : public Store {
     if (key == race) mem.put(key, race_value);
     return mem.remove(key, revision);
   }
+};
+
+// A store whose pipeline holds every write in flight until its outcome is asked for,
+// and can answer one key's write as unknown (never performed, or performed with its
+// acknowledgement lost).
+class DelayedStore final : public Store {
+ public:
+  MemoryStore mem;
+  std::string unknown_key;     // its write's outcome is unknown
+  bool unknown_lands = false;  // ... and it landed all the same
+  std::size_t max_in_flight = 0;
+  std::vector<std::string> sent;  // keys in the order sent
+
+  Result<std::vector<std::string>> keys() override { return mem.keys(); }
+  Result<std::optional<StoreEntry>> get(std::string_view key) override { return mem.get(key); }
+  Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override {
+    return mem.update(key, value, revision);
+  }
+  Result<Revision> create(std::string_view key, std::string_view value) override { return mem.create(key, value); }
+  Status remove(std::string_view key, Revision revision) override { return mem.remove(key, revision); }
+  Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& o, ScanStats* st) override {
+    return mem.scan(prefix, sink, o, st);
+  }
+
+  class Pipe final : public WritePipeline {
+   public:
+    explicit Pipe(DelayedStore& s) : s_(s) {}
+    void update(std::string_view key, std::string_view value, Revision revision) override {
+      queue_.push_back({std::string(key), std::string(value), revision, false});
+      s_.sent.emplace_back(key);
+      s_.max_in_flight = std::max(s_.max_in_flight, queue_.size());
+    }
+    void remove(std::string_view key, Revision revision) override {
+      queue_.push_back({std::string(key), {}, revision, true});
+      s_.sent.emplace_back(key);
+      s_.max_in_flight = std::max(s_.max_in_flight, queue_.size());
+    }
+    std::size_t in_flight() const override { return queue_.size(); }
+    std::size_t ready() const override { return 0; }
+    std::optional<WriteOutcome> next() override {
+      if (queue_.empty()) return std::nullopt;
+      Write w = std::move(queue_.front());
+      queue_.erase(queue_.begin());
+      if (w.key == s_.unknown_key) {
+        if (s_.unknown_lands) perform(w);
+        return WriteOutcome{WriteOutcome::Kind::unknown, 0, Error{Errc::timeout, "no acknowledgement came"}};
+      }
+      return perform(w);
+    }
+
+   private:
+    struct Write {
+      std::string key, value;
+      Revision revision;
+      bool remove;
+    };
+    WriteOutcome perform(const Write& w) {
+      if (w.remove) {
+        Status st = s_.mem.remove(w.key, w.revision);
+        if (st) return WriteOutcome{};
+        return WriteOutcome{st.code() == Errc::changed ? WriteOutcome::Kind::changed : WriteOutcome::Kind::failed, 0,
+                            st.error()};
+      }
+      auto r = s_.mem.update(w.key, w.value, w.revision);
+      if (r) return WriteOutcome{WriteOutcome::Kind::done, *r, {}};
+      return WriteOutcome{r.code() == Errc::changed ? WriteOutcome::Kind::changed : WriteOutcome::Kind::failed, 0,
+                          r.error()};
+    }
+    DelayedStore& s_;
+    std::vector<Write> queue_;
+  };
+  std::unique_ptr<WritePipeline> pipeline(const PipelineOptions&) override { return std::make_unique<Pipe>(*this); }
 };
 
 std::string value_of(Store& s, const std::string& key) {
@@ -142,7 +216,7 @@ TEST_SUITE("sweep") {
     CHECK(r.counts.changed == 0);
     CHECK(r.counts.left == 4);  // a-own, ask3, d-new, e-done
     CHECK(r.counts.no_step == 2);
-    CHECK(r.counts.other_node == 2);
+    CHECK(r.counts.other_node == 0);  // n2.h-far and loose: the sweep reads only n1.*
 
     CHECK(value_of(store, "n1.b-other") ==
           ended_value("b-other", "go build", "o.1.2", "2024-05-01T11:30:00Z", restart));
@@ -265,6 +339,94 @@ TEST_SUITE("sweep") {
     CHECK(r.ended == std::vector<std::string>{ask1, ask2});
     CHECK(r.counts.ends == 1);
     CHECK(r.counts.deletes == 1);
+  }
+
+  TEST_CASE("end_stale keeps a window of writes in flight, and an unknown outcome stops it") {
+    // The actions in key order: ask1 (delete), ask2, b-other, c-old (ends).
+    for (bool lands : {false, true}) {
+      CAPTURE(lands);
+      DelayedStore store;
+      fill(store.mem);
+      store.unknown_key = "n1." + ask2;
+      store.unknown_lands = lands;
+      const std::string c_old = value_of(store, "n1.c-old");
+      SweepOptions o = options();
+      o.window = 2;
+      std::vector<std::string> log;
+      SweepReport r = end_stale(
+          store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, o);
+      CHECK(r.status.code() == Errc::timeout);
+      CHECK(r.status.error().message ==
+            "buildstep: ending the step n1." + ask2 + ": its outcome is unknown: no acknowledgement came");
+      CHECK(store.max_in_flight == 2);
+      // b-other was in flight when ask2's outcome came: it is waited for; c-old is never sent.
+      CHECK(store.sent == std::vector<std::string>{"n1." + ask1, "n1." + ask2, "n1.b-other"});
+      CHECK(r.ended == std::vector<std::string>{ask1, "b-other"});
+      CHECK(r.counts.deletes == 1);
+      CHECK(r.counts.ends == 1);
+      CHECK(r.counts.unknown == 1);
+      CHECK(r.counts.failed == 0);
+      CHECK(r.counts.not_sent == 1);
+      REQUIRE(r.writes.size() == 3);
+      CHECK(r.writes[0].key == "n1." + ask1);
+      CHECK(r.writes[0].outcome == SweepOutcome::done);
+      CHECK(r.writes[0].action == StepAction::remove);
+      CHECK(r.writes[1].key == "n1." + ask2);
+      CHECK(r.writes[1].outcome == SweepOutcome::unknown);
+      CHECK(r.writes[2].key == "n1.b-other");
+      CHECK(r.writes[2].outcome == SweepOutcome::done);
+      CHECK(r.stats.writes == 3);
+      CHECK(r.stats.max_in_flight == 2);
+      CHECK(log == std::vector<std::string>{expected_log()[0],
+                                            "the write ending the step n1." + ask2 +
+                                                " has an unknown outcome (it may have landed): no acknowledgement came",
+                                            expected_log()[2]});
+      CHECK(value_of(store, "n1.c-old") == c_old);
+      CHECK((value_of(store, "n1." + ask2).find("\"state\":\"failed\"") != std::string::npos) == lands);
+    }
+  }
+
+  TEST_CASE("a dry run plans and tells the observer of every key, and writes nothing") {
+    MemoryStore store;
+    fill(store);
+    const std::vector<std::string> keys = *store.keys();
+    std::vector<std::string> before;
+    for (const auto& k : keys) before.push_back(value_of(store, k));
+    SweepOptions o = options();
+    o.dry_run = true;
+    std::vector<std::string> seen;
+    o.on_key = [&](const SweepKey& k) {
+      seen.push_back(fmt::format("{} {} {} {} {}", k.key, step_action_name(k.verdict.action),
+                                 step_reason_name(k.verdict.reason), sweep_outcome_name(k.outcome), k.why));
+    };
+    std::vector<std::string> log;
+    SweepReport r = end_stale(
+        store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, o);
+    REQUIRE(r.status.ok());
+    CHECK(log.empty());
+    CHECK(r.ended.empty());
+    CHECK(r.writes.empty());
+    CHECK(r.counts.ends == 3);
+    CHECK(r.counts.deletes == 1);
+    CHECK(r.counts.left == 4);
+    CHECK(r.counts.no_step == 2);
+    std::vector<std::string> after;
+    for (const auto& k : keys) after.push_back(value_of(store, k));
+    CHECK(after == before);
+    CHECK(seen == std::vector<std::string>{
+                      "n1." + ask1 + " delete owner-not-self planned " + restart,
+                      "n1." + ask2 +
+                          " end ask-past-bound planned past the step bound: its asker stopped waiting at "
+                          "2024-05-01T11:30:00Z",
+                      "n1." + ask3 + " leave ask-within-bound left ",
+                      "n1.a-own leave owned-by-self left ",
+                      "n1.b-other end owner-not-self planned " + restart,
+                      "n1.c-old end started-before planned " + restart,
+                      "n1.d-new leave started-since left ",
+                      "n1.e-done leave not-running left ",
+                      "n1.f-bad leave no-step left ",
+                      "n1.g-cut leave no-step left ",
+                  });
   }
 
   TEST_CASE("the rule provably-dead in a sweep") {
@@ -532,7 +694,9 @@ TEST_SUITE("sweep") {
     CHECK(r.counts.deletes == plan.counts.deletes);
     CHECK(r.counts.left == plan.counts.left);
     CHECK(r.counts.no_step == plan.counts.no_step);
-    CHECK(r.counts.other_node == plan.counts.other_node);
+    CHECK(plan.counts.other_node > 0);
+    CHECK(r.counts.other_node == 0);  // other nodes' keys are never read
+    CHECK(r.stats.keys == keys.size() - plan.counts.other_node);
     std::size_t i = 0;
     StepCodec codec;
     for (const auto& a : plan.actions) {

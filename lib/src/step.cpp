@@ -865,14 +865,14 @@ StepVerdict judge_running_step(std::string_view key, const StepView& step, const
 }
 
 StepVerdict plan_step(std::string_view key, std::string_view value, const StaleRules& rules, StepCodec& codec,
-                      StepView* view, OwnerVerdicts* cache, HolderJudgement* judgement) {
+                      StepView* view, OwnerVerdicts* cache, HolderJudgement* judgement, bool padded) {
   StepView local;
   StepView& v = view != nullptr ? *view : local;
   v = StepView{};
   StepKeyParts parts;
   if (!split_step_key(key, parts) || parts.node != rules.node) return {StepAction::leave, StepReason::other_node, {}};
   if (value.empty()) return {StepAction::leave, StepReason::no_value, {}};
-  StepShape shape = codec.read(value, v);
+  StepShape shape = padded ? codec.read_padded(value, v) : codec.read(value, v);
   if (shape == StepShape::no_step) return {StepAction::leave, StepReason::no_step, {}};
   if (shape == StepShape::null_value || v.state != step_running)
     return {StepAction::leave, StepReason::not_running, {}};

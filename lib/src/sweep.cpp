@@ -35,11 +35,38 @@ StaleRules stale_rules(std::string_view node, Instant before, const SweepOptions
   return rules;
 }
 
+const char* sweep_outcome_name(SweepOutcome outcome) noexcept {
+  switch (outcome) {
+    case SweepOutcome::left:
+      return "left";
+    case SweepOutcome::planned:
+      return "planned";
+    case SweepOutcome::done:
+      return "done";
+    case SweepOutcome::changed:
+      return "changed";
+    case SweepOutcome::failed:
+      return "failed";
+    case SweepOutcome::unknown:
+      return "unknown";
+    case SweepOutcome::not_sent:
+      return "not-sent";
+  }
+  return "";
+}
+
 namespace {
 
 thread_local StepCodec tl_codec;
 
-void count_verdict(SweepCounts& counts, const StepVerdict& v) {
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Count a verdict at plan time: leaves now, ends and deletes only once their outcome
+// is known (or, in a dry run, as planned).
+void count_leave(SweepCounts& counts, const StepVerdict& v) {
   switch (v.reason) {
     case StepReason::other_node:
       ++counts.other_node;
@@ -49,14 +76,15 @@ void count_verdict(SweepCounts& counts, const StepVerdict& v) {
       ++counts.no_step;
       return;
     default:
-      break;
+      ++counts.left;
   }
-  if (v.action == StepAction::end)
-    ++counts.ends;
-  else if (v.action == StepAction::remove)
+}
+
+void count_action(SweepCounts& counts, StepAction action) {
+  if (action == StepAction::remove)
     ++counts.deletes;
   else
-    ++counts.left;
+    ++counts.ends;
 }
 
 // Plan one entry; an action only for end and delete.
@@ -65,8 +93,11 @@ std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, co
   StepView view;
   HolderJudgement judgement;
   StepVerdict v = plan_step(e.key, e.value, rules, codec, &view, cache, &judgement);
-  count_verdict(counts, v);
-  if (v.action == StepAction::leave) return std::nullopt;
+  if (v.action == StepAction::leave) {
+    count_leave(counts, v);
+    return std::nullopt;
+  }
+  count_action(counts, v.action);
   PlannedStep p;
   p.entry = index;
   p.verdict = v;
@@ -79,47 +110,207 @@ std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, co
   return p;
 }
 
-// Apply one planned action. False when the sweep must stop (report.status set).
-bool apply_one(Store& store, const SweepEntry& e, const PlannedStep& p, StepCodec& codec, const SweepLog& log,
-               const SweepOptions& opts, SweepReport& report) {
-  Status done;
-  if (p.verdict.action == StepAction::remove) {
-    done = store.remove(e.key, e.revision);
-  } else {
-    auto ended = codec.end(e.value, p.why, sweep_now(opts));
-    if (!ended) {
-      done = ended.error();
+// Sends the ends and deletes of a sweep through the store's pipeline, at most
+// opts.window in flight, and accounts for each outcome in the order sent: a done one
+// logged with the seed's line, a changed one skipped and counted; a failed or unknown
+// one stops the sweep (nothing more is sent). Every write sent is waited for.
+class Applier {
+ public:
+  Applier(Store& store, const SweepLog& log, const SweepOptions& opts, SweepReport& report)
+      : log_(log), opts_(opts), report_(report), window_(std::max<std::size_t>(opts.window, 1)) {
+    if (!opts.dry_run) {
+      PipelineOptions po;
+      po.window = window_;
+      po.note = [this](std::string_view line) {
+        ++report_.stats.waits;
+        if (log_) log_(line);
+      };
+      pipe_ = store.pipeline(po);
+      ring_.resize(window_);
+    }
+  }
+  Applier(const Applier&) = delete;
+  Applier& operator=(const Applier&) = delete;
+  ~Applier() { finish(); }
+
+  bool stopped() const noexcept { return stopped_; }
+
+  // Act on a planned step of entry e: a dry run reports it, a stopped sweep counts it
+  // unsent, otherwise its write is sent.
+  void act(const SweepEntry& e, const PlannedStep& p, StepCodec& codec) {
+    if (opts_.dry_run) {
+      count_action(report_.counts, p.verdict.action);
+      observe(e.key, e.revision, p, SweepOutcome::planned, {});
+      return;
+    }
+    if (stopped_) {
+      ++report_.counts.not_sent;
+      observe(e.key, e.revision, p, SweepOutcome::not_sent, {});
+      return;
+    }
+    std::int64_t t0 = steady_ns();
+    while (count_ >= window_) settle();
+    if (stopped_) {
+      ++report_.counts.not_sent;
+      observe(e.key, e.revision, p, SweepOutcome::not_sent, {});
     } else {
-      auto written = store.update(e.key, *ended, e.revision);
-      if (!written) done = written.error();
+      send(e, p, codec);
+      while (count_ > 0 && pipe_->ready() > 0) settle();  // what is known now stops the sweep now
     }
+    report_.stats.apply_ns += steady_ns() - t0;
   }
-  if (!done) {
-    if (done.code() == Errc::changed) {
-      // Another writer was first (a redelivered ask's start, a real end): its word stands.
-      if (p.verdict.action == StepAction::remove)
-        --report.counts.deletes;
-      else
-        --report.counts.ends;
-      ++report.counts.changed;
-      return true;
+
+  // Wait for every write in flight.
+  void finish() {
+    std::int64_t t0 = steady_ns();
+    while (count_ > 0) settle();
+    report_.stats.apply_ns += steady_ns() - t0;
+  }
+
+ private:
+  // A write in flight: what its outcome needs (the entry's bytes may be gone by then).
+  // Slots are reused, so their strings keep their capacity.
+  struct Slot {
+    std::string key, id, tool, owner, why, said;
+    Instant started = go_zero_time;
+    StepVerdict verdict;
+    Revision revision = 0;
+  };
+
+  void send(const SweepEntry& e, const PlannedStep& p, StepCodec& codec) {
+    Slot& s = ring_[(head_ + count_) % window_];
+    s.key.assign(e.key);
+    s.id.assign(p.id);
+    s.tool.assign(p.tool);
+    s.owner.assign(p.owner);
+    s.why.assign(p.why);
+    s.said.assign(p.said);
+    s.started = p.started;
+    s.verdict = p.verdict;
+    s.revision = e.revision;
+    if (p.verdict.action == StepAction::remove) {
+      pipe_->remove(e.key, e.revision);
+    } else {
+      auto ended = codec.end(e.value, p.why, sweep_now(opts_));
+      if (!ended) {
+        // Never sent: concluded once every write before it is (then its slot is the oldest).
+        while (count_ > 0) settle();
+        ++count_;
+        conclude(s, WriteOutcome{WriteOutcome::Kind::failed, 0, ended.error()});
+        return;
+      }
+      pipe_->update(e.key, *ended, e.revision);
     }
-    report.status = Status(done.code(), fmt::format("buildstep: ending the step {}: {}", e.key, done.error().message));
-    if (p.verdict.action == StepAction::remove)
-      --report.counts.deletes;
-    else
-      --report.counts.ends;
-    return false;
+    ++count_;
+    ++report_.stats.writes;
+    report_.stats.max_in_flight = std::max<std::uint64_t>(report_.stats.max_in_flight, pipe_->in_flight());
   }
-  if (log) {
+
+  // The oldest write's outcome.
+  void settle() {
+    Slot& s = ring_[head_];
+    auto outcome = pipe_->next();
+    if (!outcome) {
+      outcome = WriteOutcome{WriteOutcome::Kind::unknown, 0,
+                             Error{Errc::internal, "the store's pipeline lost track of a write"}};
+    }
+    conclude(s, *outcome);
+  }
+
+  void conclude(Slot& s, const WriteOutcome& o) {
+    SweepOutcome outcome = SweepOutcome::done;
+    switch (o.kind) {
+      case WriteOutcome::Kind::done:
+        count_action(report_.counts, s.verdict.action);
+        report_.ended.push_back(s.id);
+        log_done(s);
+        break;
+      case WriteOutcome::Kind::changed:
+        // Another writer was first (a redelivered ask's start, a real end): its word stands.
+        outcome = SweepOutcome::changed;
+        ++report_.counts.changed;
+        break;
+      case WriteOutcome::Kind::failed:
+      case WriteOutcome::Kind::unknown:
+        outcome = o.kind == WriteOutcome::Kind::failed ? SweepOutcome::failed : SweepOutcome::unknown;
+        if (o.kind == WriteOutcome::Kind::failed)
+          ++report_.counts.failed;
+        else
+          ++report_.counts.unknown;
+        stop(s, o);
+        break;
+    }
+    report_.writes.push_back(SweepWrite{s.key, s.verdict.action, outcome, s.revision});
+    if (opts_.on_key) {
+      SweepKey k{s.key,
+                 s.revision,
+                 s.verdict,
+                 s.id,
+                 s.tool,
+                 s.owner,
+                 s.started,
+                 s.why,
+                 s.said,
+                 outcome,
+                 o.kind == WriteOutcome::Kind::done ? std::string_view() : std::string_view(o.error.message)};
+      opts_.on_key(k);
+    }
+    head_ = (head_ + 1) % window_;
+    --count_;
+  }
+
+  void stop(const Slot& s, const WriteOutcome& o) {
+    if (o.kind == WriteOutcome::Kind::unknown && log_)
+      log_(fmt::format("the write ending the step {} has an unknown outcome (it may have landed): {}", s.key,
+                       o.error.message));
+    stopped_ = true;
+    if (!report_.status.ok()) return;  // the first failure is the sweep's
+    std::string message =
+        o.kind == WriteOutcome::Kind::unknown
+            ? fmt::format("buildstep: ending the step {}: its outcome is unknown: {}", s.key, o.error.message)
+            : fmt::format("buildstep: ending the step {}: {}", s.key, o.error.message);
+    report_.status = Status(o.error.code, std::move(message));
+  }
+
+  void log_done(const Slot& s) {
+    if (!log_) return;
     char started[rfc3339_max];
-    std::size_t n = format_rfc3339(p.started, started);
-    log(fmt::format(
-        "the step {} ({}, started {}) was left running and is {}: {}; {}", e.key, p.tool, std::string_view(started, n),
-        p.verdict.action == StepAction::remove ? "deleted, left to the stream's redelivery" : "ended", p.why, p.said));
+    std::size_t n = format_rfc3339(s.started, started);
+    log_(fmt::format(
+        "the step {} ({}, started {}) was left running and is {}: {}; {}", s.key, s.tool, std::string_view(started, n),
+        s.verdict.action == StepAction::remove ? "deleted, left to the stream's redelivery" : "ended", s.why, s.said));
   }
-  report.ended.push_back(p.id);
-  return true;
+
+  void observe(std::string_view key, Revision revision, const PlannedStep& p, SweepOutcome outcome,
+               std::string_view error) {
+    if (!opts_.on_key) return;
+    SweepKey k{key, revision, p.verdict, p.id, p.tool, p.owner, p.started, p.why, p.said, outcome, error};
+    opts_.on_key(k);
+  }
+
+  const SweepLog& log_;
+  const SweepOptions& opts_;
+  SweepReport& report_;
+  std::size_t window_;
+  std::unique_ptr<WritePipeline> pipe_;
+  std::vector<Slot> ring_;
+  std::size_t head_ = 0, count_ = 0;
+  bool stopped_ = false;
+};
+
+// Tell the observer of a key the plan leaves.
+void observe_leave(const SweepOptions& opts, const SweepEntry& e, const StepVerdict& v, const StepView& view) {
+  if (!opts.on_key) return;
+  SweepKey k;
+  k.key = e.key;
+  k.revision = e.revision;
+  k.verdict = v;
+  k.id = view.id;
+  k.tool = view.tool;
+  k.owner = view.owner;
+  k.started = view.started;
+  k.outcome = SweepOutcome::left;
+  opts.on_key(k);
 }
 
 }  // namespace
@@ -137,57 +328,101 @@ SweepPlan plan_sweep(std::span<const SweepEntry> entries, const StaleRules& rule
 SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const SweepPlan& plan, const SweepLog& log,
                         const SweepOptions& opts) {
   SweepReport report;
+  std::int64_t t0 = steady_ns();
   report.counts = plan.counts;
-  report.counts.changed = 0;
-  std::size_t i = 0;
-  for (; i < plan.actions.size(); ++i) {
-    const PlannedStep& p = plan.actions[i];
-    if (p.entry >= entries.size()) {
-      report.status =
-          Status(Errc::invalid_argument, fmt::format("the plan names entry {} of {}", p.entry, entries.size()));
-      break;
+  report.counts.ends = report.counts.deletes = report.counts.changed = 0;  // counted at their outcomes
+  {
+    Applier applier(store, log, opts, report);
+    for (const PlannedStep& p : plan.actions) {
+      if (p.entry >= entries.size()) {
+        if (report.status.ok())
+          report.status =
+              Status(Errc::invalid_argument, fmt::format("the plan names entry {} of {}", p.entry, entries.size()));
+        ++report.counts.not_sent;
+        continue;
+      }
+      if (!report.status.ok() && !applier.stopped()) {
+        ++report.counts.not_sent;
+        continue;
+      }
+      applier.act(entries[p.entry], p, tl_codec);
     }
-    if (!apply_one(store, entries[p.entry], p, tl_codec, log, opts, report)) break;
   }
-  // Actions never tried after a stop are neither done nor skipped: take them back.
-  for (std::size_t k = i + 1; k < plan.actions.size(); ++k) {
-    if (plan.actions[k].verdict.action == StepAction::remove)
-      --report.counts.deletes;
-    else
-      --report.counts.ends;
-  }
+  report.stats.total_ns = steady_ns() - t0;
   return report;
 }
 
 SweepReport end_stale(Store& store, std::string_view node, Instant before, const SweepLog& log,
                       const SweepOptions& opts) {
   SweepReport report;
-  auto keys = store.keys();
-  if (!keys) {
-    report.status =
-        Status(keys.code(), fmt::format("buildstep: listing the steps of {}: {}", node, keys.error().message));
-    return report;
-  }
+  std::int64_t t0 = steady_ns();
   StaleRules rules = stale_rules(node, before, opts);
   OwnerVerdicts cache;
   StepCodec& codec = tl_codec;
-  for (const std::string& k : *keys) {
-    auto parts = parse_step_key(k);
-    if (!parts || parts->node != node) {
-      ++report.counts.other_node;
-      continue;
-    }
-    auto got = store.get(k);
-    if (!got) {
-      report.status = Status(got.code(), fmt::format("buildstep: reading the step {}: {}", k, got.error().message));
-      return report;
-    }
-    SweepEntry e{k, *got ? (*got)->revision : 0, *got ? std::string_view((*got)->value) : std::string_view()};
-    rules.now = sweep_now(opts);  // the seed reads now for each step
-    auto p = plan_entry(0, e, rules, codec, &cache, report.counts);
-    if (!p) continue;
-    if (!apply_one(store, e, *p, codec, log, opts, report)) return report;
+  ScanStats scanned;
+  bool halted = false;  // the sweep stopped the read itself
+  Status read;
+  {
+    Applier applier(store, log, opts, report);
+    ScanOptions so;
+    so.batch_keys = opts.batch_keys;
+    so.note = log;
+    std::string prefix = fmt::format("{}.", node);
+    read = store.scan(
+        prefix,
+        [&](const ScanBatch& batch) -> Status {
+          std::int64_t p0 = steady_ns();
+          std::int64_t applied = report.stats.apply_ns;
+          rules.now = sweep_now(opts);
+          const std::size_t readable = batch.buffer.size() + batch.padding;
+          for (const BatchEntry& b : batch.entries) {
+            SweepEntry e{batch.buffer.substr(b.key_offset, b.key_len), b.revision,
+                         batch.buffer.substr(b.value_offset, b.value_len)};
+            bool padded = readable - (b.value_offset + b.value_len) >= step_padding;
+            StepView view;
+            HolderJudgement judgement;
+            StepVerdict v = plan_step(e.key, e.value, rules, codec, &view, &cache, &judgement, padded);
+            if (v.action == StepAction::leave) {
+              count_leave(report.counts, v);
+              observe_leave(opts, e, v, view);
+              continue;
+            }
+            PlannedStep p;
+            p.verdict = v;
+            p.id.assign(view.id);
+            p.tool.assign(view.tool);
+            p.owner.assign(view.owner);
+            p.started = view.started;
+            p.why = step_why(v);
+            p.said = step_said(v, view.owner, rules.self, &judgement);
+            applier.act(e, p, codec);
+            if (applier.stopped()) break;
+          }
+          report.stats.plan_ns += steady_ns() - p0 - (report.stats.apply_ns - applied);
+          if (applier.stopped()) {
+            halted = true;
+            return Status(Errc::user, "the sweep stopped");
+          }
+          return Status::success();
+        },
+        so, &scanned);
   }
+  if (!halted && !read.ok() && report.status.ok()) {
+    report.status =
+        scanned.failed_key.empty()
+            ? Status(read.code(), fmt::format("buildstep: listing the steps of {}: {}", node, read.error().message))
+            : Status(read.code(),
+                     fmt::format("buildstep: reading the step {}: {}", scanned.failed_key, read.error().message));
+  }
+  SweepStats& st = report.stats;
+  st.keys = scanned.keys;
+  st.bytes = scanned.bytes;
+  st.batches = scanned.batches;
+  st.waits += scanned.waits;
+  st.retries = scanned.retries;
+  st.skipped = scanned.skipped;
+  st.total_ns = steady_ns() - t0;
+  st.read_ns = std::max<std::int64_t>(0, st.total_ns - st.plan_ns - st.apply_ns);
   return report;
 }
 

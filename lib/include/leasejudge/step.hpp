@@ -237,9 +237,11 @@ StepVerdict judge_running_step(std::string_view key, const StepView& step, const
                                OwnerVerdicts* cache = nullptr, HolderJudgement* judgement = nullptr);
 
 // One key and its value through every rule: the node filter, the value's shape,
-// running, then judge_running_step. view (optional) receives the step read.
+// running, then judge_running_step. view (optional) receives the step read. padded:
+// step_padding readable bytes follow the value (read in place, StepCodec::read_padded).
 StepVerdict plan_step(std::string_view key, std::string_view value, const StaleRules& rules, StepCodec& codec,
-                      StepView* view = nullptr, OwnerVerdicts* cache = nullptr, HolderJudgement* judgement = nullptr);
+                      StepView* view = nullptr, OwnerVerdicts* cache = nullptr, HolderJudgement* judgement = nullptr,
+                      bool padded = false);
 
 // The why of a verdict: restart_reason, "past the step bound: its asker stopped
 // waiting at <bound UTC, seconds>", or "" for leave.

@@ -7,6 +7,13 @@
 // overwritten. Any other store error stops the sweep, which answers what it did before
 // the error and the error, as the seed's EndStale does.
 //
+// end_stale reads the node's keys in one bulk pass (Store::scan over "<node>."), plans
+// each batch as it comes, and sends its ends and deletes through a pipeline of writes
+// in flight (Store::pipeline), each at its revision. A failed write, or one whose
+// acknowledgement never came (unknown: it may have landed), stops the sweep: nothing
+// more is sent, the writes in flight are waited for, and the report lists every
+// write with its outcome. Nothing is retried. Keys of other nodes are never read.
+//
 // end_stale, end_one, end_stale_at_start and end_stale_round are the step seed's
 // EndStale, EndOne, EndStaleAtStart and EndStaleRound, with their messages and log
 // lines. plan_batch is the hot path: one buffer of many entries, verdicts into arrays
@@ -28,6 +35,10 @@
 
 namespace leasejudge {
 
+struct SweepKey;
+// Told of every key a sweep reads (SweepOptions::on_key).
+using SweepObserver = std::function<void(const SweepKey& key)>;
+
 struct SweepOptions {
   std::string owner;            // this process's owner token; empty: self_owner_token()
   std::optional<Instant> boot;  // this process's start; nullopt: this_process_start()
@@ -37,6 +48,10 @@ struct SweepOptions {
   Clock clock;                            // empty: the system clock
   int attempts = 6;                       // end_stale_at_start's tries (the seed's StaleAttempts)
   std::int64_t retry_ns = 5'000'000'000;  // and the wait between them (StaleRetry)
+  std::size_t window = 256;               // writes in flight at once (1: one at a time)
+  std::size_t batch_keys = 4096;          // keys read and planned per batch
+  bool dry_run = false;                   // plan only: nothing is written
+  SweepObserver on_key;                   // each key read, with its verdict and outcome
 };
 
 // The options resolved for node: self, before, now (read from the clock once).
@@ -65,15 +80,18 @@ struct PlannedStep {
   std::string why, said;
 };
 
-// What a sweep counts. Every key planned lands in exactly one of ends, deletes,
-// changed (planned, then skipped at apply), left, no_step and other_node.
+// What a sweep counts. Every key read lands in exactly one of these. A dry run
+// counts the ends and deletes it plans.
 struct SweepCounts {
   std::size_t ends = 0;        // rewritten as failed
   std::size_t deletes = 0;     // deleted (asks a gone owner held)
   std::size_t changed = 0;     // skipped: the key moved since it was read
   std::size_t left = 0;        // steps of the node left as they are
   std::size_t no_step = 0;     // no value, or a value that is no step
-  std::size_t other_node = 0;  // keys that are no step key of the node
+  std::size_t other_node = 0;  // keys read that are no step key of the node
+  std::size_t failed = 0;      // an end or delete that did not land (it stopped the sweep)
+  std::size_t unknown = 0;     // an end or delete whose acknowledgement never came
+  std::size_t not_sent = 0;    // an end or delete planned after the sweep stopped
 };
 
 struct SweepPlan {
@@ -81,24 +99,78 @@ struct SweepPlan {
   SweepCounts counts;                // ends and deletes planned; changed stays 0
 };
 
+// What became of one key a sweep read (SweepOptions::on_key; SweepReport::writes for
+// the ends and deletes).
+enum class SweepOutcome : std::uint8_t {
+  left = 0,      // nothing to do (the verdict says why)
+  planned = 1,   // a dry run's end or delete
+  done = 2,      // ended or deleted
+  changed = 3,   // skipped: the key moved since it was read
+  failed = 4,    // the write did not land
+  unknown = 5,   // the write's acknowledgement never came: it may have landed
+  not_sent = 6,  // the sweep had stopped
+};
+const char* sweep_outcome_name(SweepOutcome outcome) noexcept;  // "left", "planned", ...
+
+// A key as the observer sees it; the views live during the call only.
+struct SweepKey {
+  std::string_view key;
+  Revision revision = 0;
+  StepVerdict verdict;
+  std::string_view id, tool, owner;  // "" unless the value is a step
+  Instant started = go_zero_time;
+  std::string_view why, said;  // "" for leave
+  SweepOutcome outcome = SweepOutcome::left;
+  std::string_view error;  // failed, unknown: what the store said
+};
+
+// One end or delete a sweep sent, and its outcome.
+struct SweepWrite {
+  std::string key;
+  StepAction action = StepAction::end;
+  SweepOutcome outcome = SweepOutcome::done;
+  Revision revision = 0;  // the revision it was sent at
+};
+
+// What a sweep measured. Times in nanoseconds of the steady clock.
+struct SweepStats {
+  std::int64_t read_ns = 0;   // waiting for the store's reads
+  std::int64_t plan_ns = 0;   // planning
+  std::int64_t apply_ns = 0;  // sending writes and waiting for their outcomes
+  std::int64_t total_ns = 0;
+  std::uint64_t keys = 0, bytes = 0, batches = 0;  // read
+  std::uint64_t writes = 0;                        // sent
+  std::uint64_t max_in_flight = 0;
+  std::uint64_t waits = 0;    // waits past the store's patience (each logged)
+  std::uint64_t retries = 0;  // reads started again (each logged)
+  std::uint64_t skipped = 0;  // keys written while they were read, left to the next sweep
+};
+
 struct SweepReport {
   std::vector<std::string> ended;  // ids of the steps ended or deleted, in order
   SweepCounts counts;
-  Status status;  // ok, or what stopped the sweep (what was done before is above)
+  Status status;                   // ok, or what stopped the sweep (what was done before is above)
+  std::vector<SweepWrite> writes;  // every end and delete sent, in order, with its outcome
+  SweepStats stats;
 };
 
 // The pure plan.
 SweepPlan plan_sweep(std::span<const SweepEntry> entries, const StaleRules& rules);
 
-// Apply a plan of entries through store at the revisions read; each done action is
-// logged. The ended time is read from opts.clock at each write.
+// Apply a plan of entries through store at the revisions read, opts.window writes in
+// flight; each done action is logged. The ended time is read from opts.clock at each
+// write.
 SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const SweepPlan& plan, const SweepLog& log,
                         const SweepOptions& opts = {});
 
-// The seed's EndStale: list the keys, and for each of node's: get, plan, apply.
-// `before` is the start of this process for a step with no owner. Messages:
-// "buildstep: listing the steps of <node>: ...", "buildstep: reading the step <key>:
-// ...", "buildstep: ending the step <key>: ...", each with the store's code.
+// The seed's EndStale: read node's keys (store.scan), plan each batch, send its ends
+// and deletes. `before` is the start of this process for a step with no owner. `now`
+// is read from opts.clock once per batch, and at each write for its ended time.
+// Messages: "buildstep: listing the steps of <node>: ..." (the read failed),
+// "buildstep: reading the step <key>: ..." (a store without a bulk read failed to
+// read that key), "buildstep: ending the step <key>: ..." (its write failed; "... its
+// outcome is unknown: ..." when no acknowledgement came), each with the store's code.
+// The store's notes (waits, retries) and the slow acknowledgements are logged.
 SweepReport end_stale(Store& store, std::string_view node, Instant before, const SweepLog& log,
                       const SweepOptions& opts = {});
 
@@ -152,16 +224,6 @@ std::optional<SweepReport> end_stale_round(Store& store, std::string_view node, 
                                            const SweepSignals& signals, const SweepOptions& opts = {});
 
 // --- batches ---------------------------------------------------------------------------
-
-// Where one entry's key and value sit in a batch buffer. The layout of the C ABI's
-// lj_step_entry_t.
-struct BatchEntry {
-  std::uint64_t key_offset = 0;
-  std::uint64_t value_offset = 0;
-  std::uint32_t key_len = 0;
-  std::uint32_t value_len = 0;  // 0: the key holds no value
-  Revision revision = 0;
-};
 
 // One entry's verdict, 16 bytes. The layout of the C ABI's lj_step_action_t.
 struct BatchVerdict {

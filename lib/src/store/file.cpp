@@ -78,13 +78,15 @@ class WriteLock {
   Fd fd_;
 };
 
-Result<std::optional<StoreEntry>> read_entry(const std::string& path) {
+// The whole file at path into text (cleared first; its capacity kept); false when
+// there is no such file.
+Result<bool> read_whole(const std::string& path, std::string& text) {
+  text.clear();
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.fd < 0) {
-    if (errno == ENOENT) return std::optional<StoreEntry>();
+    if (errno == ENOENT) return false;
     return io_error("cannot open", path, errno);
   }
-  std::string text;
   char buf[65536];
   while (true) {
     ssize_t got = ::read(fd.fd, buf, sizeof buf);
@@ -95,9 +97,18 @@ Result<std::optional<StoreEntry>> read_entry(const std::string& path) {
     if (got == 0) break;
     text.append(buf, static_cast<std::size_t>(got));
   }
+  return true;
+}
+
+// A store file's text: its revision, and where its value starts.
+struct FileEntry {
+  Revision revision = 0;
+  std::size_t value_at = 0;
+};
+Result<FileEntry> parse_entry(const std::string& path, std::string_view text) {
   std::size_t newline = text.find('\n');
   Revision revision = 0;
-  if (text.compare(0, magic.size(), magic) != 0 || newline == std::string::npos) {
+  if (text.substr(0, magic.size()) != magic || newline == std::string_view::npos) {
     return Error{Errc::store, fmt::format("{} is not a leasejudge store file", path)};
   }
   const char* first = text.data() + magic.size();
@@ -106,9 +117,19 @@ Result<std::optional<StoreEntry>> read_entry(const std::string& path) {
   if (parsed.ec != std::errc() || parsed.ptr != last || revision == 0) {
     return Error{Errc::store, fmt::format("{} is not a leasejudge store file", path)};
   }
+  return FileEntry{revision, newline + 1};
+}
+
+Result<std::optional<StoreEntry>> read_entry(const std::string& path) {
+  std::string text;
+  auto found = read_whole(path, text);
+  if (!found) return std::move(found).error();
+  if (!*found) return std::optional<StoreEntry>();
+  auto parsed = parse_entry(path, text);
+  if (!parsed) return std::move(parsed).error();
   StoreEntry entry;
-  entry.revision = revision;
-  entry.value = text.substr(newline + 1);
+  entry.revision = parsed->revision;
+  entry.value = text.substr(parsed->value_at);
   return std::optional<StoreEntry>(std::move(entry));
 }
 
@@ -212,6 +233,42 @@ Result<std::vector<std::string>> FileStore::keys() {
   if (err != 0) return io_error("cannot list", dir_, err);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+Status FileStore::scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options, ScanStats* stats) {
+  ScanStats local;
+  ScanStats& st = stats != nullptr ? *stats : local;
+  auto keys = this->keys();
+  if (!keys) return keys.error();
+  ScanBuffer buffer;
+  std::string text;  // one file's bytes, its capacity kept from file to file
+  for (const std::string& key : *keys) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string path = dir_ + "/" + *file_name_of(key);
+    auto found = read_whole(path, text);
+    if (!found) {
+      st.failed_key = key;
+      return std::move(found).error();
+    }
+    if (!*found) continue;  // deleted since it was listed
+    auto parsed = parse_entry(path, text);
+    if (!parsed) {
+      st.failed_key = key;
+      return std::move(parsed).error();
+    }
+    std::string_view value = std::string_view(text).substr(parsed->value_at);
+    buffer.add(key, value, parsed->revision);
+    ++st.keys;
+    st.bytes += key.size() + value.size();
+    if (buffer.full(options)) {
+      ++st.batches;
+      if (Status s = sink(buffer.batch()); !s.ok()) return s;
+      buffer.clear();
+    }
+  }
+  if (buffer.size() == 0) return Status::success();
+  ++st.batches;
+  return sink(buffer.batch());
 }
 
 Result<std::optional<StoreEntry>> FileStore::get(std::string_view key) {

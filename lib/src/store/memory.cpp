@@ -50,6 +50,38 @@ Status MemoryStore::remove(std::string_view key, Revision revision) {
   return Status::success();
 }
 
+Status MemoryStore::scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options, ScanStats* stats) {
+  ScanStats local;
+  ScanStats& st = stats != nullptr ? *stats : local;
+  ScanBuffer buffer;
+  std::string after;  // the last key handed over
+  bool first = true;
+  for (;;) {
+    bool done = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = first ? entries_.lower_bound(prefix) : entries_.upper_bound(after);
+      for (; it != entries_.end() && !buffer.full(options); ++it) {
+        if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+        buffer.add(it->first, it->second.value, it->second.revision);
+        ++st.keys;
+        st.bytes += it->first.size() + it->second.value.size();
+      }
+      done = it == entries_.end() || it->first.compare(0, prefix.size(), prefix) != 0;
+    }
+    if (buffer.size() > 0) {
+      ScanBatch batch = buffer.batch();
+      const BatchEntry& last = batch.entries.back();
+      after.assign(batch.buffer.substr(last.key_offset, last.key_len));
+      ++st.batches;
+      if (Status s = sink(batch); !s.ok()) return s;
+      buffer.clear();
+    }
+    if (done) return Status::success();
+    first = false;
+  }
+}
+
 Revision MemoryStore::put(std::string_view key, std::string_view value) {
   std::lock_guard lock(mu_);
   auto& e = entries_[std::string(key)];

@@ -31,6 +31,9 @@ class FileStore final : public Store {
   Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override;
   Result<Revision> create(std::string_view key, std::string_view value) override;
   Status remove(std::string_view key, Revision revision) override;
+  // The keys listed, then each file read into the batch buffer.
+  Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options = {},
+              ScanStats* stats = nullptr) override;
 
   const std::string& dir() const noexcept { return dir_; }
   // The file name a key is kept under; Errc::invalid_argument for an empty key or

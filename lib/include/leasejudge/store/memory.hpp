@@ -17,6 +17,10 @@ class MemoryStore final : public Store {
   Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override;
   Result<Revision> create(std::string_view key, std::string_view value) override;
   Status remove(std::string_view key, Revision revision) override;
+  // Batch by batch, each copied under the lock; between batches the store is free,
+  // and the scan goes on after the last key it handed over.
+  Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options = {},
+              ScanStats* stats = nullptr) override;
 
   // Write value whatever the key holds (a test's other writer); the new revision.
   Revision put(std::string_view key, std::string_view value);
