@@ -20,9 +20,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# 1. A run that agrees.
+# 1. A run that agrees (with the NATS rows on a small bucket).
 bash "$src/bench/run" --build "$bin" --out "$tmp/ok" --keys 2000 --threads 2 --min-time 0.01 --max-reps 2 \
-  --rounds 1 --leasedir-leases 0 \
+  --rounds 1 --leasedir-leases 0 --nats-keys 4000 --nats-cluster-keys 0 \
   >"$tmp/ok.out" 2>"$tmp/ok.err" || { cat "$tmp/ok.err" >&2; fail "bench/run exited $?"; }
 csv=$tmp/ok/sweep.csv
 [ "$(head -1 "$csv")" = "contender,keys,threads,keys_per_s,mb_per_s,peak_rss_mb" ] || fail "CSV header: $(head -1 "$csv")"
@@ -46,6 +46,20 @@ for c in $agreed; do
   grep -qx "$c (2000 keys)" "$tmp/ok/runs/agreed" || fail "$c did not pass the agreement check: $(cat "$tmp/ok/runs/agreed")"
 done
 grep -q "decides as the Go baseline on all 2000 keys" "$tmp/ok.err" || fail "no agreement line"
+# The sweep on a real nats-server: its rows, each agreeing with the Go baseline on the
+# node's keys, and its targets in the report.
+if [ -x "$bin/bench/leasejudge-bench-nats" ]; then
+  for c in nats-scan-raw nats-dry-run nats-sweep nats-per-key go-nats-seed; do
+    grep -q "^$c,[1-9][0-9]*,1,[0-9]*,[0-9.]*,[0-9.]*" "$csv" || fail "no CSV row $c: $(cat "$csv")"
+  done
+  for c in nats-dry-run nats-sweep nats-per-key go-nats-seed; do
+    grep -qx "$c (4000 keys, this node's)" "$tmp/ok/runs/agreed" || fail "$c did not pass the agreement check"
+  done
+  grep -q "^- NATS dry run: [0-9.]*x the per-key path" "$tmp/ok.out" || fail "no NATS targets in the report"
+  grep -q "^Agreement on the NATS states: go-nats-seed" "$tmp/ok.out" || fail "no NATS agreement in the report"
+else
+  skip_or_fail "leasejudge-bench-nats is not built (LEASEJUDGE_NATS=OFF)"
+fi
 grep -q "^| plan | 1 |" "$tmp/ok.out" || fail "no table on stdout"
 grep -q "^contender,keys,threads,allocations_first_batch,allocations_per_batch,allocations_per_key$" \
   "$tmp/ok/allocations.csv" || fail "allocations.csv header"
@@ -60,7 +74,7 @@ python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$t
 
 # 2. Values at the edges of Go's encoding/json: every contender still decides as Go does.
 bash "$src/bench/run" --build "$bin" --out "$tmp/edges" --keys 1500 --edge-pct 60 --threads 2 --min-time 0.01 \
-  --max-reps 2 --rounds 1 --leasedir-leases 0 \
+  --max-reps 2 --rounds 1 --leasedir-leases 0 --nats-keys 0 --nats-cluster-keys 0 \
   --contenders go-encoding-json,plan,capi-batch,capi-lines,go-planbatch,sweep-apply \
   >"$tmp/edges.out" 2>"$tmp/edges.err" || { cat "$tmp/edges.err" >&2; fail "bench/run --edge-pct 60 exited $?"; }
 for c in plan-1 plan-2 capi-batch-1 capi-lines-1 sweep-apply-1; do

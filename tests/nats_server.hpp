@@ -292,6 +292,30 @@ inline std::size_t seed_bucket(const std::string& url, const std::string& bucket
   return sent;
 }
 
+// The index of the cluster node that leads stream (its name is lj-node-<i>), asked of
+// the first node that answers; -1 when none can say.
+inline int stream_leader(NatsCluster& cluster, const std::string& stream) {
+  for (int i = 0; i < NatsCluster::kNodes; ++i) {
+    if (!cluster.node(i).running()) continue;
+    natsConnection* nc = nullptr;
+    if (natsConnection_ConnectTo(&nc, cluster.node(i).url().c_str()) != NATS_OK) continue;
+    jsCtx* js = nullptr;
+    jsStreamInfo* si = nullptr;
+    int leader = -1;
+    if (natsConnection_JetStream(&js, nc, nullptr) == NATS_OK &&
+        js_GetStreamInfo(&si, js, stream.c_str(), nullptr, nullptr) == NATS_OK && si->Cluster != nullptr &&
+        si->Cluster->Leader != nullptr) {
+      std::string name = si->Cluster->Leader;
+      if (name.rfind("lj-node-", 0) == 0) leader = std::atoi(name.c_str() + 8);
+    }
+    jsStreamInfo_Destroy(si);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    if (leader >= 0) return leader;
+  }
+  return -1;
+}
+
 #endif  // LEASEJUDGE_HAVE_NATS
 
 }  // namespace leasejudge::test

@@ -149,7 +149,15 @@ class Applier {
       return;
     }
     std::int64_t t0 = steady_ns();
-    while (count_ >= window_) settle();
+    // A full window is let drain to half before the next send, so that the sweep
+    // wakes once per many acknowledgements rather than once per write.
+    if (count_ >= window_) {
+      while (count_ > window_ / 2) settle();
+    }
+    // A failure in flight stops the sweep: its outcome will say so, nothing more is sent.
+    if (!stopped_ && pipe_->broken()) {
+      while (count_ > 0 && !stopped_) settle();
+    }
     if (stopped_) {
       ++report_.counts.not_sent;
       observe(e.key, e.revision, p, SweepOutcome::not_sent, {});
@@ -421,6 +429,7 @@ SweepReport end_stale(Store& store, std::string_view node, Instant before, const
   st.waits += scanned.waits;
   st.retries = scanned.retries;
   st.skipped = scanned.skipped;
+  st.rejected = scanned.rejected;
   st.total_ns = steady_ns() - t0;
   st.read_ns = std::max<std::int64_t>(0, st.total_ns - st.plan_ns - st.apply_ns);
   return report;

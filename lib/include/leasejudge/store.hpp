@@ -70,10 +70,11 @@ struct ScanStats {
   std::uint64_t keys = 0;   // entries handed over
   std::uint64_t bytes = 0;  // their keys' and values' bytes
   std::uint64_t batches = 0;
-  std::uint64_t waits = 0;    // times the store waited past its patience (each noted)
-  std::uint64_t retries = 0;  // reads started again before anything was handed over (each noted)
-  std::uint64_t skipped = 0;  // keys written since the scan began, left to the next scan
-  std::string failed_key;     // a failed scan: the key whose read failed ("": the listing)
+  std::uint64_t waits = 0;     // times the store waited past its patience (each noted)
+  std::uint64_t retries = 0;   // reads started again before anything was handed over (each noted)
+  std::uint64_t skipped = 0;   // keys written since the scan began, left to the next scan
+  std::uint64_t rejected = 0;  // keys breaking the store's key rules (another client's): left unread
+  std::string failed_key;      // a failed scan: the key whose read failed ("": the listing)
 };
 
 // Receives each batch; a failed status stops the scan, which returns it as it is.
@@ -110,6 +111,9 @@ class WritePipeline {
   virtual std::size_t in_flight() const = 0;
   // Of those, how many next() gives without waiting (the oldest ones, known now).
   virtual std::size_t ready() const = 0;
+  // True once a write in flight failed or is unknown (or the store cannot write now):
+  // a caller that stops at a failure sends nothing more.
+  virtual bool broken() const { return false; }
   // The outcome of the oldest write in flight, waiting for it (within the store's
   // timeouts: a write whose acknowledgement does not come is unknown); nullopt when
   // none is in flight.

@@ -144,6 +144,7 @@ struct SweepStats {
   std::uint64_t waits = 0;    // waits past the store's patience (each logged)
   std::uint64_t retries = 0;  // reads started again (each logged)
   std::uint64_t skipped = 0;  // keys written while they were read, left to the next sweep
+  std::uint64_t rejected = 0; // keys the store cannot write (its key rules): left unread
 };
 
 struct SweepReport {

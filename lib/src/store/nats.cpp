@@ -16,9 +16,13 @@
 #include <nats/nats.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <mutex>
+#include <unordered_map>
 #include <utility>
 
 namespace leasejudge {
@@ -103,16 +107,27 @@ struct KvHandle {
   kvStore* p = nullptr;
   ~KvHandle() { kvStore_Destroy(p); }
 };
+struct WatcherHandle {
+  kvWatcher* p = nullptr;
+  ~WatcherHandle() { kvWatcher_Destroy(p); }
+};
+struct EntryHandle {
+  kvEntry* p = nullptr;
+  ~EntryHandle() { kvEntry_Destroy(p); }
+};
 
 // One live connection and its JetStream context. Calls hold it while they run, so a
 // reconnection by another thread never pulls it from under them.
 struct Link {
   natsConnection* nc = nullptr;
   jsCtx* js = nullptr;
+  std::mutex kv_mu;       // guards kv
+  kvStore* kv = nullptr;  // bound on the first scan
   Link() = default;
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
   ~Link() {
+    kvStore_Destroy(kv);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
   }
@@ -177,15 +192,22 @@ struct NatsStore::Connection {
   int64_t reconnect_ms = 0;
   bool direct_reads = false;
 
-  std::mutex mu;  // guards link and last_try
-  std::shared_ptr<Link> link;
-  int64_t last_try = 0;
+  // A connection and when it was last tried. Requests and scans use one; pipelined
+  // writes another, so that their acknowledgements never queue behind a scan's
+  // values on the same socket.
+  struct Slot {
+    std::shared_ptr<Link> link;
+    int64_t last_try = 0;
+  };
+  enum Use { requests = 0, writes = 1 };
+  std::mutex mu;  // guards slots
+  Slot slots[2];
 
   Connection() = default;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
   ~Connection() {
-    link.reset();
+    for (auto& slot : slots) slot.link.reset();
     natsOptions_Destroy(opts);
   }
 
@@ -198,8 +220,8 @@ struct NatsStore::Connection {
   }
 
   // Connect anew. The caller holds mu.
-  Result<std::shared_ptr<Link>> connect_locked() {
-    last_try = nats_Now();
+  Result<std::shared_ptr<Link>> connect_locked(Slot& slot) {
+    slot.last_try = nats_Now();
     auto fresh = std::make_shared<Link>();
     natsStatus s = natsConnection_Connect(&fresh->nc, opts);
     if (s != NATS_OK) {
@@ -218,25 +240,42 @@ struct NatsStore::Connection {
       return Error{Errc::store,
                    fmt::format("connecting to NATS at {}: opening JetStream: {}", servers, nats_detail(s))};
     }
-    link = fresh;
+    slot.link = fresh;
     return fresh;
   }
 
   // The live connection, connecting again when the last one was lost; at most one
-  // try per reconnect_ms, calls in between fail at once.
-  Result<std::shared_ptr<Link>> live() {
+  // try per reconnect_ms, calls in between fail at once. note (optional) hears of a
+  // connection made again.
+  Result<std::shared_ptr<Link>> live(const StoreNote* note = nullptr, Use use = requests) {
     std::shared_ptr<Link> dropped;  // destroyed outside the lock (it joins threads)
     std::unique_lock lock(mu);
-    if (link && natsConnection_Status(link->nc) == NATS_CONN_STATUS_CONNECTED) return link;
-    dropped = std::move(link);
-    if (nats_Now() - last_try < reconnect_ms) {
+    Slot& slot = slots[use];
+    if (slot.link && natsConnection_Status(slot.link->nc) == NATS_CONN_STATUS_CONNECTED) return slot.link;
+    dropped = std::move(slot.link);
+    if (nats_Now() - slot.last_try < reconnect_ms) {
       return Error{Errc::store, fmt::format("the NATS bucket {} at {}: the connection to the server was lost; "
                                             "reconnecting",
                                             bucket, servers)};
     }
-    auto fresh = connect_locked();
+    bool again = dropped != nullptr;
+    auto fresh = connect_locked(slot);
     lock.unlock();
+    if (again && fresh.ok() && note != nullptr && *note)
+      (*note)(fmt::format("the connection to NATS at {} was lost; connected again", servers));
     return fresh;
+  }
+
+  // The key/value handle of a link, bound once.
+  Result<kvStore*> kv_of(Link& l) const {
+    std::lock_guard lock(l.kv_mu);
+    if (l.kv != nullptr) return l.kv;
+    natsStatus s = js_KeyValue(&l.kv, l.js, bucket.c_str());
+    if (s != NATS_OK) {
+      l.kv = nullptr;
+      return failure("binding the bucket", s, kNoJsError);
+    }
+    return l.kv;
   }
 
   // The sentence for a failure of the server, the connection or the bucket.
@@ -526,7 +565,7 @@ Result<std::unique_ptr<NatsStore>> NatsStore::open(const NatsOptions& o) {
   std::shared_ptr<Link> link;
   {
     std::lock_guard lock(c->mu);
-    auto connected = c->connect_locked();
+    auto connected = c->connect_locked(c->slots[Connection::requests]);
     if (!connected.ok()) return std::move(connected).error();
     link = std::move(connected).value();
   }
@@ -645,6 +684,386 @@ Result<Revision> NatsStore::put(std::string_view key, std::string_view value) {
   auto p = c_->publish(**l, key, value, 0, false, false);
   if (p.status == NATS_OK) return p.revision;
   return c_->failure(fmt::format("writing the key {}", key), p.status, p.jerr);
+}
+
+namespace {
+
+// A bulk read's patience: how long one wait for the server lasts before it is noted.
+constexpr int64_t kNoteAfterMs = 1000;
+
+// Writes in flight over one connection: JetStream async publishes, each carrying the
+// expected last subject sequence (the revision read), acknowledged by the server in
+// a callback on nats.c's thread. Outcomes are given back in the order sent.
+//
+// Every write registered here is resolved exactly once: by its acknowledgement (or
+// nats.c's timeout for it, after request_ms), or by taking it back from nats.c with
+// the pending list when the connection is lost or the pipeline closes. Nothing is
+// resent: a write taken back is unknown.
+class NatsPipeline final : public WritePipeline {
+ public:
+  NatsPipeline(std::shared_ptr<Link> link, std::string prefix, std::string stream, std::string bucket,
+               int64_t request_ms, const PipelineOptions& o)
+      : link_(std::move(link)),
+        prefix_(std::move(prefix)),
+        stream_(std::move(stream)),
+        bucket_(std::move(bucket)),
+        request_ms_(request_ms),
+        note_(o.note) {
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = request_ms_;
+    // The window is kept below; nats.c's own limit only backs it up, so never stalls.
+    jo.PublishAsync.MaxPending = static_cast<int64_t>(std::max<std::size_t>(o.window, 1)) + 16;
+    jo.PublishAsync.AckHandler = &NatsPipeline::on_ack;
+    jo.PublishAsync.AckHandlerClosure = this;
+    open_ = natsConnection_JetStream(&js_, link_->nc, &jo);
+  }
+  NatsPipeline(const NatsPipeline&) = delete;
+  NatsPipeline& operator=(const NatsPipeline&) = delete;
+
+  ~NatsPipeline() override {
+    take_back("the store closed its pipeline before the acknowledgement came");
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return sent_.empty(); });  // a callback in progress finishes
+    lock.unlock();
+    jsCtx_Destroy(js_);
+  }
+
+  void update(std::string_view key, std::string_view value, Revision revision) override {
+    send(key, value, revision, false);
+  }
+  void remove(std::string_view key, Revision revision) override { send(key, {}, revision, true); }
+
+  std::size_t in_flight() const override {
+    std::lock_guard lock(mu_);
+    return slots_.size();
+  }
+  std::size_t ready() const override {
+    std::lock_guard lock(mu_);
+    return slots_.empty() || !slots_.front().resolved ? 0 : 1;
+  }
+  bool broken() const override {
+    std::lock_guard lock(mu_);
+    return broken_ || natsConnection_Status(link_->nc) != NATS_CONN_STATUS_CONNECTED;
+  }
+
+  std::optional<WriteOutcome> next() override {
+    std::unique_lock lock(mu_);
+    if (slots_.empty()) return std::nullopt;
+    int64_t waited = 0;
+    while (!slots_.front().resolved) {
+      // nats.c times each write out after request_ms; a lost connection is noticed
+      // here, and what it still holds is taken back at once.
+      cv_.wait_for(lock, std::chrono::milliseconds(100));
+      if (slots_.front().resolved) break;
+      waited += 100;
+      if (natsConnection_Status(link_->nc) != NATS_CONN_STATUS_CONNECTED) {
+        lock.unlock();
+        take_back("the connection to the server was lost before the acknowledgement came");
+        lock.lock();
+        continue;
+      }
+      if (waited == kNoteAfterMs && note_) {
+        std::string line = fmt::format(
+            "waiting {} ms for the server to acknowledge the write to {} in the NATS bucket {} ({} in "
+            "flight; it is unknown after {} ms)",
+            waited, slots_.front().key, bucket_, slots_.size(), request_ms_);
+        lock.unlock();
+        note_(line);
+        lock.lock();
+      }
+    }
+    WriteOutcome o = std::move(slots_.front().outcome);
+    slots_.pop_front();
+    return o;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t seq = 0;
+    std::string key;
+    bool resolved = false;
+    WriteOutcome outcome;
+  };
+
+  void send(std::string_view key, std::string_view value, Revision revision, bool marker) {
+    std::unique_lock lock(mu_);
+    Slot& slot = slots_.emplace_back();
+    slot.seq = next_seq_++;
+    slot.key.assign(key);
+    if (open_ != NATS_OK) {
+      resolve_locked(slot.seq,
+                     failed(fmt::format("opening the write pipeline for the NATS bucket {}", bucket_), open_));
+      return;
+    }
+    if (!NatsStore::valid_key(key)) {
+      resolve_locked(slot.seq,
+                     WriteOutcome{WriteOutcome::Kind::failed, 0,
+                                  Error{Errc::invalid_argument, fmt::format("\"{}\" is not a NATS key", key)}});
+      return;
+    }
+    if (revision == 0) {
+      resolve_locked(slot.seq, WriteOutcome{WriteOutcome::Kind::changed, 0,
+                                            Error{Errc::changed, fmt::format("the key {} is not at revision 0: no "
+                                                                             "stored value is",
+                                                                             key)}});
+      return;
+    }
+    std::string subject = prefix_ + std::string(key);
+    natsMsg* msg = nullptr;
+    natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, value.data(), static_cast<int>(value.size()));
+    if (s == NATS_OK && marker) s = natsMsgHeader_Set(msg, kOperationHeader, kDeleteOperation);
+    if (s != NATS_OK) {
+      natsMsg_Destroy(msg);
+      resolve_locked(slot.seq, failed(fmt::format("writing the key {}", key), s));
+      return;
+    }
+    sent_[msg] = slot.seq;  // before the publish: its acknowledgement may come first
+    std::uint64_t seq = slot.seq;
+    lock.unlock();
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.ExpectStream = stream_.c_str();
+    po.ExpectLastSubjectSeq = revision;
+    po.MaxWait = request_ms_;
+    natsMsg* handed = msg;
+    s = js_PublishMsgAsync(js_, &handed, &po);
+    if (s == NATS_OK) handed_any_ = true;
+    if (s != NATS_OK) {
+      // Not handed over (handed is still msg): it was never sent.
+      lock.lock();
+      sent_.erase(msg);
+      resolve_locked(seq, failed(fmt::format("writing the key {}", key), s));
+      lock.unlock();
+      natsMsg_Destroy(handed);
+      cv_.notify_all();
+    }
+  }
+
+  static void on_ack(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
+    auto* self = static_cast<NatsPipeline*>(closure);
+    {
+      std::lock_guard lock(self->mu_);
+      auto it = self->sent_.find(msg);
+      if (it != self->sent_.end()) {
+        WriteOutcome o;
+        if (pa != nullptr) {
+          o.kind = WriteOutcome::Kind::done;
+          o.revision = pa->Sequence;
+        } else {
+          o = self->refused(msg, pae);
+        }
+        self->resolve_locked(it->second, std::move(o));
+        self->sent_.erase(it);
+      }
+      self->cv_.notify_all();
+    }
+    natsMsg_Destroy(msg);
+  }
+
+  // What a negative acknowledgement means: a lost race, a refusal (the write did not
+  // land), or no acknowledgement at all (it may have landed).
+  WriteOutcome refused(natsMsg* msg, const jsPubAckErr* pae) const {
+    std::string_view subject = natsMsg_GetSubject(msg);
+    std::string key(subject.substr(std::min(subject.size(), prefix_.size())));
+    WriteOutcome o;
+    natsStatus s = pae != nullptr ? pae->Err : NATS_ERR;
+    jsErrCode jerr = pae != nullptr ? pae->ErrCode : kNoJsError;
+    std::string text = pae != nullptr && pae->ErrText != nullptr ? pae->ErrText : natsStatus_GetText(s);
+    if (jerr == JSStreamWrongLastSequenceErr) {
+      o.kind = WriteOutcome::Kind::changed;
+      o.error = Error{Errc::changed, fmt::format("the key {} is no longer at the revision read", key)};
+    } else if (s == NATS_TIMEOUT) {
+      o.kind = WriteOutcome::Kind::unknown;
+      o.error = Error{Errc::timeout,
+                      fmt::format("the server did not acknowledge the write to {} within {} ms", key, request_ms_)};
+    } else if (jerr != kNoJsError || s == NATS_NO_RESPONDERS) {
+      o.kind = WriteOutcome::Kind::failed;
+      o.error = Error{Errc::store,
+                      fmt::format("the NATS bucket {} refused the write to {}: {}{}", bucket_, key, text,
+                                  jerr != kNoJsError ? fmt::format(" (JetStream error {})", static_cast<int>(jerr))
+                                                     : std::string())};
+    } else {
+      o.kind = WriteOutcome::Kind::unknown;
+      o.error = Error{Errc::store, fmt::format("the write to {} in the NATS bucket {}: {}", key, bucket_, text)};
+    }
+    return o;
+  }
+
+  WriteOutcome failed(std::string doing, natsStatus s) const {
+    return WriteOutcome{
+        WriteOutcome::Kind::failed, 0,
+        Error{Errc::store, fmt::format("{} in the NATS bucket {}: {}", doing, bucket_, nats_detail(s))}};
+  }
+
+  void resolve_locked(std::uint64_t seq, WriteOutcome o) {
+    if (slots_.empty() || seq < slots_.front().seq) return;
+    Slot& slot = slots_[seq - slots_.front().seq];
+    slot.resolved = true;
+    if (o.kind == WriteOutcome::Kind::failed || o.kind == WriteOutcome::Kind::unknown) broken_ = true;
+    slot.outcome = std::move(o);
+  }
+
+  // Take every write nats.c still holds back from it: each is unknown (it may have
+  // reached the server).
+  void take_back(std::string_view why) {
+    // nats.c keeps its pending list only from its first async publish on.
+    if (js_ == nullptr || !handed_any_) return;
+    MsgListHandle pending;
+    if (js_PublishAsyncGetPendingList(&pending.v, js_) != NATS_OK) return;
+    std::lock_guard lock(mu_);
+    for (int i = 0; i < pending.v.Count; ++i) {
+      auto it = sent_.find(pending.v.Msgs[i]);
+      if (it == sent_.end()) continue;
+      const Slot& slot =
+          slots_.empty() || it->second < slots_.front().seq ? Slot{} : slots_[it->second - slots_.front().seq];
+      resolve_locked(it->second,
+                     WriteOutcome{WriteOutcome::Kind::unknown, 0,
+                                  Error{Errc::store, fmt::format("the write to {} in the NATS bucket {}: {}", slot.key,
+                                                                 bucket_, why)}});
+      sent_.erase(it);
+    }
+    cv_.notify_all();
+  }
+
+  std::shared_ptr<Link> link_;
+  std::string prefix_, stream_, bucket_;
+  int64_t request_ms_;
+  StoreNote note_;
+  jsCtx* js_ = nullptr;
+  natsStatus open_ = NATS_OK;
+  bool handed_any_ = false;  // the caller's thread only
+  bool broken_ = false;      // under mu_
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Slot> slots_;  // in the order sent
+  std::uint64_t next_seq_ = 0;
+  std::unordered_map<natsMsg*, std::uint64_t> sent_;  // handed to nats.c, not resolved yet
+};
+
+}  // namespace
+
+std::unique_ptr<WritePipeline> NatsStore::pipeline(const PipelineOptions& options) {
+  auto l = c_->live(&options.note, Connection::writes);
+  if (!l.ok()) {
+    // Every write sent through it fails at once, saying why.
+    class Down final : public WritePipeline {
+     public:
+      explicit Down(Error e) : e_(std::move(e)) {}
+      void update(std::string_view, std::string_view, Revision) override { ++n_; }
+      void remove(std::string_view, Revision) override { ++n_; }
+      std::size_t in_flight() const override { return n_; }
+      std::size_t ready() const override { return n_; }
+      std::optional<WriteOutcome> next() override {
+        if (n_ == 0) return std::nullopt;
+        --n_;
+        return WriteOutcome{WriteOutcome::Kind::failed, 0, e_};
+      }
+
+     private:
+      Error e_;
+      std::size_t n_ = 0;
+    };
+    return std::make_unique<Down>(std::move(l).error());
+  }
+  return std::make_unique<NatsPipeline>(std::move(l).value(), c_->prefix, c_->stream, c_->bucket, c_->request_ms,
+                                        options);
+}
+
+Status NatsStore::scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options, ScanStats* stats) {
+  ScanStats local;
+  ScanStats& st = stats != nullptr ? *stats : local;
+  bool filterable = prefix.size() >= 2 && prefix.back() == '.' && valid_key(prefix.substr(0, prefix.size() - 1));
+  if (!filterable) {
+    // Keys hold only [-/_=.a-zA-Z0-9]: a prefix with another byte names none.
+    for (char c : prefix)
+      if (!key_byte(c)) return Status::success();
+    return Store::scan(prefix, sink, options, stats);
+  }
+  const StoreNote* note = &options.note;
+  auto l = c_->live(note);
+  if (!l.ok()) return std::move(l).error();
+  Link& link = **l;
+  auto kv = c_->kv_of(link);
+  if (!kv.ok()) return std::move(kv).error();
+  std::string doing = fmt::format("reading the keys {}* of", prefix);
+  // The bucket as of its last write now: keys written after it (this scan's caller's
+  // own writes among them) are left to the next scan.
+  StreamInfoHandle si;
+  jsErrCode jerr = kNoJsError;
+  natsStatus s = js_GetStreamInfo(&si.p, link.js, c_->stream.c_str(), nullptr, &jerr);
+  if (s != NATS_OK) return c_->failure(fmt::format("{} the bucket", doing), s, jerr);
+  const uint64_t last = si.p->State.LastSeq;
+  const std::string filter = fmt::format("{}>", prefix);
+  const int64_t start = nats_Now();
+  auto say = [&](std::string line) {
+    if (*note) (*note)(line);
+  };
+  WatcherHandle w;
+  kvWatchOptions wo;
+  kvWatchOptions_Init(&wo);
+  wo.IgnoreDeletes = true;  // a deleted or purged key holds no value
+  for (int attempt = 1;; ++attempt) {
+    s = kvStore_Watch(&w.p, *kv, filter.c_str(), &wo);
+    if (s == NATS_OK) break;
+    if (s != NATS_TIMEOUT || nats_Now() - start >= c_->list_ms)
+      return c_->failure(fmt::format("{} the bucket", doing), s, kNoJsError);
+    ++st.retries;
+    say(fmt::format("{} the NATS bucket {}: the server did not start the read within {} ms (try {}); asking again",
+                    doing, c_->bucket, c_->request_ms, attempt));
+  }
+  ScanBuffer buffer;
+  auto flush = [&]() -> Status {
+    if (buffer.size() == 0) return Status::success();
+    ++st.batches;
+    Status done = sink(buffer.batch());
+    buffer.clear();
+    return done;
+  };
+  for (;;) {
+    EntryHandle e;
+    s = kvWatcher_Next(&e.p, w.p, std::min<int64_t>(kNoteAfterMs, c_->request_ms));
+    if (s == NATS_TIMEOUT) {
+      int64_t waited = nats_Now() - start;
+      ++st.waits;
+      if (waited >= c_->list_ms) {
+        return Status(Errc::store, fmt::format("{} the NATS bucket {} at {}: not complete within {} ms ({} keys read)",
+                                               doing, c_->bucket, c_->servers, c_->list_ms, st.keys));
+      }
+      say(
+          fmt::format("{} the NATS bucket {}: nothing came for {} ms ({} keys read so far); waiting up to {} ms in "
+                      "all",
+                      doing, c_->bucket, std::min<int64_t>(kNoteAfterMs, c_->request_ms), st.keys, c_->list_ms));
+      continue;
+    }
+    if (s != NATS_OK) return c_->failure(fmt::format("{} the bucket", doing), s, kNoJsError);
+    if (e.p == nullptr) break;  // the last of the values the bucket held
+    Revision revision = kvEntry_Revision(e.p);
+    if (revision > last) {
+      ++st.skipped;
+      continue;
+    }
+    std::string_view key = kvEntry_Key(e.p);
+    if (!valid_key(key)) {
+      // Another client wrote it; no write of this store can name it: left.
+      if (st.rejected++ == 0)
+        say(fmt::format("{} the NATS bucket {}: the key {} breaks the NATS key rules; it is left as it is", doing,
+                        c_->bucket, key));
+      continue;
+    }
+    const void* data = kvEntry_Value(e.p);
+    int len = kvEntry_ValueLen(e.p);
+    std::string_view value = data != nullptr && len > 0
+                                 ? std::string_view(static_cast<const char*>(data), static_cast<std::size_t>(len))
+                                 : std::string_view();
+    buffer.add(key, value, revision);
+    ++st.keys;
+    st.bytes += key.size() + value.size();
+    if (buffer.full(options)) {
+      if (Status done = flush(); !done.ok()) return done;
+    }
+  }
+  return flush();
 }
 
 Result<std::vector<std::string>> NatsStore::keys() {

@@ -103,6 +103,23 @@ class NatsStore final : public Store {
   Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override;
   Result<Revision> create(std::string_view key, std::string_view value) override;
   Status remove(std::string_view key, Revision revision) override;
+  // One server-side filtered pass over the bucket for a prefix "<key>." (a node's
+  // keys): a KV watch (an ordered consumer with flow control delivering each key's
+  // last write once), ending with the last value the bucket held. Deleted and purged
+  // keys hold no value. Keys written after the scan began (it reads the bucket's last
+  // revision first) are left to the next scan, counted as skipped; keys another client
+  // wrote that break the key rules are left, counted as rejected (the first noted). A server slow to
+  // start the read is asked again, a quiet one waited for, each noted, within
+  // list_timeout in all. Any other prefix: keys() and get().
+  Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options = {},
+              ScanStats* stats = nullptr) override;
+  // JetStream async publishes, each with the expected last subject sequence (the
+  // revision read; a delete is the KV delete marker), at most options.window in
+  // flight. Each acknowledgement is checked: a wrong last sequence is changed, a
+  // refusal failed; no acknowledgement within request_timeout, or a connection lost
+  // first, is unknown. Nothing is resent. An acknowledgement slower than a second is
+  // noted once.
+  std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {}) override;
 
   // Write value whatever the key holds (a test's other writer, or seeding a bucket);
   // the new revision.
