@@ -83,6 +83,10 @@ var (
 
 func now() time.Time { return nowTime }
 
+// natsSeed is reference (d), the seed's EndStale over a NATS bucket (nats_seed.go, built
+// with the tag nats); nil in the plain build.
+var natsSeed func(url, bucket, node string, before time.Time, decisions string)
+
 // DecodeStep decodes a step value as the seed does: encoding/json into the struct.
 func DecodeStep(raw []byte) (Step, error) {
 	var s Step
@@ -222,8 +226,14 @@ func main() {
 	decisionsPath := flag.String("decisions", "", "write the per-key decisions here")
 	minTime := flag.Duration("min-time", 2*time.Second, "repeat the decide loop until this much time was spent")
 	maxReps := flag.Int("max-reps", 5, "at most this many repetitions")
+	natsURL := flag.String("nats", "", "sweep this NATS server's bucket as the seed does (built with -tags nats)")
+	bucket := flag.String("bucket", "bench", "the bucket -nats sweeps")
 	flag.Parse()
-	if *statePath == "" || *node == "" || owner == "" || *nowText == "" || *beforeText == "" {
+	if *natsURL != "" {
+		if natsSeed == nil || *node == "" || owner == "" || *nowText == "" || *beforeText == "" {
+			fail("-nats needs the build with -tags nats, and -node, -owner, -now and -before")
+		}
+	} else if *statePath == "" || *node == "" || owner == "" || *nowText == "" || *beforeText == "" {
 		fail("usage: go-baseline -state FILE -node NODE -owner TOKEN -now ISO -before ISO [-bound S] [-decisions FILE]")
 	}
 	var err error
@@ -235,6 +245,10 @@ func main() {
 		fail("-before: %v", err)
 	}
 	stepBound = time.Duration(*bound) * time.Second
+	if *natsURL != "" {
+		natsSeed(*natsURL, *bucket, *node, before, *decisionsPath)
+		return
+	}
 
 	// The lines are read one at a time: only the entries (their values copied, as a
 	// Scan's Get hands them out) stay, and the reader's garbage is collected early, so

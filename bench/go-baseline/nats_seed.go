@@ -1,0 +1,108 @@
+//go:build nats
+
+// Reference (d) of the NATS sweep benchmark: the seed's EndStale as a Go build module
+// runs it today over nats.go's key/value bucket: every key listed (Keys), then for each
+// key of the node a Get, the decision (decide, the same rules as reference (a)), and an
+// Update or a Delete at the revision read, one request each. Built only with the tag
+// `nats`, in GOPATH mode over Debian's golang-github-nats-io-go-nats-dev:
+//
+//	GO111MODULE=off GOPATH=/usr/share/gocode go build -tags nats -o go-nats-seed .
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+func init() { natsSeed = runNatsSeed }
+
+func runNatsSeed(url, bucket, node string, before time.Time, decisionsPath string) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		fail("connecting to %s: %v", url, err)
+	}
+	defer nc.Close()
+	js, err := nc.JetStream()
+	if err != nil {
+		fail("JetStream: %v", err)
+	}
+	kv, err := js.KeyValue(bucket)
+	if err != nil {
+		fail("the bucket %s: %v", bucket, err)
+	}
+	type decided struct {
+		key string
+		d   decision
+	}
+	var out []decided
+	var writes, valueBytes int
+	var counts [3]int
+	start := time.Now()
+	keys, err := kv.Keys()
+	if err != nil && !errors.Is(err, nats.ErrNoKeysFound) {
+		fail("listing the keys: %v", err)
+	}
+	for _, key := range keys {
+		if n, _, err := ParseStepKey(key); err != nil || n != node {
+			continue
+		}
+		got, err := kv.Get(key)
+		if errors.Is(err, nats.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			fail("reading %s: %v", key, err)
+		}
+		e := entry{Key: key, Revision: got.Revision(), Value: got.Value()}
+		valueBytes += len(e.Value)
+		d := decide(node, before, &e)
+		counts[d.action]++
+		out = append(out, decided{key, d})
+		switch d.action {
+		case end:
+			step, _ := DecodeStep(e.Value)
+			step.State, step.Reason, step.Ended, step.Result = "failed", d.why, now(), nil
+			raw, err := json.Marshal(step)
+			if err != nil {
+				fail("encoding %s: %v", key, err)
+			}
+			if _, err := kv.Update(key, raw, e.Revision); err != nil {
+				fail("ending %s: %v", key, err)
+			}
+			writes++
+		case remove:
+			if err := kv.Delete(key, nats.LastRevision(e.Revision)); err != nil {
+				fail("deleting %s: %v", key, err)
+			}
+			writes++
+		}
+	}
+	took := time.Since(start)
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	if decisionsPath != "" {
+		sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+		f, err := os.Create(decisionsPath)
+		if err != nil {
+			fail("%v", err)
+		}
+		w := bufio.NewWriter(f)
+		for _, o := range out {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", o.key, actionNames[o.d.action], o.d.why, o.d.said)
+		}
+		if err := w.Flush(); err != nil {
+			fail("%v", err)
+		}
+		f.Close()
+	}
+	fmt.Printf(`{"contender":"go-nats-seed","keys":%d,"threads":1,"seconds":%.9f,"reps":1,"value_bytes":%d,"peak_rss_kb":%d,"end":%d,"delete":%d,"leave":%d,"writes":%d,"writes_per_s":0,"bucket_keys":%d}`+"\n",
+		len(out), took.Seconds(), valueBytes, ru.Maxrss, counts[end], counts[remove], counts[leave], writes, len(keys))
+}

@@ -1,0 +1,222 @@
+# bench/nats.sh: the sweep on a real nats-server, sourced by bench/run (it uses bench/run's
+# settings and its run_contender, agree, field and loud).
+#
+# nats_sweeps KEYS CLUSTER_KEYS starts its own nats-server -js on 127.0.0.1 (a free port, a
+# temporary store directory; stopped at the end, also on a failure or an interrupt),
+# generates a state of KEYS keys over the run's nodes with three keys in four of other
+# nodes (so 400k keys hold 100k of this node), loads it into a bucket and runs, in
+# --rounds rounds (each contender that writes on a bucket loaded again, untimed):
+#   nats-scan-raw the node's keys in one filtered pass (Store::scan) handed to nothing
+#   nats-dry-run  end_stale with dry_run: the same read + the plan
+#   nats-sweep    end_stale: the same, and its ends and deletes pipelined
+#   nats-per-key  keys() + a get and a synchronous write per key (the first round only)
+#   go-nats-seed  the seed's EndStale in Go over nats.go's KV (the first round only)
+# then the same dry run and sweep on a three-node cluster with an R3 bucket over
+# CLUSTER_KEYS keys (0: none). Every contender's decisions are checked against the Go
+# baseline's on the same state (this node's keys). Rows go to results.tsv with keys = the
+# node's keys read, and writes/s as an eleventh field.
+
+nats_server_exe() {
+  local p
+  for p in "${LEASEJUDGE_NATS_SERVER:-}" "$(command -v nats-server 2>/dev/null)" /usr/sbin/nats-server \
+           /usr/local/sbin/nats-server; do
+    [ -n "$p" ] && [ -x "$p" ] && { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+nats_pids=()
+nats_dirs=()
+nats_cleanup() {
+  local p d
+  for p in "${nats_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${nats_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for d in "${nats_dirs[@]}"; do rm -rf "$d"; done
+  nats_pids=()
+  nats_dirs=()
+}
+
+# nats_start PORT DIR [ARGS...]: a server in the background; waits until it accepts.
+nats_start() {
+  local port=$1 dir=$2
+  shift 2
+  mkdir -p "$dir"
+  "$nats_exe" -a 127.0.0.1 -p "$port" -js -sd "$dir/store" "$@" >"$dir/server.log" 2>&1 &
+  nats_pids+=($!)
+  local i
+  for ((i = 0; i < 150; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  loud "nats-server on port $port did not start: $(tail -3 "$dir/server.log")"
+  return 1
+}
+
+# nats_round URL LABEL STATE N ROUND REPLICAS: one round of the NATS contenders.
+nats_round() {
+  local url=$1 label=$2 state=$3 n=$4 round=$5 replicas=$6 o
+  local bn=("$bench/leasejudge-bench-nats" --url "$url" --replicas "$replicas")
+  local sweep_args=(--node "$node" --owner "$owner" --now "$now" --before "$before" --bound "$bound")
+  load() { "${bn[@]}" --contender load --state "$state" >/dev/null 2>"$runs/nats-load.err" ||
+             { loud "loading the bucket failed: $(tail -3 "$runs/nats-load.err")"; failures=$((failures + 1)); return 1; }; }
+  dec() { ((round == 1)) && printf '%s\n' --decisions "$nd/$label/$1.tsv"; }
+  load || return 1
+  nats_contender "$label-scan-raw" "$n" "${bn[@]}" --contender nats-scan-raw "${sweep_args[@]}"
+  mapfile -t o < <(dec "$label-dry-run")
+  nats_contender "$label-dry-run" "$n" "${bn[@]}" --contender nats-dry-run "${sweep_args[@]}" "${o[@]}"
+  load || return 1
+  mapfile -t o < <(dec "$label-sweep")
+  nats_contender "$label-sweep" "$n" "${bn[@]}" --contender nats-sweep "${sweep_args[@]}" "${o[@]}"
+  ((round == 1)) && [ "$label" = nats ] || return 0
+  load || return 1
+  nats_contender nats-per-key "$n" "${bn[@]}" --contender nats-per-key "${sweep_args[@]}" \
+    --decisions "$nd/$label/nats-per-key.tsv"
+  if [ -n "$go_nats_seed" ]; then
+    load || return 1
+    nats_contender go-nats-seed "$n" "$go_nats_seed" -nats "$url" -bucket bench "${go_common[@]}" \
+      -decisions "$nd/$label/go-nats-seed.tsv"
+  fi
+}
+
+# nats_contender NAME KEYS command...: run_contender for a row whose keys are the node's
+# keys (known only once it ran), with writes/s appended to its row.
+nats_contender() {
+  local name=$1 n=$2 out err=$runs/$1.err
+  shift 2
+  printf '  %-18s %2s thread(s) ... ' "$name" 1 >&2
+  if ! out=$("$@" 2>"$err"); then
+    echo "FAILED" >&2
+    loud "$name failed: $(tail -5 "$err")"
+    failures=$((failures + 1))
+    return 1
+  fi
+  echo "$out" >"$runs/$name.json"
+  local keys seconds
+  keys=$(field "$out" keys); seconds=$(field "$out" seconds)
+  printf '%s\t1\t%s\t%s\t%s\t%s\t-\t-\t1\t%s/%s/%s\t%s\n' "$name" "$keys" "$seconds" "$(field "$out" value_bytes)" \
+    "$(field "$out" peak_rss_kb)" "$(field "$out" end)" "$(field "$out" delete)" "$(field "$out" leave)" \
+    "$(field "$out" writes_per_s)" >>"$results"
+  awk -v s="$seconds" -v n="$keys" -v w="$(field "$out" writes_per_s)" \
+    'BEGIN { printf "%.3f s, %.0f keys/s of the node%s\n", s, n / s, (w > 0 ? sprintf(", %.0f writes/s", w) : "") }' >&2
+}
+
+nats_sweeps() {
+  local keys=$1 cluster_keys=$2
+  nats_exe=$(nats_server_exe) || { loud "nats-server is not installed: no NATS rows"; failures=$((failures + 1)); return; }
+  [ -x "$bench/leasejudge-bench-nats" ] || { loud "leasejudge-bench-nats is not built: no NATS rows"; failures=$((failures + 1)); return; }
+  trap 'nats_cleanup' EXIT
+  trap 'nats_cleanup; exit 130' INT TERM
+  go_nats_seed=""
+  if [ -n "$go_exe" ] && [ -d /usr/share/gocode/src/github.com/nats-io/nats.go ]; then
+    if (cd "$src/bench/go-baseline" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$bench/gocache" \
+          "$go_exe" build -tags nats -o "$bench/go-nats-seed" .) >&2; then
+      go_nats_seed=$bench/go-nats-seed
+    else
+      loud "the Go seed over nats.go does not build: that row is left out"
+      failures=$((failures + 1))
+    fi
+  else
+    loud "nats.go (golang-github-nats-io-go-nats-dev) is not installed: no go-nats-seed row"
+    failures=$((failures + 1))
+  fi
+  nd=$runs/nats-decisions
+  rm -rf "$nd"
+  local rounds_n=$rounds
+  [ "$rounds" != auto ] || rounds_n=3
+  local spec
+  for spec in "nats $keys 1" "nats-r3 $cluster_keys 3"; do
+    local label n replicas
+    read -r label n replicas <<<"$spec"
+    ((n > 0)) || continue
+    local base=steps-$n-seed$seed-nodes$nodes-other75
+    local state=$bench/states/$base-$gen_id.jsonl
+    if [ ! -s "$state" ]; then
+      rm -f "$bench/states/$base"-*.jsonl "$bench/states/$base"-*.summary
+      echo "generating $n keys (a quarter of this node) -> $state" >&2
+      "$gen" --keys "$n" --nodes "$nodes" --node "$node" --owner "$owner" --now "$now" --before "$before" \
+        --bound "$bound" --seed "$seed" --other-node-pct 75 --out "$state.tmp.$$" 2>"$state.tmp.$$.summary"
+      mv "$state.tmp.$$.summary" "$state.summary"
+      mv "$state.tmp.$$" "$state"
+    fi
+    local url
+    if ((replicas == 1)); then
+      local port dir
+      port=$(free_port); dir=$(mktemp -d); nats_dirs+=("$dir")
+      nats_start "$port" "$dir" || { failures=$((failures + 1)); continue; }
+      url=nats://127.0.0.1:$port
+      echo "NATS: $n keys over $nodes nodes in one nats-server ($url):" >&2
+    else
+      local c=() r=() i routes="" dir
+      for i in 0 1 2; do c+=("$(free_port)"); r+=("$(free_port)"); done
+      for i in 0 1 2; do routes+=${routes:+,}nats://127.0.0.1:${r[i]}; done
+      for i in 0 1 2; do
+        dir=$(mktemp -d); nats_dirs+=("$dir")
+        nats_start "${c[i]}" "$dir" -n "bench-$i" --cluster_name bench --cluster "nats://127.0.0.1:${r[i]}" \
+          --routes "$routes" || { failures=$((failures + 1)); continue 2; }
+      done
+      url=nats://127.0.0.1:${c[0]},nats://127.0.0.1:${c[1]},nats://127.0.0.1:${c[2]}
+      sleep 2  # the cluster elects its JetStream leaders
+      echo "NATS: $n keys over $nodes nodes in a three-node cluster, an R3 bucket:" >&2
+    fi
+    # The Go baseline's decisions on this state, this node's keys, sorted: the reference.
+    mkdir -p "$nd/$label"
+    if [ -n "$go_baseline" ]; then
+      "$go_baseline" -state "$state" "${go_common[@]}" -decisions "$nd/$label.all" -max-reps 1 >/dev/null ||
+        { loud "the Go baseline failed on $state"; failures=$((failures + 1)); }
+      grep "^$node\." "$nd/$label.all" | LC_ALL=C sort >"$nd/$label.ref" || true
+    fi
+    local round
+    for ((round = 1; round <= rounds_n; round++)); do
+      ((rounds_n == 1)) || echo " round $round of $rounds_n" >&2
+      nats_round "${url%%,*}" "$label" "$state" "$n" "$round" "$replicas" || true
+    done
+    if [ -s "$nd/$label.ref" ]; then
+      local f
+      for f in "$nd/$label"/*.tsv; do
+        [ -e "$f" ] || continue
+        LC_ALL=C sort -o "$f" "$f"
+        agree "$nd/$label.ref" "$f" "$(basename "$f" .tsv) ($n keys, this node's)"
+      done
+    else
+      loud "no Go baseline decisions for the NATS state: the agreement check did not run"
+      failures=$((failures + 1))
+    fi
+    nats_cleanup
+  done
+  ((keep_decisions)) || rm -rf "$nd"
+  trap - EXIT INT TERM
+  nats_targets >>"$extras"
+}
+
+# The NATS figures and targets, from this run's rows (results.tsv) and each contender's
+# JSON (read, plan and apply times): ratios within the run, and what bounds a miss.
+nats_targets() {
+  local j
+  echo
+  echo "NATS (bench/nats.sh): keys/s count the node's keys a sweep reads; MB/s their keys' and values'"
+  echo "bytes; writes/s the ends and deletes over the time spent sending them and waiting for their"
+  echo "acknowledgements. nats-scan-raw is the bulk read alone, handing each batch to nothing: what the"
+  echo "server and nats.c deliver, the ceiling of any sweep over this bucket."
+  echo
+  echo "| contender | read s | plan s | apply s | writes | max in flight | waits |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  for j in "$runs"/nats-*.json "$runs"/go-nats-seed.json; do
+    [ -s "$j" ] || continue
+    local x
+    x=$(cat "$j")
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$(basename "$j" .json)" "$(field "$x" read_s)" \
+      "$(field "$x" plan_s)" "$(field "$x" apply_s)" "$(field "$x" writes)" "$(field "$x" max_in_flight)" \
+      "$(field "$x" waits)"
+  done
+  echo
+  awk -F'\t' -f "$src/bench/nats_targets.awk" "$results"
+  echo
+  if grep -q 'this node' "$runs/agreed" 2>/dev/null; then
+    echo "Agreement on the NATS states: $(grep 'this node' "$runs/agreed" | paste -sd, | sed 's/,/, /g') decided"
+    echo "every key of this node as the Go baseline did (action, why, what is said of the owner)."
+  else
+    echo "Agreement on the NATS states: **not shown**."
+  fi
+}

@@ -1,0 +1,261 @@
+// leasejudge-bench-nats: one sweep contender over a real nats-server, in a process of its
+// own (its peak RSS is its own).
+//
+//   leasejudge-bench-nats --url URL --contender load --state FILE [--bucket B] [--replicas R]
+//   leasejudge-bench-nats --url URL --contender NAME --node N --owner TOKEN --now ISO
+//                         --before ISO [--bound S] [--bucket B] [--window W] [--decisions FILE]
+//
+// `load` purges the bucket (default "bench", created with R replicas when missing) and
+// loads every key of the state (all nodes). Each other contender sweeps the bucket once,
+// as it is (bench/run loads it again before each contender that writes), timing the
+// whole end_stale call; it never reads the state file. Contenders:
+//   nats-scan-raw  the node's keys in one filtered pass (NatsStore::scan), each batch
+//                  handed to nothing: the ceiling of any sweep of this bucket
+//   nats-dry-run   end_stale with dry_run: the node's keys in one filtered pass (a KV
+//                  watch), planned batch by batch; nothing written
+//   nats-sweep     end_stale: the same read, the ends and deletes sent through JetStream
+//                  async publishes, W in flight (default 256), each at its revision
+//   nats-per-key   the per-key path (a store without a bulk read or a pipeline): every
+//                  key of the bucket listed, then a get, a plan and a synchronous write
+//                  for each key of the node
+// "keys" is the number of the node's keys a sweep reads (keys/s counts those), and
+// "value_bytes" their keys' and values' bytes. The result is one JSON object on stdout,
+// as leasejudge-bench-sweep's, with the writes made, writes/s (over the apply time) and
+// the read, plan and apply times; with --decisions, each key's action, why and said,
+// sorted by key.
+#include <fmt/format.h>
+#include <nats/nats.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leasejudge/clock.hpp"
+#include "leasejudge/step.hpp"
+#include "leasejudge/store/nats.hpp"
+#include "leasejudge/sweep.hpp"
+#include "step_lines.hpp"
+
+namespace leasejudge::bench {
+namespace {
+
+struct NatsBenchOptions {
+  std::string url, contender, state, node, owner, decisions, bucket = "bench";
+  Instant now{}, before{};
+  std::int64_t bound_s = 3600;
+  int replicas = 1;
+  std::size_t window = 256;
+};
+
+[[noreturn]] void fail(std::string_view why) {
+  fmt::print(stderr, "leasejudge-bench-nats: {}\n", why);
+  std::exit(1);
+}
+
+[[noreturn]] void usage(std::string_view why) {
+  fmt::print(stderr, "leasejudge-bench-nats: {}\n", why);
+  fmt::print(stderr,
+             "usage: leasejudge-bench-nats --url URL --contender load --state FILE [--bucket B] [--replicas R]\n"
+             "       leasejudge-bench-nats --url URL --contender nats-dry-run|nats-sweep|nats-per-key --node N\n"
+             "                             --owner TOKEN --now ISO --before ISO [--bound S] [--bucket B] [--window W]\n"
+             "                             [--decisions FILE]\n");
+  std::exit(2);
+}
+
+Instant instant_arg(std::string_view name, const char* v) {
+  auto t = parse_rfc3339(v);
+  if (!t) usage(fmt::format("{} takes an RFC 3339 time, not {}", name, v));
+  return *t;
+}
+
+long number_arg(std::string_view name, const char* v) {
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (end == v || *end != '\0' || n < 0) usage(fmt::format("{} takes a number, not {}", name, v));
+  return n;
+}
+
+NatsBenchOptions parse(int argc, char** argv) {
+  NatsBenchOptions o;
+  bool have_now = false, have_before = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (i + 1 >= argc) usage(fmt::format("{} needs a value", a));
+    const char* v = argv[++i];
+    if (a == "--url")
+      o.url = v;
+    else if (a == "--contender")
+      o.contender = v;
+    else if (a == "--state")
+      o.state = v;
+    else if (a == "--node")
+      o.node = v;
+    else if (a == "--owner")
+      o.owner = v;
+    else if (a == "--decisions")
+      o.decisions = v;
+    else if (a == "--bucket")
+      o.bucket = v;
+    else if (a == "--now")
+      o.now = instant_arg(a, v), have_now = true;
+    else if (a == "--before")
+      o.before = instant_arg(a, v), have_before = true;
+    else if (a == "--bound")
+      o.bound_s = number_arg(a, v);
+    else if (a == "--replicas")
+      o.replicas = static_cast<int>(number_arg(a, v));
+    else if (a == "--window")
+      o.window = static_cast<std::size_t>(number_arg(a, v));
+    else
+      usage(fmt::format("unknown option {}", a));
+  }
+  if (o.url.empty() || o.contender.empty()) usage("--url and --contender are required");
+  if (o.contender == "load" ? o.state.empty() : (o.node.empty() || o.owner.empty() || !have_now || !have_before))
+    usage("load needs --state; a sweep needs --node, --owner, --now and --before");
+  return o;
+}
+
+// Purge the bucket and load every key of the state, many publishes in flight over a
+// connection of its own.
+void load(const NatsBenchOptions& o, const StepLines& lines) {
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  if (natsConnection_ConnectTo(&nc, o.url.c_str()) != NATS_OK) fail(fmt::format("cannot connect to {}", o.url));
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = 60000;
+  jo.PublishAsync.MaxPending = 4096;
+  jo.PublishAsync.StallWait = 60000;
+  if (natsConnection_JetStream(&js, nc, &jo) != NATS_OK) fail("cannot open JetStream");
+  std::string stream = "KV_" + o.bucket;
+  natsStatus s = js_PurgeStream(js, stream.c_str(), nullptr, nullptr);
+  if (s != NATS_OK) fail(fmt::format("purging {}: {}", stream, natsStatus_GetText(s)));
+  std::string subject;
+  for (const StepLine& l : lines.lines) {
+    subject.assign("$KV.").append(o.bucket).append(".").append(lines.key(l));
+    std::string_view v = lines.value(l);
+    s = js_PublishAsync(js, subject.c_str(), v.data(), static_cast<int>(v.size()), nullptr);
+    if (s != NATS_OK) fail(fmt::format("loading {}: {}", subject, natsStatus_GetText(s)));
+  }
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = 120000;
+  if (js_PublishAsyncComplete(js, &po) != NATS_OK) fail("loading the bucket: not every write was acknowledged");
+  natsMsgList pending{};
+  if (js_PublishAsyncGetPendingList(&pending, js) == NATS_OK) {
+    natsMsgList_Destroy(&pending);
+    fail("loading the bucket: writes left unacknowledged");
+  }
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+}
+
+// The per-key path: only the store's single-key calls, so that scan and pipeline are
+// the defaults (keys + get, each write when it is sent).
+class PerKey final : public Store {
+ public:
+  explicit PerKey(Store& inner) : inner_(inner) {}
+  Result<std::vector<std::string>> keys() override { return inner_.keys(); }
+  Result<std::optional<StoreEntry>> get(std::string_view k) override { return inner_.get(k); }
+  Result<Revision> update(std::string_view k, std::string_view v, Revision r) override {
+    return inner_.update(k, v, r);
+  }
+  Result<Revision> create(std::string_view k, std::string_view v) override { return inner_.create(k, v); }
+  Status remove(std::string_view k, Revision r) override { return inner_.remove(k, r); }
+
+ private:
+  Store& inner_;
+};
+
+// The bulk read alone: every batch handed to nothing.
+int scan_raw(const NatsBenchOptions& o, NatsStore& nats) {
+  ScanStats st;
+  auto t0 = std::chrono::steady_clock::now();
+  Status done = nats.scan(
+      o.node + ".", [](const ScanBatch&) { return Status::success(); }, {}, &st);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!done) fail(fmt::format("scan: {}", done.error().message));
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  fmt::print(R"({{"contender":"nats-scan-raw","keys":{},"threads":1,"seconds":{:.9f},"reps":1,"value_bytes":{},)"
+             R"("peak_rss_kb":{},"writes_per_s":0,"read_s":{:.6f},"waits":{}}})"
+             "\n",
+             st.keys, seconds, st.bytes, ru.ru_maxrss, seconds, st.waits);
+  return 0;
+}
+
+int run(const NatsBenchOptions& o) {
+  NatsOptions no;
+  no.urls = {o.url};
+  no.bucket = o.bucket;
+  no.create_bucket = true;
+  no.replicas = o.replicas;
+  no.request_timeout = std::chrono::milliseconds(10000);
+  auto opened = NatsStore::open(no);
+  if (!opened) fail(opened.error().message);
+  NatsStore& nats = **opened;
+  if (o.contender == "load") {
+    auto lines = read_step_lines(o.state);
+    if (!lines) fail(lines.error().message);
+    load(o, *lines);
+    fmt::print(R"({{"loaded":{}}})"
+               "\n",
+               lines->lines.size());
+    return 0;
+  }
+  if (o.contender == "nats-scan-raw") return scan_raw(o, nats);
+  PerKey per_key(nats);
+  Store& store = o.contender == "nats-per-key" ? static_cast<Store&>(per_key) : nats;
+  if (o.contender != "nats-dry-run" && o.contender != "nats-sweep" && o.contender != "nats-per-key")
+    usage(fmt::format("unknown contender {}", o.contender));
+
+  SweepOptions opts;
+  opts.owner = o.owner;
+  opts.boot = o.before;
+  opts.bound_ns = o.bound_s * 1000000000LL;
+  opts.clock = fixed_clock(o.now);
+  opts.dry_run = o.contender == "nats-dry-run";
+  opts.window = o.window;
+  std::vector<std::string> decided;  // key \t action \t why \t said
+  opts.on_key = [&](const SweepKey& k) {
+    if (o.decisions.empty()) return;
+    decided.push_back(fmt::format("{}\t{}\t{}\t{}", k.key, step_action_name(k.verdict.action), k.why, k.said));
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  SweepReport report = end_stale(store, o.node, o.before, {}, opts);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!report.status) fail(fmt::format("end_stale: {}", report.status.error().message));
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  if (!o.decisions.empty()) {
+    std::sort(decided.begin(), decided.end());
+    std::FILE* f = std::fopen(o.decisions.c_str(), "wb");
+    if (f == nullptr) fail(fmt::format("cannot write {}", o.decisions));
+    for (const auto& d : decided) std::fprintf(f, "%s\n", d.c_str());
+    if (std::fclose(f) != 0) fail(fmt::format("cannot write {}", o.decisions));
+  }
+  const SweepCounts& c = report.counts;
+  const SweepStats& st = report.stats;
+  fmt::print(R"({{"contender":"{}","keys":{},"threads":1,"seconds":{:.9f},"reps":1,"value_bytes":{},"peak_rss_kb":{},)"
+             R"("end":{},"delete":{},"leave":{},"writes":{},"writes_per_s":{:.0f},"max_in_flight":{},)"
+             R"("read_s":{:.6f},"plan_s":{:.6f},"apply_s":{:.6f},"waits":{},"retries":{}}})"
+             "\n",
+             o.contender, st.keys, seconds, st.bytes, ru.ru_maxrss, c.ends, c.deletes,
+             c.left + c.no_step + c.other_node + c.changed, st.writes,
+             st.writes > 0 && st.apply_ns > 0 ? static_cast<double>(st.writes) / (st.apply_ns / 1e9) : 0.0,
+             st.max_in_flight, st.read_ns / 1e9, st.plan_ns / 1e9, st.apply_ns / 1e9, st.waits, st.retries);
+  return 0;
+}
+
+}  // namespace
+}  // namespace leasejudge::bench
+
+int main(int argc, char** argv) {
+  return leasejudge::bench::run(leasejudge::bench::parse(argc, argv));
+}
