@@ -480,7 +480,7 @@ static lj_sweep_options_t sweep_options(struct log_lines *l) {
   lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
   o.owner = SELF;
   o.owner_len = strlen(SELF);
-  o.boot_ns = BEFORE_NS;
+  o.before_ns = BEFORE_NS;
   o.now_ns = NOW_NS;
   o.log = log_line;
   o.live = live_of;

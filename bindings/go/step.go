@@ -315,7 +315,7 @@ func sweepOptions(opts *SweepOptions, logf func(string, ...any), live func(id st
 	if err != nil {
 		return fail(err)
 	}
-	c.boot_ns = boot
+	c.before_ns = boot
 	if !o.Now.IsZero() {
 		now, err := nsOf(o.Now, "now")
 		if err != nil {

@@ -2,15 +2,16 @@
 // the caller's callbacks, and the store operations.
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "internal.hpp"
-#include "options.hpp"
 #include "leasejudge/store/file.hpp"
 #include "leasejudge/store/memory.hpp"
+#include "options.hpp"
 #include "store_handle.hpp"
 
 using leasejudge::Errc;
@@ -21,15 +22,47 @@ using leasejudge::Status;
 using leasejudge::StoreEntry;
 using namespace leasejudge::capi;
 
+namespace {
+
+// A scan callback's reading: the prefix, the batch it fills, and where it goes.
+struct ScanReading {
+  std::string_view prefix;
+  const leasejudge::ScanOptions* options = nullptr;
+  const leasejudge::ScanSink* sink = nullptr;
+  leasejudge::ScanStats* stats = nullptr;
+  leasejudge::ScanBuffer buffer;
+  Status stopped;  // what stopped the reading (the sink's failure), when it did
+  int stop_code = LJ_OK;
+
+  // Hand the batch over; LJ_OK, or the code the callback is asked to return.
+  int flush() {
+    if (buffer.size() == 0 || stop_code != LJ_OK) return stop_code;
+    ++stats->batches;
+    try {
+      stopped = (*sink)(buffer.batch());
+    } catch (const std::bad_alloc&) {
+      stopped = Status(Errc::no_memory, "out of memory");
+    }
+    buffer.clear();
+    if (!stopped.ok()) stop_code = stopped.code() == Errc::user ? LJ_EUSER : static_cast<int>(stopped.code());
+    return stop_code;
+  }
+};
+
+}  // namespace
+
 struct lj_store_sink_t {
   std::optional<StoreEntry>* entry = nullptr;  // a get callback's
   std::vector<std::string>* keys = nullptr;    // a keys callback's
+  ScanReading* scan = nullptr;                 // a scan callback's
 };
 
 namespace {
 
-const OptionsVersions<lj_store_callbacks_t, 1> store_callbacks_versions{
-    "lj_store_callbacks_t", LJ_STORE_CALLBACKS_INIT, {sizeof(lj_store_callbacks_t)}};
+const OptionsVersions<lj_store_callbacks_t, 2> store_callbacks_versions{
+    "lj_store_callbacks_t",
+    LJ_STORE_CALLBACKS_INIT,
+    {offsetof(lj_store_callbacks_t, scan), sizeof(lj_store_callbacks_t)}};
 
 // A callback's return as the Store interface says it: expected results keep their
 // code, other negative codes are the store's failure, positive codes stop (EUSER).
@@ -91,6 +124,25 @@ class CallbackStore final : public leasejudge::Store {
     return Status::success();
   }
 
+  // Through the scan callback where there is one, batches filled by its entries.
+  Status scan(std::string_view prefix, const leasejudge::ScanSink& sink, const leasejudge::ScanOptions& options,
+              leasejudge::ScanStats* stats) override {
+    if (cb_.scan == nullptr) return Store::scan(prefix, sink, options, stats);
+    leasejudge::ScanStats local;
+    ScanReading reading;
+    reading.prefix = prefix;
+    reading.options = &options;
+    reading.sink = &sink;
+    reading.stats = stats != nullptr ? stats : &local;
+    lj_store_sink_t s;
+    s.scan = &reading;
+    int rc = cb_.scan(&s, prefix.data(), prefix.size(), payload_);
+    if (!reading.stopped.ok()) return reading.stopped;  // the reader's own stop, as it said it
+    if (rc != LJ_OK) return callback_error(rc, "scan");
+    reading.flush();
+    return reading.stopped;
+  }
+
  private:
   lj_store_callbacks_t cb_;
   void* payload_;
@@ -115,6 +167,23 @@ LJ_API int lj_store_sink_put(lj_store_sink_t* sink, const char* value, size_t va
   });
 }
 
+LJ_API int lj_store_sink_entry(lj_store_sink_t* sink, const char* key, size_t key_len, const char* value,
+                               size_t value_len, uint64_t revision) {
+  if (sink == nullptr || sink->scan == nullptr) return LJ_EINVAL;
+  ScanReading& r = *sink->scan;
+  if (r.stop_code != LJ_OK) return r.stop_code;
+  std::string_view k, v;
+  if (!view_of(key, key_len, k) || !view_of(value, value_len, v) || revision == 0) return LJ_EINVAL;
+  if (k.substr(0, r.prefix.size()) != r.prefix) return LJ_EINVAL;
+  if (k.size() > UINT32_MAX || v.size() > UINT32_MAX) return LJ_EINVAL;
+  return guard(nullptr, [&] {
+    r.buffer.add(k, v, revision);
+    ++r.stats->keys;
+    r.stats->bytes += k.size() + v.size();
+    return r.buffer.full(*r.options) ? r.flush() : LJ_OK;
+  });
+}
+
 LJ_API int lj_store_sink_key(lj_store_sink_t* sink, const char* key, size_t key_len) {
   if (sink == nullptr || sink->keys == nullptr) return LJ_EINVAL;
   std::string_view k;
@@ -129,8 +198,7 @@ LJ_API int lj_store_callbacks_init(lj_store_callbacks_t* callbacks, uint32_t ver
   return init_options(callbacks, version, store_callbacks_versions);
 }
 
-LJ_API int lj_store_from_callbacks(lj_store_t** out, const lj_store_callbacks_t* in, void* payload,
-                                   lj_error_t** err) {
+LJ_API int lj_store_from_callbacks(lj_store_t** out, const lj_store_callbacks_t* in, void* payload, lj_error_t** err) {
   reset(err);
   if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
   *out = nullptr;
@@ -239,6 +307,27 @@ LJ_API int lj_store_remove(lj_store_t* store, const char* key, size_t key_len, u
   return guard(err, [&] {
     Status removed = store->store->remove(k, revision);
     if (!removed) return fail(err, removed.error());
+    return LJ_OK;
+  });
+}
+
+LJ_API int lj_store_scan(lj_store_t* store, const char* prefix, size_t prefix_len, lj_store_batch_cb each,
+                         void* payload, lj_error_t** err) {
+  reset(err);
+  if (!store_ok(store)) return fail(err, LJ_EINVAL, "store is NULL");
+  if (each == nullptr) return fail(err, LJ_EINVAL, "each is NULL");
+  std::string_view p;
+  if (!view_of(prefix, prefix_len, p)) return fail(err, LJ_EINVAL, "prefix is NULL with a length");
+  return guard(err, [&] {
+    static_assert(sizeof(lj_step_entry_t) == sizeof(leasejudge::BatchEntry));
+    int stopped = 0;
+    Status read = store->store->scan(p, [&](const leasejudge::ScanBatch& b) -> Status {
+      stopped = each(b.buffer.data(), b.buffer.size(), b.padding,
+                     reinterpret_cast<const lj_step_entry_t*>(b.entries.data()), b.entries.size(), payload);
+      if (stopped != 0) return Status(Errc::user, fmt::format("the batch callback asked to stop ({})", stopped));
+      return Status::success();
+    });
+    if (!read) return fail(err, read.error());
     return LJ_OK;
   });
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstddef>
 #include <limits>
 #include <memory>
 
@@ -53,11 +54,73 @@ class StoppableStore final : public Store {
     if (stopped_) return Status(Errc::user, std::string(stop_message));
     return inner_.remove(key, revision);
   }
+  // The inner store's own bulk read, stopped before its next batch.
+  Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options, ScanStats* stats) override {
+    if (stopped_) return Status(Errc::user, std::string(stop_message));
+    return inner_.scan(
+        prefix,
+        [&](const ScanBatch& batch) {
+          if (stopped_) return Status(Errc::user, std::string(stop_message));
+          return sink(batch);
+        },
+        options, stats);
+  }
+  // The inner store's own pipeline; once stopped, a write sent fails without a word
+  // to the store, and the pipeline says it is broken, so the sweep sends no more.
+  std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options) override {
+    class Stoppable final : public WritePipeline {
+     public:
+      Stoppable(std::unique_ptr<WritePipeline> inner, const std::atomic<bool>& stopped)
+          : inner_(std::move(inner)), stopped_(stopped) {}
+      void update(std::string_view key, std::string_view value, Revision revision) override {
+        if (refuse()) return;
+        inner_->update(key, value, revision);
+      }
+      void remove(std::string_view key, Revision revision) override {
+        if (refuse()) return;
+        inner_->remove(key, revision);
+      }
+      std::size_t in_flight() const override { return inner_->in_flight() + refused_.size(); }
+      std::size_t ready() const override { return inner_->ready() > 0 ? inner_->ready() : refused_.size(); }
+      bool broken() const override { return stopped_ || inner_->broken(); }
+      std::optional<WriteOutcome> next() override {
+        if (inner_->in_flight() > 0) return inner_->next();
+        if (refused_.empty()) return std::nullopt;
+        WriteOutcome o = std::move(refused_.front());
+        refused_.erase(refused_.begin());
+        return o;
+      }
+
+     private:
+      bool refuse() {
+        if (!stopped_) return false;
+        // Outcomes keep the order sent: a refused write waits behind those in flight.
+        refused_.push_back(WriteOutcome{WriteOutcome::Kind::failed, 0, Error{Errc::user, std::string(stop_message)}});
+        return true;
+      }
+      std::unique_ptr<WritePipeline> inner_;
+      const std::atomic<bool>& stopped_;
+      std::vector<WriteOutcome> refused_;
+    };
+    return std::make_unique<Stoppable>(inner_.pipeline(options), stopped_);
+  }
 
  private:
   Store& inner_;
   const std::atomic<bool>& stopped_;
 };
+
+}  // namespace
+
+// What the on_key callback sees: the key, its texts made C strings when asked for.
+
+struct lj_sweep_key_t {
+  const SweepKey* key = nullptr;
+  mutable std::string texts[LJ_SWEEP_KEY_ERROR + 1];
+  mutable bool made[LJ_SWEEP_KEY_ERROR + 1] = {};
+};
+
+namespace {
 
 // Everything a C sweep call resolves from its options.
 struct SweepCall {
@@ -67,8 +130,10 @@ struct SweepCall {
   std::atomic<bool> stopped{false};
 };
 
-const OptionsVersions<lj_sweep_options_t, 1> sweep_options_versions{
-    "lj_sweep_options_t", LJ_SWEEP_OPTIONS_INIT, {sizeof(lj_sweep_options_t)}};
+const OptionsVersions<lj_sweep_options_t, 2> sweep_options_versions{
+    "lj_sweep_options_t",
+    LJ_SWEEP_OPTIONS_INIT,
+    {offsetof(lj_sweep_options_t, write_window), sizeof(lj_sweep_options_t)}};
 
 int call_of(SweepCall& call, const lj_sweep_options_t* in, lj_error_t** err) {
   lj_sweep_options_t read;
@@ -83,15 +148,30 @@ int call_of(SweepCall& call, const lj_sweep_options_t* in, lj_error_t** err) {
   if (c->attempts <= 0) return fail(err, LJ_EINVAL, fmt::format("{} attempts is none", c->attempts));
   if (c->retry_ms < 0 || c->retry_ms > std::numeric_limits<std::int64_t>::max() / 1000000)
     return fail(err, LJ_EINVAL, fmt::format("a retry of {} ms is out of range", c->retry_ms));
+  if (c->write_window == 0 || c->batch_keys == 0)
+    return fail(err, LJ_EINVAL, "write_window and batch_keys are at least 1");
   SweepOptions& o = call.options;
   o.owner = std::string(owner);
-  if (c->boot_ns != LJ_STEP_DEFAULT_TIME) o.boot = instant_of_ns(c->boot_ns);
+  if (c->before_ns != LJ_STEP_DEFAULT_TIME) o.boot = instant_of_ns(c->before_ns);
   if (c->now_ns != LJ_STEP_DEFAULT_TIME) o.clock = fixed_clock(instant_of_ns(c->now_ns));
   o.bound_ns = c->bound_seconds * 1000000000;
   o.rule = c->rule == LJ_STEP_RULE_PROVABLY_DEAD ? OwnerRule::provably_dead : OwnerRule::not_self;
   o.judge = owner_judge_of(c->owner_state, c->payload, c->start_tolerance_ms, &call.stopped);
   o.attempts = c->attempts;
   o.retry_ns = c->retry_ms * 1000000;
+  o.window = c->write_window;
+  o.batch_keys = c->batch_keys;
+  o.dry_run = c->dry_run != 0;
+  if (c->on_key != nullptr) {
+    auto fn = c->on_key;
+    void* payload = c->payload;
+    std::atomic<bool>* stopped = &call.stopped;
+    o.on_key = [fn, payload, stopped](const SweepKey& k) {
+      lj_sweep_key_t key;
+      key.key = &k;
+      if (fn(&key, payload) != 0) stopped->store(true);
+    };
+  }
   if (c->log != nullptr) {
     auto fn = c->log;
     void* payload = c->payload;
@@ -141,6 +221,107 @@ extern "C" {
 
 LJ_API int lj_sweep_options_init(lj_sweep_options_t* opts, uint32_t version) {
   return init_options(opts, version, sweep_options_versions);
+}
+
+LJ_API const char* lj_sweep_outcome_name(int outcome) {
+  if (outcome < LJ_SWEEP_LEFT || outcome > LJ_SWEEP_NOT_SENT) return "";
+  return sweep_outcome_name(static_cast<SweepOutcome>(outcome));
+}
+
+LJ_API const char* lj_sweep_key_text(const lj_sweep_key_t* key, int field, size_t* out_len) {
+  if (out_len != nullptr) *out_len = 0;
+  if (key == nullptr || key->key == nullptr || field < LJ_SWEEP_KEY_KEY || field > LJ_SWEEP_KEY_ERROR) return nullptr;
+  if (!key->made[field]) {
+    const SweepKey& k = *key->key;
+    const std::string_view views[] = {k.key, k.id, k.tool, k.owner, k.why, k.said, k.error};
+    if (guard(nullptr, [&] {
+          key->texts[field].assign(views[field]);
+          return LJ_OK;
+        }) != LJ_OK)
+      return nullptr;
+    key->made[field] = true;
+  }
+  if (out_len != nullptr) *out_len = key->texts[field].size();
+  return key->texts[field].c_str();
+}
+
+LJ_API int lj_sweep_key_verdict(lj_step_action_t* out, uint64_t* out_revision, int* out_outcome,
+                                const lj_sweep_key_t* key) {
+  if (key == nullptr || key->key == nullptr) return LJ_EINVAL;
+  const SweepKey& k = *key->key;
+  if (out != nullptr) {
+    *out = lj_step_action_t{static_cast<uint8_t>(k.verdict.action), static_cast<uint8_t>(k.verdict.reason), 0,
+                            k.verdict.bound_at.nsec, k.verdict.bound_at.sec};
+  }
+  if (out_revision != nullptr) *out_revision = k.revision;
+  if (out_outcome != nullptr) *out_outcome = static_cast<int>(k.outcome);
+  return LJ_OK;
+}
+
+LJ_API int lj_sweep_key_started(int64_t* out_sec, int32_t* out_nsec, const lj_sweep_key_t* key) {
+  if (key == nullptr || key->key == nullptr || out_sec == nullptr || out_nsec == nullptr) return LJ_EINVAL;
+  *out_sec = key->key->started.sec;
+  *out_nsec = key->key->started.nsec;
+  return LJ_OK;
+}
+
+LJ_API size_t lj_sweep_report_write_count(const lj_sweep_report_t* report) {
+  return report == nullptr ? 0 : report->report.writes.size();
+}
+
+LJ_API int lj_sweep_report_write(const char** out_key, size_t* out_key_len, int* out_action, int* out_outcome,
+                                 uint64_t* out_revision, const lj_sweep_report_t* report, size_t i) {
+  if (report == nullptr || i >= report->report.writes.size()) return LJ_EINVAL;
+  const SweepWrite& w = report->report.writes[i];
+  if (out_key != nullptr) *out_key = w.key.c_str();
+  if (out_key_len != nullptr) *out_key_len = w.key.size();
+  if (out_action != nullptr) *out_action = static_cast<int>(w.action);
+  if (out_outcome != nullptr) *out_outcome = static_cast<int>(w.outcome);
+  if (out_revision != nullptr) *out_revision = w.revision;
+  return LJ_OK;
+}
+
+LJ_API uint64_t lj_sweep_report_stat(const lj_sweep_report_t* report, int stat) {
+  if (report == nullptr) return 0;
+  const SweepCounts& c = report->report.counts;
+  const SweepStats& s = report->report.stats;
+  auto ns = [](std::int64_t v) { return v < 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(v); };
+  switch (stat) {
+    case LJ_SWEEP_STAT_FAILED:
+      return c.failed;
+    case LJ_SWEEP_STAT_UNKNOWN:
+      return c.unknown;
+    case LJ_SWEEP_STAT_NOT_SENT:
+      return c.not_sent;
+    case LJ_SWEEP_STAT_KEYS:
+      return s.keys;
+    case LJ_SWEEP_STAT_BYTES:
+      return s.bytes;
+    case LJ_SWEEP_STAT_BATCHES:
+      return s.batches;
+    case LJ_SWEEP_STAT_WRITES:
+      return s.writes;
+    case LJ_SWEEP_STAT_MAX_IN_FLIGHT:
+      return s.max_in_flight;
+    case LJ_SWEEP_STAT_WAITS:
+      return s.waits;
+    case LJ_SWEEP_STAT_RETRIES:
+      return s.retries;
+    case LJ_SWEEP_STAT_SKIPPED:
+      return s.skipped;
+    case LJ_SWEEP_STAT_REJECTED:
+      return s.rejected;
+    case LJ_SWEEP_STAT_READ_NS:
+      return ns(s.read_ns);
+    case LJ_SWEEP_STAT_PLAN_NS:
+      return ns(s.plan_ns);
+    case LJ_SWEEP_STAT_APPLY_NS:
+      return ns(s.apply_ns);
+    case LJ_SWEEP_STAT_TOTAL_NS:
+      return ns(s.total_ns);
+    default:
+      return 0;
+  }
 }
 
 LJ_API size_t lj_sweep_report_ended_count(const lj_sweep_report_t* report) {

@@ -6,6 +6,12 @@
  * would decode it into the build SDK's struct (one JSON value, only white space
  * after it, every known field of its type); anything else is never touched.
  *
+ * A sweep reads the node's keys in one bulk pass (lj_store_scan), plans them batch by
+ * batch and sends its ends and deletes with write_window in flight, each at the
+ * revision read; a write that fails, or whose acknowledgement never comes (unknown:
+ * it may have landed), stops the sweep, and the report lists every write with its
+ * outcome. Nothing is retried.
+ *
  * A sweep judges the running steps of one node: owned by this process, leave; owned
  * by another (rule NOT_SELF) or by a process proven gone (rule PROVABLY_DEAD), end it
  * (a pulled ask: delete it, its stream redelivers it); with no owner, end an ask past
@@ -141,14 +147,8 @@ LJ_API int lj_step_plan(lj_step_action_t *out, char **why, size_t *why_len, char
 
 /* --- batches ------------------------------------------------------------------------- */
 
-/* Where one entry's key and value sit in a batch buffer (offsets from its start). */
-typedef struct lj_step_entry_t {
-  uint64_t key_offset;
-  uint64_t value_offset;
-  uint32_t key_len;
-  uint32_t value_len; /* 0: the key holds no value */
-  uint64_t revision;
-} lj_step_entry_t;
+/* lj_step_entry_t, where one entry's key and value sit in a batch buffer, is in
+ * lj_store.h: a store's bulk read hands batches over in the same layout. */
 
 /* Counts of a plan: ends + deletes + leaves + no_step + other_node is the number
  * of keys. */
@@ -248,13 +248,31 @@ LJ_API int lj_step_ask_what(char **out, size_t *out_len, const char *json, size_
 
 /* --- sweeps --------------------------------------------------------------------------------- */
 
-#define LJ_SWEEP_OPTIONS_VERSION 1
+/* A key a sweep read, as the on_key callback sees it (living during the call). */
+typedef struct lj_sweep_key_t lj_sweep_key_t;
+
+/* What became of a key a sweep read. Numbers never change. */
+typedef enum lj_sweep_outcome_t {
+  LJ_SWEEP_LEFT = 0,     /* nothing to do (its reason says why) */
+  LJ_SWEEP_PLANNED = 1,  /* a dry run's end or delete */
+  LJ_SWEEP_DONE = 2,     /* ended or deleted */
+  LJ_SWEEP_CHANGED = 3,  /* skipped: the key moved since it was read */
+  LJ_SWEEP_FAILED = 4,   /* the write did not land (it stopped the sweep) */
+  LJ_SWEEP_UNKNOWN = 5,  /* no acknowledgement came: the write may have landed */
+  LJ_SWEEP_NOT_SENT = 6  /* the sweep had stopped before it */
+} lj_sweep_outcome_t;
+/* "left", "planned", "done", "changed", "failed", "unknown", "not-sent"; "" for a
+ * number that names none. Static storage. */
+LJ_API const char *lj_sweep_outcome_name(int outcome);
+
+#define LJ_SWEEP_OPTIONS_VERSION 2
 typedef struct lj_sweep_options_t {
   uint32_t version;
   const char *owner; /* this process's owner token; NULL or empty: its own */
   size_t owner_len;
-  int64_t boot_ns;       /* this process's start (EndOne; the round's before);
-                            LJ_STEP_DEFAULT_TIME: as the kernel recorded it */
+  int64_t before_ns;     /* this process's start (EndOne's; the round's before, as in
+                            lj_step_plan_options_t); LJ_STEP_DEFAULT_TIME: as the
+                            kernel recorded it */
   int64_t now_ns;        /* LJ_STEP_DEFAULT_TIME: the system clock; else fixed (tests) */
   int64_t bound_seconds; /* default 3600 */
   int rule;              /* lj_step_rule_t */
@@ -270,11 +288,38 @@ typedef struct lj_sweep_options_t {
   void *payload;      /* handed to every callback above */
   int32_t attempts;   /* lj_sweep_end_stale_at_start's tries: default 6 */
   int64_t retry_ms;   /* and the wait between them: default 5000 */
+  /* Version 2. */
+  uint32_t write_window; /* ends and deletes in flight at once: default 256; 1: one at a time */
+  uint32_t batch_keys;   /* keys read and planned per batch: default 4096 */
+  int dry_run;           /* non-zero: plan only, nothing is written */
+  /* Each key read, with its verdict and outcome: a key left when planned, an end or
+   * delete when its outcome is known (planned, in a dry run). NULL: none. Non-zero:
+   * the sweep stops before its next write (LJ_EUSER). */
+  int (*on_key)(const lj_sweep_key_t *key, void *payload);
 } lj_sweep_options_t;
 #define LJ_SWEEP_OPTIONS_INIT \
   {LJ_SWEEP_OPTIONS_VERSION, NULL, 0, LJ_STEP_DEFAULT_TIME, LJ_STEP_DEFAULT_TIME, 3600, LJ_STEP_RULE_NOT_SELF, \
-   5000, NULL, NULL, NULL, NULL, 6, 5000}
+   5000, NULL, NULL, NULL, NULL, 6, 5000, 256, 4096, 0, NULL}
 LJ_API int lj_sweep_options_init(lj_sweep_options_t *opts, uint32_t version);
+
+/* A key's texts (living as long as the call; NUL-terminated too); "" for a field the
+ * key has not (an id of a value that is no step, a why of a key left); NULL for a
+ * field out of range. out_len may be NULL. */
+typedef enum lj_sweep_key_field_t {
+  LJ_SWEEP_KEY_KEY = 0,
+  LJ_SWEEP_KEY_ID = 1,
+  LJ_SWEEP_KEY_TOOL = 2,
+  LJ_SWEEP_KEY_OWNER = 3,
+  LJ_SWEEP_KEY_WHY = 4,
+  LJ_SWEEP_KEY_SAID = 5,  /* what the sweep's log says of the owner */
+  LJ_SWEEP_KEY_ERROR = 6  /* FAILED, UNKNOWN: what the store said */
+} lj_sweep_key_field_t;
+LJ_API const char *lj_sweep_key_text(const lj_sweep_key_t *key, int field, size_t *out_len);
+/* Its verdict (action, reason, the ask's bound), revision read, outcome
+ * (lj_sweep_outcome_t) and start. LJ_EINVAL for NULL. */
+LJ_API int lj_sweep_key_verdict(lj_step_action_t *out, uint64_t *out_revision, int *out_outcome,
+                                const lj_sweep_key_t *key);
+LJ_API int lj_sweep_key_started(int64_t *out_sec, int32_t *out_nsec, const lj_sweep_key_t *key);
 
 /* What a sweep did: the ids it ended or deleted, in order, its counts, and what
  * stopped it (LJ_OK when nothing did). */
@@ -294,6 +339,32 @@ LJ_API int lj_sweep_report_counts(lj_sweep_counts_t *out, const lj_sweep_report_
 /* The code that stopped the sweep (LJ_OK: none) and its message ("" for none). */
 LJ_API int lj_sweep_report_code(const lj_sweep_report_t *report);
 LJ_API const char *lj_sweep_report_message(const lj_sweep_report_t *report);
+/* Every end and delete sent, in order, with its outcome: the i-th write's key
+ * (living as long as report), action (lj_step_action_kind_t), outcome
+ * (lj_sweep_outcome_t) and the revision it was sent at. LJ_EINVAL past the end. */
+LJ_API size_t lj_sweep_report_write_count(const lj_sweep_report_t *report);
+LJ_API int lj_sweep_report_write(const char **out_key, size_t *out_key_len, int *out_action, int *out_outcome,
+                                 uint64_t *out_revision, const lj_sweep_report_t *report, size_t i);
+/* A figure of the sweep; 0 for a number that names none. Times in nanoseconds. */
+typedef enum lj_sweep_stat_t {
+  LJ_SWEEP_STAT_FAILED = 0,    /* ends and deletes that did not land */
+  LJ_SWEEP_STAT_UNKNOWN = 1,   /* ... whose acknowledgement never came */
+  LJ_SWEEP_STAT_NOT_SENT = 2,  /* ... planned after the sweep stopped */
+  LJ_SWEEP_STAT_KEYS = 3,      /* keys read */
+  LJ_SWEEP_STAT_BYTES = 4,     /* their keys' and values' bytes */
+  LJ_SWEEP_STAT_BATCHES = 5,
+  LJ_SWEEP_STAT_WRITES = 6,    /* ends and deletes sent */
+  LJ_SWEEP_STAT_MAX_IN_FLIGHT = 7,
+  LJ_SWEEP_STAT_WAITS = 8,     /* waits past the store's patience, each logged */
+  LJ_SWEEP_STAT_RETRIES = 9,   /* reads started again, each logged */
+  LJ_SWEEP_STAT_SKIPPED = 10,  /* keys written during the read, left to the next sweep */
+  LJ_SWEEP_STAT_REJECTED = 11, /* keys the store cannot write (its key rules), left */
+  LJ_SWEEP_STAT_READ_NS = 12,
+  LJ_SWEEP_STAT_PLAN_NS = 13,
+  LJ_SWEEP_STAT_APPLY_NS = 14,
+  LJ_SWEEP_STAT_TOTAL_NS = 15
+} lj_sweep_stat_t;
+LJ_API uint64_t lj_sweep_report_stat(const lj_sweep_report_t *report, int stat);
 LJ_API void lj_sweep_report_destroy(lj_sweep_report_t *report);
 
 /* The seed's EndStale: end node's steps no process runs any more (before_ns:

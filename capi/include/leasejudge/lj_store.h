@@ -21,6 +21,16 @@
 /* A store: opaque; lj_store_destroy closes it. */
 typedef struct lj_store_t lj_store_t;
 
+/* Where one entry's key and value sit in a batch buffer (offsets from its start):
+ * what lj_store_scan hands over and lj_step_plan_batch plans. */
+typedef struct lj_step_entry_t {
+  uint64_t key_offset;
+  uint64_t value_offset;
+  uint32_t key_len;
+  uint32_t value_len; /* 0: the key holds no value */
+  uint64_t revision;
+} lj_step_entry_t;
+
 /* Where a store callback hands values back; the library copies what it is given,
  * so the callback's memory may be freed as soon as the call returns. A sink lives
  * only during the callback it was passed to. */
@@ -37,6 +47,12 @@ LJ_API int lj_store_sink_put(lj_store_sink_t *sink, const char *value, size_t va
                              uint64_t revision);
 /* From a keys callback: one key that holds a value (call once per key). */
 LJ_API int lj_store_sink_key(lj_store_sink_t *sink, const char *key, size_t key_len);
+/* From a scan callback: one key under the prefix, its value and revision (> 0), each
+ * key once. A non-zero return (LJ_EUSER: the reader stopped; or the code of a failure
+ * while the batch was used) asks the callback to stop and return it. LJ_EINVAL for
+ * a revision of 0 or a key outside the prefix. */
+LJ_API int lj_store_sink_entry(lj_store_sink_t *sink, const char *key, size_t key_len, const char *value,
+                               size_t value_len, uint64_t revision);
 
 /*
  * A store made of the caller's functions. Each returns LJ_OK, or:
@@ -49,7 +65,7 @@ LJ_API int lj_store_sink_key(lj_store_sink_t *sink, const char *key, size_t key_
  * fencing token is its revision). All five functions are required; release may
  * be NULL.
  */
-#define LJ_STORE_CALLBACKS_VERSION 1
+#define LJ_STORE_CALLBACKS_VERSION 2
 typedef struct lj_store_callbacks_t {
   uint32_t version; /* LJ_STORE_CALLBACKS_VERSION */
   int (*keys)(lj_store_sink_t *sink, void *payload);
@@ -61,8 +77,11 @@ typedef struct lj_store_callbacks_t {
   int (*remove)(const char *key, size_t key_len, uint64_t revision, void *payload);
   /* Called with payload when the store is destroyed (or when creating it fails). */
   void (*release)(void *payload);
+  /* Version 2. A bulk read, optional: every key starting with prefix that holds a
+   * value, each through lj_store_sink_entry. NULL: keys and a get of each. */
+  int (*scan)(lj_store_sink_t *sink, const char *prefix, size_t prefix_len, void *payload);
 } lj_store_callbacks_t;
-#define LJ_STORE_CALLBACKS_INIT {LJ_STORE_CALLBACKS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL}
+#define LJ_STORE_CALLBACKS_INIT {LJ_STORE_CALLBACKS_VERSION, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 LJ_API int lj_store_callbacks_init(lj_store_callbacks_t *callbacks, uint32_t version);
 
 /* A store over callbacks (copied) and payload (borrowed until destroy, when
@@ -96,6 +115,18 @@ LJ_API int lj_store_remove(lj_store_t *store, const char *key, size_t key_len, u
  * stops the listing: LJ_EUSER. */
 typedef int (*lj_store_key_cb)(const char *key, size_t key_len, void *payload);
 LJ_API int lj_store_keys(lj_store_t *store, lj_store_key_cb each, void *payload, lj_error_t **err);
+/* The bulk read: every key starting with prefix (a node's "<node>."; may be empty)
+ * that holds a value, each once with its value and revision, batch by batch. A
+ * batch's keys and values sit in buffer (buffer_len bytes, followed by buffer_padding
+ * readable bytes of any content, LJ_STEP_PADDING or more: lj_step_plan_batch takes it
+ * as it is); buffer and entries live during the call only. The NATS store reads a
+ * node's keys in one server-side filtered pass; the memory and file stores read
+ * natively; a callback store through its scan callback, or keys and a get of each.
+ * A non-zero return stops the read: LJ_EUSER. */
+typedef int (*lj_store_batch_cb)(const char *buffer, size_t buffer_len, size_t buffer_padding,
+                                 const lj_step_entry_t *entries, size_t entry_count, void *payload);
+LJ_API int lj_store_scan(lj_store_t *store, const char *prefix, size_t prefix_len, lj_store_batch_cb each,
+                         void *payload, lj_error_t **err);
 
 #ifdef __cplusplus
 }
