@@ -10,6 +10,7 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"runtime/cgo"
 	"strconv"
@@ -124,14 +125,23 @@ func AskWhat(a StepAsk) string {
 // still at the revision read, and a delete of a key still at the revision read; both
 // fail with an error matching ErrChanged (errors.Is) when another writer was first.
 // Delete may be nil: asks a gone owner held are then not deleted (the sweep says so).
+//
+// Entries, optional, is a bulk read: every key starting with prefix (a node's
+// "<node>.") that holds a value, each handed to each once with its value and
+// revision; it stops (returning each's error) when each fails. With it, a sweep reads
+// the node's keys in one pass, batch by batch, instead of Keys and a Get per key.
 type Scan struct {
-	Keys   func() ([]string, error)
-	Get    func(key string) (json.RawMessage, uint64, error)
-	Update func(key string, value any, revision uint64) (uint64, error)
-	Delete func(key string, revision uint64) error
+	Keys    func() ([]string, error)
+	Get     func(key string) (json.RawMessage, uint64, error)
+	Update  func(key string, value any, revision uint64) (uint64, error)
+	Delete  func(key string, revision uint64) error
+	Entries ScanEntries
 
 	store *Store // ScanOfStore's: sweeps act on it without crossing back into Go
 }
+
+// ScanEntries is a bulk read (Scan.Entries).
+type ScanEntries func(prefix string, each func(key string, value []byte, revision uint64) error) error
 
 // KeptEntry is a value a kept state holds and its revision.
 type KeptEntry struct {
@@ -149,13 +159,20 @@ type KeptState interface {
 	Delete(key string) error
 }
 
-// ScanOf is the Scan of a state the process keeps.
+// ScanOf is the Scan of a state the process keeps, key by key as the seed reads it.
+//
+// changed names the errors the state's Update answers when another writer was first
+// (the seed's runtime has its own sentinel, stdio.ErrChanged): an error matching one
+// of them (errors.Is) is ErrChanged to the sweep, which skips the key instead of
+// stopping. ErrChanged itself always is. Migrating from the seed:
+//
+//	leasejudge.EndStale(leasejudge.ScanOf(state, stdio.ErrChanged), node, before, logf)
 //
 // Its Delete reads the key again and deletes it only while it is still at the
 // revision read: the state's Delete takes no revision, so a write landing between
 // that read and the delete (a few milliseconds) is deleted with it. A store with a
 // revision-checked delete (ScanOfStore over NATS) closes that window.
-func ScanOf(s KeptState) Scan {
+func ScanOf(s KeptState, changed ...error) Scan {
 	get := func(key string) (json.RawMessage, uint64, error) {
 		e, err := s.Get(key)
 		if err != nil || e == nil {
@@ -163,7 +180,16 @@ func ScanOf(s KeptState) Scan {
 		}
 		return e.Value, e.Revision, nil
 	}
-	return Scan{Keys: s.Keys, Update: s.Update, Get: get, Delete: func(key string, revision uint64) error {
+	update := func(key string, value any, revision uint64) (uint64, error) {
+		next, err := s.Update(key, value, revision)
+		for _, c := range changed {
+			if c != nil && err != nil && errors.Is(err, c) && !errors.Is(err, ErrChanged) {
+				return 0, changedError{err}
+			}
+		}
+		return next, err
+	}
+	return Scan{Keys: s.Keys, Update: update, Get: get, Delete: func(key string, revision uint64) error {
 		_, rev, err := get(key)
 		if err != nil {
 			return err
@@ -173,6 +199,21 @@ func ScanOf(s KeptState) Scan {
 		}
 		return s.Delete(key)
 	}}
+}
+
+// changedError is a state's own "changed" error (ScanOf's changed), which matches
+// ErrChanged too.
+type changedError struct{ err error }
+
+func (e changedError) Error() string        { return e.err.Error() }
+func (e changedError) Unwrap() error        { return e.err }
+func (e changedError) Is(target error) bool { return target == ErrChanged }
+func (e changedError) As(target any) bool {
+	if c, ok := target.(*Code); ok {
+		*c = ErrChanged
+		return true
+	}
+	return false
 }
 
 // ScanOfStore is the Scan of a Store; EndStale and EndOne on it act on the store
@@ -239,6 +280,7 @@ func scanStore(scan Scan) (store *Store, done func(), err error) {
 	if scan.Delete != nil {
 		cb.remove = scan.Delete
 	}
+	cb.scan = scan.Entries
 	ptr, err := openCallbackStore(cb)
 	if err != nil {
 		return nil, nil, err
@@ -260,10 +302,69 @@ type SweepOptions struct {
 	StartTolerance time.Duration
 	// OwnerState judges an owner token under RuleProvablyDead; nil: on this node.
 	OwnerState func(token string) HolderState
+	// WriteWindow is how many ends and deletes may be in flight at once (0: 256; 1:
+	// one at a time); BatchKeys how many keys are read and planned at once (0: 4096).
+	WriteWindow int
+	BatchKeys   int
+	// DryRun plans only: nothing is written, every end and delete is reported planned.
+	DryRun bool
+	// OnKey hears of every key the sweep reads: a key left when planned, an end or a
+	// delete when its outcome is known. An error stops the sweep before its next
+	// write and is what the sweep returns.
+	OnKey func(SweepKey) error
+}
+
+// SweepOutcome is what became of a key a sweep read; the numbers are the library's.
+type SweepOutcome int
+
+const (
+	SweepLeft    SweepOutcome = C.LJ_SWEEP_LEFT     // nothing to do
+	SweepPlanned SweepOutcome = C.LJ_SWEEP_PLANNED  // a dry run's end or delete
+	SweepDone    SweepOutcome = C.LJ_SWEEP_DONE     // ended or deleted
+	SweepChanged SweepOutcome = C.LJ_SWEEP_CHANGED  // skipped: the key moved since it was read
+	SweepFailed  SweepOutcome = C.LJ_SWEEP_FAILED   // the write did not land
+	SweepUnknown SweepOutcome = C.LJ_SWEEP_UNKNOWN  // no acknowledgement came: it may have landed
+	SweepNotSent SweepOutcome = C.LJ_SWEEP_NOT_SENT // the sweep had stopped before it
+)
+
+func (o SweepOutcome) String() string { return C.GoString(C.lj_sweep_outcome_name(C.int(o))) }
+
+// SweepKey is a key a sweep read (SweepOptions.OnKey), its verdict and outcome.
+type SweepKey struct {
+	Key      string
+	Revision uint64
+	Action   StepAction
+	Reason   StepReason
+	ID, Tool string
+	Owner    string
+	Started  time.Time
+	Why      string
+	Said     string // what the sweep's log says of the owner
+	Outcome  SweepOutcome
+	Error    string // SweepFailed, SweepUnknown: what the store said
+}
+
+// SweepWrite is one end or delete a sweep sent, and its outcome.
+type SweepWrite struct {
+	Key      string
+	Action   StepAction
+	Outcome  SweepOutcome
+	Revision uint64 // the revision it was sent at
+}
+
+// SweepStats is what a sweep measured.
+type SweepStats struct {
+	Keys, Bytes, Batches uint64 // read
+	Writes, MaxInFlight  uint64 // sent
+	Waits, Retries       uint64 // the store's waits past its patience and reads started again, each logged
+	Skipped              uint64 // keys written while they were read, left to the next sweep
+	Rejected             uint64 // keys the store cannot write (its key rules), left
+	Read, Plan, Apply    time.Duration
+	Total                time.Duration
 }
 
 // SweepReport is what a sweep did: the ids it ended or deleted, in order, and its
-// counts. Every key lands in exactly one count.
+// counts. Every key read lands in exactly one count.
 type SweepReport struct {
 	Ended     []string
 	Ends      uint64 // rewritten as failed
@@ -271,7 +372,12 @@ type SweepReport struct {
 	Changed   uint64 // skipped: the key moved since it was read
 	Leaves    uint64 // steps of the node left as they are
 	NoStep    uint64 // no value, or a value that is no step
-	OtherNode uint64 // keys that are no step key of the node
+	OtherNode uint64 // keys read that are no step key of the node
+	Failed    uint64 // ends and deletes that did not land (they stopped the sweep)
+	Unknown   uint64 // ends and deletes whose acknowledgement never came
+	NotSent   uint64 // ends and deletes planned after the sweep stopped
+	Writes    []SweepWrite
+	Stats     SweepStats
 }
 
 // nsOf is t in nanoseconds since the epoch for the library, or an error where
@@ -343,12 +449,25 @@ func sweepOptions(opts *SweepOptions, logf func(string, ...any), live func(id st
 	if c.retry_ms < 0 {
 		c.retry_ms = 0
 	}
-	cb := &stepCallbacks{ownerState: o.OwnerState, live: live}
+	if o.WriteWindow < 0 || o.WriteWindow > math.MaxUint32 || o.BatchKeys < 0 || o.BatchKeys > math.MaxUint32 {
+		return fail(&Error{Code: ErrInvalid, Message: "WriteWindow and BatchKeys are 0 (the defaults) or a count"})
+	}
+	if o.WriteWindow > 0 {
+		c.write_window = C.uint32_t(o.WriteWindow)
+	}
+	if o.BatchKeys > 0 {
+		c.batch_keys = C.uint32_t(o.BatchKeys)
+	}
+	if o.DryRun {
+		c.dry_run = 1
+	}
+	cb := &stepCallbacks{ownerState: o.OwnerState, live: live, onKey: o.OnKey}
 	if logf != nil {
 		cb.log = func(line string) { logf("%s", line) }
 	}
 	h := cgo.NewHandle(cb)
-	C.lj_go_sweep_wire(c, C.uintptr_t(h), flag(cb.ownerState != nil), flag(cb.log != nil), flag(live != nil))
+	C.lj_go_sweep_wire(c, C.uintptr_t(h), flag(cb.ownerState != nil), flag(cb.log != nil), flag(live != nil),
+		flag(cb.onKey != nil))
 	return c, cb, func() { h.Delete(); free() }, nil
 }
 
@@ -377,7 +496,49 @@ func takeReport(r *C.lj_sweep_report_t) SweepReport {
 		out.Ends, out.Deletes, out.Changed = uint64(c.ends), uint64(c.deletes), uint64(c.changed)
 		out.Leaves, out.NoStep, out.OtherNode = uint64(c.leaves), uint64(c.no_step), uint64(c.other_node)
 	}
+	stat := func(s C.int) uint64 { return uint64(C.lj_sweep_report_stat(r, s)) }
+	out.Failed, out.Unknown, out.NotSent = stat(C.LJ_SWEEP_STAT_FAILED), stat(C.LJ_SWEEP_STAT_UNKNOWN), stat(C.LJ_SWEEP_STAT_NOT_SENT)
+	out.Stats = SweepStats{
+		Keys: stat(C.LJ_SWEEP_STAT_KEYS), Bytes: stat(C.LJ_SWEEP_STAT_BYTES), Batches: stat(C.LJ_SWEEP_STAT_BATCHES),
+		Writes: stat(C.LJ_SWEEP_STAT_WRITES), MaxInFlight: stat(C.LJ_SWEEP_STAT_MAX_IN_FLIGHT),
+		Waits: stat(C.LJ_SWEEP_STAT_WAITS), Retries: stat(C.LJ_SWEEP_STAT_RETRIES),
+		Skipped: stat(C.LJ_SWEEP_STAT_SKIPPED), Rejected: stat(C.LJ_SWEEP_STAT_REJECTED),
+		Read: time.Duration(stat(C.LJ_SWEEP_STAT_READ_NS)), Plan: time.Duration(stat(C.LJ_SWEEP_STAT_PLAN_NS)),
+		Apply: time.Duration(stat(C.LJ_SWEEP_STAT_APPLY_NS)), Total: time.Duration(stat(C.LJ_SWEEP_STAT_TOTAL_NS)),
+	}
+	n = int(C.lj_sweep_report_write_count(r))
+	for i := 0; i < n; i++ {
+		var key *C.char
+		var l C.size_t
+		var action, outcome C.int
+		var rev C.uint64_t
+		if C.lj_sweep_report_write(&key, &l, &action, &outcome, &rev, r, C.size_t(i)) == C.LJ_OK {
+			out.Writes = append(out.Writes, SweepWrite{goString(key, l), StepAction(action), SweepOutcome(outcome), uint64(rev)})
+		}
+	}
 	return out
+}
+
+// sweepKeyOf copies what the library says of a key a sweep read.
+func sweepKeyOf(k *C.lj_sweep_key_t) SweepKey {
+	text := func(f C.int) string {
+		var n C.size_t
+		p := C.lj_sweep_key_text(k, f, &n)
+		return goString(p, n)
+	}
+	var a C.lj_step_action_t
+	var rev C.uint64_t
+	var outcome C.int
+	C.lj_sweep_key_verdict(&a, &rev, &outcome, k)
+	var sec C.int64_t
+	var nsec C.int32_t
+	C.lj_sweep_key_started(&sec, &nsec, k)
+	return SweepKey{
+		Key: text(C.LJ_SWEEP_KEY_KEY), Revision: uint64(rev), Action: StepAction(a.action), Reason: StepReason(a.reason),
+		ID: text(C.LJ_SWEEP_KEY_ID), Tool: text(C.LJ_SWEEP_KEY_TOOL), Owner: text(C.LJ_SWEEP_KEY_OWNER),
+		Started: time.Unix(int64(sec), int64(nsec)).UTC(), Why: text(C.LJ_SWEEP_KEY_WHY), Said: text(C.LJ_SWEEP_KEY_SAID),
+		Outcome: SweepOutcome(outcome), Error: text(C.LJ_SWEEP_KEY_ERROR),
+	}
 }
 
 // sweepError is err with what a Go callback failed with under it: a Scan function's

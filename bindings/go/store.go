@@ -50,6 +50,7 @@ type callbackStore struct {
 	update func(key string, value []byte, revision uint64) (uint64, error)
 	create func(key string, value []byte) (uint64, error) // nil: unsupported
 	remove func(key string, revision uint64) error        // nil: unsupported
+	scan   ScanEntries                                    // nil: keys and a get of each
 
 	mu   sync.Mutex
 	last error // the latest failure a callback reported, for the Go caller
@@ -81,6 +82,12 @@ func openCallbackStore(s *callbackStore) (*C.lj_store_t, error) {
 	h := cgo.NewHandle(s) // deleted by the store's release, also on failure
 	var out *C.lj_store_t
 	var cerr *C.lj_error_t
+	if s.scan != nil {
+		if err := errorOf(C.lj_go_store_open_scan(&out, C.uintptr_t(h), &cerr), cerr); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	if err := errorOf(C.lj_go_store_open(&out, C.uintptr_t(h), &cerr), cerr); err != nil {
 		return nil, err
 	}

@@ -32,7 +32,11 @@ static int lj_go_store_remove(const char *key, size_t key_len, uint64_t revision
 
 static void lj_go_store_release(void *payload) { goStoreRelease((uintptr_t)payload); }
 
-int lj_go_store_open(lj_store_t **out, uintptr_t handle, lj_error_t **err) {
+static int lj_go_store_scan(lj_store_sink_t *sink, const char *prefix, size_t prefix_len, void *payload) {
+  return goStoreScan(sink, (char *)prefix, prefix_len, (uintptr_t)payload);
+}
+
+static int lj_go_store_open_with(lj_store_t **out, uintptr_t handle, int scan, lj_error_t **err) {
   lj_store_callbacks_t callbacks = LJ_STORE_CALLBACKS_INIT;
   callbacks.keys = lj_go_store_keys;
   callbacks.get = lj_go_store_get;
@@ -40,7 +44,16 @@ int lj_go_store_open(lj_store_t **out, uintptr_t handle, lj_error_t **err) {
   callbacks.create = lj_go_store_create;
   callbacks.remove = lj_go_store_remove;
   callbacks.release = lj_go_store_release;
+  if (scan) callbacks.scan = lj_go_store_scan;
   return lj_store_from_callbacks(out, &callbacks, (void *)handle, err);
+}
+
+int lj_go_store_open(lj_store_t **out, uintptr_t handle, lj_error_t **err) {
+  return lj_go_store_open_with(out, handle, 0, err);
+}
+
+int lj_go_store_open_scan(lj_store_t **out, uintptr_t handle, lj_error_t **err) {
+  return lj_go_store_open_with(out, handle, 1, err);
 }
 
 static int lj_go_lock_describe(lj_execution_state_t *state, const lj_execution_ref_t *ref, void *payload) {
@@ -160,9 +173,14 @@ void lj_go_plan_wire(lj_step_plan_options_t *opts, uintptr_t handle, int owner_s
   opts->payload = (void *)handle;
 }
 
-void lj_go_sweep_wire(lj_sweep_options_t *opts, uintptr_t handle, int owner_state, int log, int live) {
+static int lj_go_sweep_on_key(const lj_sweep_key_t *key, void *payload) {
+  return goSweepOnKey((lj_sweep_key_t *)key, (uintptr_t)payload);
+}
+
+void lj_go_sweep_wire(lj_sweep_options_t *opts, uintptr_t handle, int owner_state, int log, int live, int on_key) {
   opts->owner_state = owner_state ? lj_go_step_owner_state : NULL;
   opts->log = log ? lj_go_sweep_log : NULL;
   opts->live = live ? lj_go_sweep_live : NULL;
+  opts->on_key = on_key ? lj_go_sweep_on_key : NULL;
   opts->payload = (void *)handle;
 }

@@ -14,6 +14,7 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/cgo"
 	"sync"
@@ -145,6 +146,42 @@ func goStoreRemove(key *C.char, keyLen C.size_t, revision C.uint64_t, handle C.u
 	return C.LJ_OK
 }
 
+// errScanStopped is what a bulk read's each answers once the library asked it to
+// stop (its code is the library's, handed back when the read returns).
+type errScanStopped struct{ code C.int }
+
+func (e errScanStopped) Error() string { return "leasejudge: the sweep stopped the read" }
+
+//export goStoreScan
+func goStoreScan(sink *C.lj_store_sink_t, prefix *C.char, prefixLen C.size_t, handle C.uintptr_t) (rc C.int) {
+	s := backendOf(handle)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = s.fail(fmt.Errorf("leasejudge: a store callback panicked: %v", r))
+		}
+	}()
+	err := s.scan(goString(prefix, prefixLen), func(key string, value []byte, revision uint64) error {
+		if revision == 0 {
+			return &Error{Code: ErrStore, Message: "the store gave " + key + " at revision 0"}
+		}
+		p, n := cString(key)
+		put := C.lj_store_sink_entry(sink, p, n, cBytes(value), C.size_t(len(value)), C.uint64_t(revision))
+		C.free(unsafe.Pointer(p))
+		if put != C.LJ_OK {
+			return errScanStopped{put}
+		}
+		return nil
+	})
+	var stopped errScanStopped
+	if errors.As(err, &stopped) {
+		return stopped.code
+	}
+	if err != nil {
+		return s.fail(err)
+	}
+	return C.LJ_OK
+}
+
 //export goStoreRelease
 func goStoreRelease(handle C.uintptr_t) {
 	cgo.Handle(handle).Delete()
@@ -269,6 +306,7 @@ type stepCallbacks struct {
 	ownerState func(token string) HolderState
 	log        func(line string)
 	live       func(id string) bool
+	onKey      func(SweepKey) error
 
 	mu     sync.Mutex
 	failed error
@@ -331,6 +369,25 @@ func goSweepLive(out *C.int, id *C.char, n C.size_t, handle C.uintptr_t) (rc C.i
 	*out = 0
 	if s.live(goString(id, n)) {
 		*out = 1
+	}
+	return 0
+}
+
+//export goSweepOnKey
+func goSweepOnKey(key *C.lj_sweep_key_t, handle C.uintptr_t) (rc C.int) {
+	s := cgo.Handle(handle).Value().(*stepCallbacks)
+	defer func() {
+		if r := recover(); r != nil {
+			rc = s.panicked(r)
+		}
+	}()
+	if err := s.onKey(sweepKeyOf(key)); err != nil {
+		s.mu.Lock()
+		if s.failed == nil {
+			s.failed = err
+		}
+		s.mu.Unlock()
+		return 1
 	}
 	return 0
 }

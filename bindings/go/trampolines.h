@@ -10,6 +10,8 @@
 // A store over the Go backend behind handle; the store's release deletes the handle
 // (also when opening fails).
 int lj_go_store_open(lj_store_t **out, uintptr_t handle, lj_error_t **err);
+// The same, with the backend's bulk read as the store's scan callback.
+int lj_go_store_open_scan(lj_store_t **out, uintptr_t handle, lj_error_t **err);
 
 // What Go says of a lock's options: plain values and C strings only, so Go can pass
 // it on its stack; the wrappers below build lj_lock_options_t and lj_lock_here_t on
@@ -50,6 +52,6 @@ int lj_go_store_keys_list(lj_store_t *store, uintptr_t handle, lj_error_t **err)
 // The step options' callbacks, set to the Go functions behind handle (the options
 // are C memory); each flag says whether Go has that callback.
 void lj_go_plan_wire(lj_step_plan_options_t *opts, uintptr_t handle, int owner_state);
-void lj_go_sweep_wire(lj_sweep_options_t *opts, uintptr_t handle, int owner_state, int log, int live);
+void lj_go_sweep_wire(lj_sweep_options_t *opts, uintptr_t handle, int owner_state, int log, int live, int on_key);
 
 #endif
