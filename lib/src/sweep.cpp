@@ -368,7 +368,8 @@ SweepReport end_stale(Store& store, std::string_view node, Instant before, const
   OwnerVerdicts cache;
   StepCodec& codec = tl_codec;
   ScanStats scanned;
-  bool halted = false;  // the sweep stopped the read itself
+  std::vector<BatchVerdict> verdicts;  // a batch's, reused
+  bool halted = false;                 // the sweep stopped the read itself
   Status read;
   {
     Applier applier(store, log, opts, report);
@@ -382,8 +383,18 @@ SweepReport end_stale(Store& store, std::string_view node, Instant before, const
           std::int64_t p0 = steady_ns();
           std::int64_t applied = report.stats.apply_ns;
           rules.now = sweep_now(opts);
+          verdicts.resize(batch.entries.size());
+          Status planned = plan_batch(verdicts, batch.buffer, batch.padding, batch.entries, rules, 1);
+          if (!planned.ok()) return planned;
           const std::size_t readable = batch.buffer.size() + batch.padding;
-          for (const BatchEntry& b : batch.entries) {
+          for (std::size_t i = 0; i < batch.entries.size(); ++i) {
+            const BatchEntry& b = batch.entries[i];
+            if (verdicts[i].action == StepAction::leave && !opts.on_key) {
+              count_leave(report.counts, to_verdict(verdicts[i]));
+              continue;
+            }
+            // What is logged and observed: the step read again, with its owner's
+            // judgement (the later word stands where it differs).
             SweepEntry e{batch.buffer.substr(b.key_offset, b.key_len), b.revision,
                          batch.buffer.substr(b.value_offset, b.value_len)};
             bool padded = readable - (b.value_offset + b.value_len) >= step_padding;
