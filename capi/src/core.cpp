@@ -4,8 +4,9 @@
 #include <cstdlib>
 
 #include "internal.hpp"
-#include "options.hpp"
 #include "leasejudge/identity.hpp"
+#include "leasejudge/json_text.hpp"
+#include "options.hpp"
 
 using leasejudge::Errc;
 using namespace leasejudge::capi;
@@ -20,20 +21,39 @@ LJ_API const char* lj_version(void) {
 #undef LJ_STR2
 }
 
-LJ_API unsigned lj_version_number(void) { return LJ_VERSION_NUMBER; }
+LJ_API unsigned lj_version_number(void) {
+  return LJ_VERSION_NUMBER;
+}
 
 LJ_API const char* lj_strerror(int code) {
   if (code > 0 || code < static_cast<int>(Errc::internal)) return "unknown error code";
   return leasejudge::errc_message(static_cast<Errc>(code));
 }
 
-LJ_API int lj_error_code(const lj_error_t* err) { return err == nullptr ? LJ_OK : err->code; }
+LJ_API int lj_error_code(const lj_error_t* err) {
+  return err == nullptr ? LJ_OK : err->code;
+}
 
-LJ_API const char* lj_error_message(const lj_error_t* err) { return err == nullptr ? "" : err->message.c_str(); }
+LJ_API const char* lj_error_message(const lj_error_t* err) {
+  return err == nullptr ? "" : err->message.c_str();
+}
 
-LJ_API void lj_error_destroy(lj_error_t* err) { delete err; }
+LJ_API void lj_error_destroy(lj_error_t* err) {
+  delete err;
+}
 
-LJ_API void lj_free(void* ptr) { std::free(ptr); }
+LJ_API void lj_free(void* ptr) {
+  std::free(ptr);
+}
+
+LJ_API int lj_json_quote(char** out, size_t* out_len, const char* text, size_t text_len, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  std::string_view t;
+  if (!view_of(text, text_len, t)) return fail(err, LJ_EINVAL, "text is NULL with a length");
+  return guard(err, [&] { return give(out, out_len, leasejudge::json_string(t), err); });
+}
 
 LJ_API int lj_boot_id(char** out, size_t* out_len, lj_error_t** err) {
   reset(err);
@@ -94,18 +114,23 @@ LJ_API int lj_owner_options_init(lj_owner_options_t* opts, uint32_t version) {
 namespace {
 lj_holder_state_t to_c(leasejudge::HolderState s) {
   switch (s) {
-    case leasejudge::HolderState::alive: return LJ_HOLDER_ALIVE;
-    case leasejudge::HolderState::dead: return LJ_HOLDER_DEAD;
-    case leasejudge::HolderState::recycled: return LJ_HOLDER_RECYCLED;
-    case leasejudge::HolderState::other_boot: return LJ_HOLDER_OTHER_BOOT;
-    case leasejudge::HolderState::unknown: return LJ_HOLDER_UNKNOWN;
+    case leasejudge::HolderState::alive:
+      return LJ_HOLDER_ALIVE;
+    case leasejudge::HolderState::dead:
+      return LJ_HOLDER_DEAD;
+    case leasejudge::HolderState::recycled:
+      return LJ_HOLDER_RECYCLED;
+    case leasejudge::HolderState::other_boot:
+      return LJ_HOLDER_OTHER_BOOT;
+    case leasejudge::HolderState::unknown:
+      return LJ_HOLDER_UNKNOWN;
   }
   return LJ_HOLDER_UNKNOWN;
 }
 }  // namespace
 
-LJ_API int lj_owner_judge(lj_holder_state_t* state, char** why, size_t* why_len, const char* token,
-                          size_t token_len, const lj_owner_options_t* opts, lj_error_t** err) {
+LJ_API int lj_owner_judge(lj_holder_state_t* state, char** why, size_t* why_len, const char* token, size_t token_len,
+                          const lj_owner_options_t* opts, lj_error_t** err) {
   reset(err);
   if (state == nullptr) return fail(err, LJ_EINVAL, "state is NULL");
   if (why != nullptr) *why = nullptr;

@@ -63,6 +63,11 @@ LJ_API void lj_error_destroy(lj_error_t *err);
 /* Free a string or buffer the library returned. */
 LJ_API void lj_free(void *ptr);
 
+/* text as a JSON string, quotes included, as Go's json.Marshal writes it: valid JSON
+ * for any bytes (ill-formed UTF-8 as \ufffd, control bytes escaped). *out is the
+ * caller's. LJ_EINVAL for NULL out or a NULL text with a length. */
+LJ_API int lj_json_quote(char **out, size_t *out_len, const char *text, size_t text_len, lj_error_t **err);
+
 /* The default of a time argument or option (nanoseconds or milliseconds alike):
  * "now" for a now, this process's start for a before or a boot. */
 #define LJ_TIME_DEFAULT INT64_MIN

@@ -1,0 +1,40 @@
+#include "leasejudge/json_text.hpp"
+
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <random>
+#include <string>
+
+using leasejudge::json_string;
+
+TEST_SUITE("json_text") {
+  TEST_CASE("strings are written as Go's json.Marshal writes them") {
+    CHECK(json_string("") == "\"\"");
+    CHECK(json_string("plain text") == "\"plain text\"");
+    CHECK(json_string("a\"b\\c") == "\"a\\\"b\\\\c\"");
+    CHECK(json_string("\n\r\t\b\f") == "\"\\n\\r\\t\\u0008\\u000c\"");
+    CHECK(json_string(std::string("a\0b", 3)) == "\"a\\u0000b\"");
+    CHECK(json_string("<a&b>") == "\"\\u003ca\\u0026b\\u003e\"");
+    CHECK(json_string("\xe2\x80\xa8|\xe2\x80\xa9") == "\"\\u2028|\\u2029\"");
+    CHECK(json_string("h\xc3\xa9") == "\"h\xc3\xa9\"");
+    CHECK(json_string("x\xc0\",\"kind\":\"break") == "\"x\\ufffd\\\",\\\"kind\\\":\\\"break\"");
+    CHECK(json_string("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");             // a lone surrogate
+    CHECK(json_string("\xf4\x90\x80\x80") == "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");  // past U+10FFFF
+  }
+
+  TEST_CASE("any bytes give one valid JSON string") {
+    std::mt19937 rng(7);
+    simdjson::dom::parser parser;  // validates the whole document
+    for (int i = 0; i < 20000; ++i) {
+      std::string bytes(rng() % 24, '\0');
+      for (auto& c : bytes) c = static_cast<char>(rng() % 256);
+      std::string doc = "[" + json_string(bytes) + "]";
+      simdjson::dom::array a;
+      REQUIRE(parser.parse(doc).get_array().get(a) == simdjson::SUCCESS);
+      CHECK(a.size() == 1);
+      std::string_view s;
+      CHECK(a.at(0).get_string().get(s) == simdjson::SUCCESS);
+    }
+  }
+}
