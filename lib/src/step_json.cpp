@@ -1,0 +1,182 @@
+// Go's grammar over simdjson's stage 1 tokens (step_json.hpp).
+#include "step_json.hpp"
+
+#include <simdjson.h>
+
+#include <algorithm>
+
+namespace leasejudge::step_json {
+
+struct Tokens::Impl {
+  std::unique_ptr<simdjson::internal::dom_parser_implementation> parser;
+  std::size_t capacity = 0;
+};
+
+Tokens::Tokens() : impl_(std::make_unique<Impl>()) {}
+Tokens::~Tokens() = default;
+Tokens::Tokens(Tokens&&) noexcept = default;
+Tokens& Tokens::operator=(Tokens&&) noexcept = default;
+
+Tokens::Found Tokens::index(const char* text, std::size_t len) noexcept {
+  if (len == 0 || len > simdjson::SIMDJSON_MAXSIZE_BYTES) return Found::invalid;
+  Impl& m = *impl_;
+  if (m.capacity < len) {
+    std::size_t cap =
+        std::min<std::size_t>(std::max<std::size_t>({len, 2 * m.capacity, 4096}), simdjson::SIMDJSON_MAXSIZE_BYTES);
+    simdjson::error_code e = m.parser ? m.parser->set_capacity(cap)
+                                      : simdjson::get_active_implementation()->create_dom_parser_implementation(
+                                            cap, /*max_depth, for stage 2 only*/ 1, m.parser);
+    if (e != simdjson::SUCCESS) {
+      m.parser.reset();
+      m.capacity = 0;
+      return Found::invalid;
+    }
+    m.capacity = cap;
+  }
+  simdjson::error_code e =
+      m.parser->stage1(reinterpret_cast<const std::uint8_t*>(text), len, simdjson::stage1_mode::regular);
+  if (e == simdjson::SUCCESS) return Found::ok;
+  return e == simdjson::UTF8_ERROR ? Found::bad_utf8 : Found::invalid;
+}
+
+const std::uint32_t* Tokens::offsets() const noexcept {
+  return impl_->parser ? impl_->parser->structural_indexes.get() : nullptr;
+}
+
+std::uint32_t Tokens::count() const noexcept {
+  return impl_->parser ? impl_->parser->n_structural_indexes : 0;
+}
+
+namespace {
+
+// Are the escapes of the body [b, e) Go's? Only a backslash needs a look.
+bool escapes_valid(const char* b, const char* e) noexcept {
+  const char* p = b;
+  while ((p = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(e - p)))) != nullptr) {
+    if (e - p < 2) return false;
+    switch (p[1]) {
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
+        p += 2;
+        break;
+      case 'u':
+        if (e - p < 6) return false;
+        for (int k = 2; k < 6; ++k)
+          if (!is_hex(static_cast<unsigned char>(p[k]))) return false;
+        p += 6;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool string_token(const TokenText& t, std::uint32_t i, StringToken& out) noexcept {
+  std::uint32_t b = t.tok[i];
+  if (t.text[b] != '"') return false;
+  // The closing quote is the last byte before the next token but white space: a byte
+  // after it would have been a token of its own.
+  std::uint32_t e = t.end_of(i);
+  if (e < b + 2 || t.text[e - 1] != '"') return false;
+  const char* body = t.text + b + 1;
+  const char* body_end = t.text + e - 1;
+  const void* backslash = std::memchr(body, '\\', static_cast<std::size_t>(body_end - body));
+  if (backslash != nullptr && !escapes_valid(static_cast<const char*>(backslash), body_end)) return false;
+  out.begin = b + 1;
+  out.end = e - 1;
+  out.escaped = backslash != nullptr;
+  return true;
+}
+
+std::uint32_t check_tokens(const TokenText& t, std::uint32_t i, int outer, bool float_check, NestStack& nest,
+                           bool* float_bad) noexcept {
+  const int budget = go_max_depth - outer;
+  const std::uint32_t n = t.n;
+  int depth = 0;
+  StringToken s;
+value:
+  if (i >= n) return no_token;
+  switch (t.at(i)) {
+    case '{':
+      if (++depth > budget) return no_token;
+      nest.set(depth, false);
+      if (++i < n && t.at(i) == '}') {
+        ++i;
+        --depth;
+        goto after;
+      }
+      goto key;
+    case '[':
+      if (++depth > budget) return no_token;
+      nest.set(depth, true);
+      if (++i < n && t.at(i) == ']') {
+        ++i;
+        --depth;
+        goto after;
+      }
+      goto value;
+    case '"':
+      if (!string_token(t, i, s)) return no_token;
+      ++i;
+      goto after;
+    case '}':
+    case ']':
+    case ',':
+    case ':':
+      return no_token;
+    default: {
+      const char* b = t.text + t.tok[i];
+      const char* e = t.text + t.end_of(i);
+      switch (*b) {
+        case 't':
+          if (!is_literal(b, e, "true")) return no_token;
+          break;
+        case 'f':
+          if (!is_literal(b, e, "false")) return no_token;
+          break;
+        case 'n':
+          if (!is_literal(b, e, "null")) return no_token;
+          break;
+        default:
+          if (!is_number(b, e)) return no_token;
+          if (float_check && !float_fits(b, e)) {
+            if (float_bad == nullptr) return no_token;
+            *float_bad = true;
+          }
+          break;
+      }
+      ++i;
+      goto after;
+    }
+  }
+after:
+  if (depth == 0) return i;
+  if (i >= n) return no_token;
+  if (t.at(i) == ',') {
+    ++i;
+    if (nest.array_at(depth)) goto value;
+    goto key;
+  }
+  if (t.at(i) == (nest.array_at(depth) ? ']' : '}')) {
+    ++i;
+    --depth;
+    goto after;
+  }
+  return no_token;
+key:
+  if (i >= n || !string_token(t, i, s)) return no_token;
+  if (++i >= n || t.at(i) != ':') return no_token;
+  ++i;
+  goto value;
+}
+
+}  // namespace leasejudge::step_json
