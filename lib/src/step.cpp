@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <unistd.h>
-#include <uuid/uuid.h>
 
 #include <algorithm>
 #include <cstring>
@@ -42,6 +41,23 @@ bool split_step_key(std::string_view key, StepKeyParts& out) noexcept {
   return true;
 }
 
+// Which of names (ASCII lowercase) a decoded object key names, as encoding/json matches
+// names: exactly, else under case folding; -1 for none. Folded, an ASCII key is as long
+// as the name it names, so only a key with a non-ASCII rune (the Kelvin sign, the long
+// s) is folded against names of other lengths.
+template <std::size_t N>
+int match_name(std::string_view key, const std::string_view (&names)[N]) noexcept {
+  for (std::size_t i = 0; i < N; ++i)
+    if (key.size() == names[i].size() && !key.empty() && key[0] == names[i][0] &&
+        std::memcmp(key.data(), names[i].data(), key.size()) == 0)
+      return static_cast<int>(i);
+  bool ascii = true;
+  for (char c : key) ascii &= static_cast<unsigned char>(c) < 0x80;
+  for (std::size_t i = 0; i < N; ++i)
+    if ((!ascii || names[i].size() == key.size()) && step_json::name_matches(key, names[i])) return static_cast<int>(i);
+  return -1;
+}
+
 bool ends_with_ask(std::string_view tool) noexcept {
   return tool.size() >= 4 && tool.compare(tool.size() - 4, 4, " ask") == 0;
 }
@@ -76,9 +92,20 @@ Result<StepKeyParts> parse_step_key(std::string_view key) {
 }
 
 bool is_canonical_uuid(std::string_view text) noexcept {
+  // libuuid's uuid_parse_range, which DESIGN.md names, at fixed places: 36 bytes,
+  // hyphens at 8, 13, 18 and 23, isxdigit elsewhere (then it converts with strtoul,
+  // which cannot fail on hex digits). tests/step_test.cpp compares the two on every byte
+  // at every place.
   if (text.size() != 36) return false;
-  uuid_t uu;
-  return uuid_parse_range(text.data(), text.data() + text.size(), uu) == 0;
+  for (std::size_t i = 0; i < 36; ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != '-') return false;
+    } else if (!step_json::is_hex(c)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 Result<std::int64_t> parse_step_time_ns(std::string_view text) {
@@ -207,19 +234,17 @@ struct StepCodec::Impl {
 
   static Field top_field(std::string_view k) noexcept;
   static AskField ask_field(std::string_view k) noexcept {
-    if (step_json::name_matches(k, "kind")) return AskField::kind;
-    if (step_json::name_matches(k, "check")) return AskField::check;
-    if (step_json::name_matches(k, "build")) return AskField::build;
-    if (step_json::name_matches(k, "compose")) return AskField::compose;
-    return AskField::unknown;
+    static constexpr std::string_view names[] = {"kind", "check", "build", "compose"};
+    static constexpr AskField fields[] = {AskField::kind, AskField::check, AskField::build, AskField::compose};
+    int i = match_name(k, names);
+    return i < 0 ? AskField::unknown : fields[i];
   }
   static PartField part_field(std::string_view k) noexcept {
-    if (step_json::name_matches(k, "fetch")) return PartField::fetch;
-    if (step_json::name_matches(k, "levels")) return PartField::levels;
-    if (step_json::name_matches(k, "run")) return PartField::run;
-    if (step_json::name_matches(k, "module")) return PartField::module;
-    if (step_json::name_matches(k, "fp")) return PartField::fp;
-    return PartField::unknown;
+    static constexpr std::string_view names[] = {"fetch", "levels", "run", "module", "fp"};
+    static constexpr PartField fields[] = {PartField::fetch, PartField::levels, PartField::run, PartField::module,
+                                           PartField::fp};
+    int i = match_name(k, names);
+    return i < 0 ? PartField::unknown : fields[i];
   }
 
   enum class Got : std::uint8_t { ok, wrong_type, broken };
@@ -261,46 +286,12 @@ struct StepCodec::Impl {
 };
 
 Field StepCodec::Impl::top_field(std::string_view k) noexcept {
-  switch (k.size()) {  // the exact names first: nearly every key is one
-    case 2:
-      if (k == "id") return Field::id;
-      break;
-    case 3:
-      if (k == "ask") return Field::ask;
-      break;
-    case 4:
-      if (k == "tool") return Field::tool;
-      break;
-    case 5:
-      if (k == "state") return Field::state;
-      if (k == "owner") return Field::owner;
-      if (k == "ended") return Field::ended;
-      break;
-    case 6:
-      if (k == "reason") return Field::reason;
-      if (k == "result") return Field::result;
-      break;
-    case 7:
-      if (k == "started") return Field::started;
-      break;
-    default:
-      break;
-  }
-  // Folded, a name is at most one byte longer ("ſtarted"), and it begins with a letter
-  // that starts a name in either case, or with a non-ASCII rune (ſ folds to s).
-  if (k.empty() || k.size() > 8) return Field::unknown;
-  auto c0 = static_cast<unsigned char>(k[0]);
-  if (c0 < 0x80) {
-    char lower = static_cast<char>(c0 >= 'A' && c0 <= 'Z' ? c0 + 32 : c0);
-    if (std::string_view("itsoera").find(lower) == std::string_view::npos) return Field::unknown;
-  }
-  static constexpr std::pair<std::string_view, Field> names[] = {
-      {"id", Field::id},         {"tool", Field::tool},       {"state", Field::state},
-      {"owner", Field::owner},   {"started", Field::started}, {"ended", Field::ended},
-      {"reason", Field::reason}, {"result", Field::result},   {"ask", Field::ask}};
-  for (const auto& [name, f] : names)
-    if (step_json::name_matches(k, name)) return f;
-  return Field::unknown;
+  static constexpr std::string_view names[] = {"id",    "tool",   "state",  "owner", "started",
+                                               "ended", "reason", "result", "ask"};
+  static constexpr Field fields[] = {Field::id,    Field::tool,   Field::state,  Field::owner, Field::started,
+                                     Field::ended, Field::reason, Field::result, Field::ask};
+  int i = match_name(k, names);
+  return i < 0 ? Field::unknown : fields[i];
 }
 
 StepCodec::Impl::Got StepCodec::Impl::string_value(std::uint32_t v, int depth, std::uint32_t& next, RawString* raw,
