@@ -45,12 +45,21 @@ bool split_step_key(std::string_view key, StepKeyParts& out) noexcept {
 // names: exactly, else under case folding; -1 for none. Folded, an ASCII key is as long
 // as the name it names, so only a key with a non-ASCII rune (the Kelvin sign, the long
 // s) is folded against names of other lengths.
+inline bool same_bytes(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)  // names are a few bytes: no call
+    if (a[i] != b[i]) return false;
+  return true;
+}
+template <std::size_t N>
+int exact_name(std::string_view key, const std::string_view (&names)[N]) noexcept {
+  for (std::size_t i = 0; i < N; ++i)
+    if (same_bytes(key, names[i])) return static_cast<int>(i);
+  return -1;
+}
 template <std::size_t N>
 int match_name(std::string_view key, const std::string_view (&names)[N]) noexcept {
-  for (std::size_t i = 0; i < N; ++i)
-    if (key.size() == names[i].size() && !key.empty() && key[0] == names[i][0] &&
-        std::memcmp(key.data(), names[i].data(), key.size()) == 0)
-      return static_cast<int>(i);
+  if (int i = exact_name(key, names); i >= 0) return i;
   bool ascii = true;
   for (char c : key) ascii &= static_cast<unsigned char>(c) < 0x80;
   for (std::size_t i = 0; i < N; ++i)
@@ -232,20 +241,30 @@ struct StepCodec::Impl {
     return next;
   }
 
-  static Field top_field(std::string_view k) noexcept;
-  static AskField ask_field(std::string_view k) noexcept {
-    static constexpr std::string_view names[] = {"kind", "check", "build", "compose"};
-    static constexpr AskField fields[] = {AskField::kind, AskField::check, AskField::build, AskField::compose};
-    int i = match_name(k, names);
-    return i < 0 ? AskField::unknown : fields[i];
+  // Which of names the key at token k names (-1: none); false when token k is no key
+  // with its ':'. A key that is a name byte for byte holds no escape: it is not decoded.
+  template <std::size_t N>
+  bool key_named(std::uint32_t k, const std::string_view (&names)[N], int& which) {
+    if (k + 1 >= t.n || t.at(k) != '"' || t.at(k + 1) != ':') return false;
+    std::uint32_t b = t.tok[k] + 1, e = t.end_of(k) - 1;
+    std::string_view key(t.text + b, e - b);
+    if (!masked && (which = exact_name(key, names)) >= 0) return true;
+    if (masked || key.find('\\') != std::string_view::npos) {
+      key_scratch.clear();
+      key = text_of(b, e, true, key_scratch);
+    }
+    which = match_name(key, names);
+    return true;
   }
-  static PartField part_field(std::string_view k) noexcept {
-    static constexpr std::string_view names[] = {"fetch", "levels", "run", "module", "fp"};
-    static constexpr PartField fields[] = {PartField::fetch, PartField::levels, PartField::run, PartField::module,
-                                           PartField::fp};
-    int i = match_name(k, names);
-    return i < 0 ? PartField::unknown : fields[i];
-  }
+  static constexpr std::string_view top_names[] = {"id",    "tool",   "state",  "owner", "started",
+                                                   "ended", "reason", "result", "ask"};
+  static constexpr Field top_fields[] = {Field::id,    Field::tool,   Field::state,  Field::owner, Field::started,
+                                         Field::ended, Field::reason, Field::result, Field::ask};
+  static constexpr std::string_view ask_names[] = {"kind", "check", "build", "compose"};
+  static constexpr AskField ask_fields[] = {AskField::kind, AskField::check, AskField::build, AskField::compose};
+  static constexpr std::string_view part_names[] = {"fetch", "levels", "run", "module", "fp"};
+  static constexpr PartField part_fields[] = {PartField::fetch, PartField::levels, PartField::run, PartField::module,
+                                              PartField::fp};
 
   enum class Got : std::uint8_t { ok, wrong_type, broken };
   // A Go string at token v, `depth` containers into the value: a string sets it (into
@@ -284,15 +303,6 @@ struct StepCodec::Impl {
   template <typename Each>
   std::uint32_t fields(std::uint32_t v, Each&& each);
 };
-
-Field StepCodec::Impl::top_field(std::string_view k) noexcept {
-  static constexpr std::string_view names[] = {"id",    "tool",   "state",  "owner", "started",
-                                               "ended", "reason", "result", "ask"};
-  static constexpr Field fields[] = {Field::id,    Field::tool,   Field::state,  Field::owner, Field::started,
-                                     Field::ended, Field::reason, Field::result, Field::ask};
-  int i = match_name(k, names);
-  return i < 0 ? Field::unknown : fields[i];
-}
 
 StepCodec::Impl::Got StepCodec::Impl::string_value(std::uint32_t v, int depth, std::uint32_t& next, RawString* raw,
                                                    std::string* out) {
@@ -439,9 +449,9 @@ bool StepCodec::Impl::index(std::string_view value) {
 StepShape StepCodec::Impl::walk_step(std::uint32_t first) {
   if (first >= t.n || t.at(first) != '{') return fail(not_json);
   std::uint32_t next = fields(first, [&](std::uint32_t k, std::uint32_t v) -> std::uint32_t {
-    std::string_view key;
-    if (!key_at(k, key)) return broken();
-    Field field = refused ? Field::unknown : top_field(key);
+    int which = -1;
+    if (!key_named(k, top_names, which)) return broken();
+    Field field = refused || which < 0 ? Field::unknown : top_fields[which];
     std::uint32_t after_value = top_value(field, v);
     if (after_value != step_json::no_token)
       spans.push_back(FieldSpan{t.tok[k], t.tok[v], value_end(v, after_value), field});
@@ -506,9 +516,9 @@ std::uint32_t StepCodec::Impl::walk_ask(std::uint32_t v) {
     ask = &*full->ask;
   }
   return fields(v, [&](std::uint32_t k, std::uint32_t fv) -> std::uint32_t {
-    std::string_view key;
-    if (!key_at(k, key)) return broken();
-    AskField which = refused ? AskField::unknown : ask_field(key);
+    int named = -1;
+    if (!key_named(k, ask_names, named)) return broken();
+    AskField which = refused || named < 0 ? AskField::unknown : ask_fields[named];
     switch (which) {
       case AskField::kind:
         return string_field(fv, 2, nullptr, ask ? &ask->kind : nullptr, "its ask's kind is no string");
@@ -552,9 +562,9 @@ std::uint32_t StepCodec::Impl::walk_part(std::uint32_t v, AskField which) {
   StepBuild* build = full && which == AskField::build ? &*full->ask->build : nullptr;
   StepCompose* compose = full && which == AskField::compose ? &*full->ask->compose : nullptr;
   return fields(v, [&](std::uint32_t k, std::uint32_t fv) -> std::uint32_t {
-    std::string_view key;
-    if (!key_at(k, key)) return broken();
-    PartField pf = refused ? PartField::unknown : part_field(key);
+    int named = -1;
+    if (!key_named(k, part_names, named)) return broken();
+    PartField pf = refused || named < 0 ? PartField::unknown : part_fields[named];
     // Only the fields of this part's struct count; the others are unknown to it.
     if (which == AskField::check && (pf == PartField::module || pf == PartField::fp)) pf = PartField::unknown;
     if (which == AskField::build && (pf == PartField::levels || pf == PartField::run)) pf = PartField::unknown;
@@ -596,8 +606,8 @@ std::uint32_t StepCodec::Impl::walk_fetch(std::uint32_t v, std::optional<StepFet
   if (t.at(v) != '{') return wrong(v, 3, not_fetch);
   if (out && !*out) out->emplace();
   return fields(v, [&](std::uint32_t k, std::uint32_t fv) -> std::uint32_t {
-    std::string_view key;
-    if (!key_at(k, key)) return broken();
+    std::string_view key;  // read only when decoded
+    if (out ? !key_at(k, key) : (k + 1 >= t.n || t.at(k) != '"' || t.at(k + 1) != ':')) return broken();
     // The fetch object sits 4 deep: step, ask, check/build/compose, fetch.
     bool float_bad = false;
     std::uint32_t next = check(fv, 4, true, &float_bad);

@@ -11,6 +11,61 @@
 
 namespace leasejudge::step_json {
 
+namespace {
+
+// The first backslash in [p, e), or e: 16 bytes at a time (SSE2, in every x86-64), inline,
+// as most strings are short and a call would cost more than the scan. Bytes up to limit
+// may be read (the text goes on after the string): a short tail is one more load.
+inline const char* find_backslash(const char* p, const char* e, const char* limit) noexcept {
+#if defined(__SSE2__)
+  const __m128i backslash = _mm_set1_epi8('\\');
+  while (p < e) {
+    if (limit - p < 16) break;
+    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    auto m = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, backslash)));
+    if (e - p < 16) m &= (1u << (e - p)) - 1;
+    if (m != 0) return p + __builtin_ctz(m);
+    p += 16;
+  }
+#else
+  (void)limit;
+#endif
+  while (p < e && *p != '\\') ++p;
+  return p < e ? p : e;
+}
+
+// Are the escapes of text [p, e) Go's? A backslash is valid only inside a string, so
+// once stage 1 has found the strings, one scan of the whole text checks every escape of
+// every string: a backslash outside one breaks the grammar as a scalar would.
+bool escapes_valid(const char* p, const char* e) noexcept {
+  while ((p = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(e - p)))) != nullptr) {
+    if (e - p < 2) return false;
+    switch (p[1]) {
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
+        p += 2;
+        break;
+      case 'u':
+        if (e - p < 6) return false;
+        for (int k = 2; k < 6; ++k)
+          if (!is_hex(static_cast<unsigned char>(p[k]))) return false;
+        p += 6;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 struct Tokens::Impl {
   std::unique_ptr<simdjson::internal::dom_parser_implementation> parser;
   std::size_t capacity = 0;
@@ -39,8 +94,9 @@ Tokens::Found Tokens::index(const char* text, std::size_t len) noexcept {
   }
   simdjson::error_code e =
       m.parser->stage1(reinterpret_cast<const std::uint8_t*>(text), len, simdjson::stage1_mode::regular);
-  if (e == simdjson::SUCCESS) return Found::ok;
-  return e == simdjson::UTF8_ERROR ? Found::bad_utf8 : Found::invalid;
+  if (e == simdjson::UTF8_ERROR) return Found::bad_utf8;
+  if (e != simdjson::SUCCESS || !escapes_valid(text, text + len)) return Found::invalid;
+  return Found::ok;
 }
 
 const std::uint32_t* Tokens::offsets() const noexcept {
@@ -51,60 +107,6 @@ std::uint32_t Tokens::count() const noexcept {
   return impl_->parser ? impl_->parser->n_structural_indexes : 0;
 }
 
-namespace {
-
-// The first backslash in [p, e), or e: 16 bytes at a time (SSE2, in every x86-64), inline,
-// as most strings are short and a call would cost more than the scan. Bytes up to limit
-// may be read (the text goes on after the string): a short tail is one more load.
-inline const char* find_backslash(const char* p, const char* e, const char* limit) noexcept {
-#if defined(__SSE2__)
-  const __m128i backslash = _mm_set1_epi8('\\');
-  while (p < e) {
-    if (limit - p < 16) break;
-    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    auto m = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, backslash)));
-    if (e - p < 16) m &= (1u << (e - p)) - 1;
-    if (m != 0) return p + __builtin_ctz(m);
-    p += 16;
-  }
-#else
-  (void)limit;
-#endif
-  while (p < e && *p != '\\') ++p;
-  return p < e ? p : e;
-}
-
-// Are the escapes of the body [p, e) Go's? p is its first backslash.
-bool escapes_valid(const char* p, const char* e, const char* limit) noexcept {
-  while (p < e) {
-    if (e - p < 2) return false;
-    switch (p[1]) {
-      case '"':
-      case '\\':
-      case '/':
-      case 'b':
-      case 'f':
-      case 'n':
-      case 'r':
-      case 't':
-        p += 2;
-        break;
-      case 'u':
-        if (e - p < 6) return false;
-        for (int k = 2; k < 6; ++k)
-          if (!is_hex(static_cast<unsigned char>(p[k]))) return false;
-        p += 6;
-        break;
-      default:
-        return false;
-    }
-    p = find_backslash(p, e, limit);
-  }
-  return true;
-}
-
-}  // namespace
-
 bool string_token(const TokenText& t, std::uint32_t i, StringToken& out) noexcept {
   std::uint32_t b = t.tok[i];
   if (t.text[b] != '"') return false;
@@ -112,14 +114,10 @@ bool string_token(const TokenText& t, std::uint32_t i, StringToken& out) noexcep
   // after it would have been a token of its own.
   std::uint32_t e = t.end_of(i);
   if (e < b + 2 || t.text[e - 1] != '"') return false;
-  const char* body = t.text + b + 1;
   const char* body_end = t.text + e - 1;
-  const char* limit = t.text + t.tok[t.n];
-  const char* backslash = find_backslash(body, body_end, limit);
-  if (backslash != body_end && !escapes_valid(backslash, body_end, limit)) return false;
   out.begin = b + 1;
   out.end = e - 1;
-  out.escaped = backslash != body_end;
+  out.escaped = find_backslash(t.text + b + 1, body_end, t.text + t.tok[t.n]) != body_end;
   return true;
 }
 
@@ -128,7 +126,6 @@ std::uint32_t check_tokens(const TokenText& t, std::uint32_t i, int outer, bool 
   const int budget = go_max_depth - outer;
   const std::uint32_t n = t.n;
   int depth = 0;
-  StringToken s;
 value:
   if (i >= n) return no_token;
   switch (t.at(i)) {
@@ -150,8 +147,7 @@ value:
         goto after;
       }
       goto value;
-    case '"':
-      if (!string_token(t, i, s)) return no_token;
+    case '"':  // a string: stage 1 found its bounds, index() checked its escapes
       ++i;
       goto after;
     case '}':
@@ -199,7 +195,7 @@ after:
   }
   return no_token;
 key:
-  if (i >= n || !string_token(t, i, s)) return no_token;
+  if (i >= n || t.at(i) != '"') return no_token;
   if (++i >= n || t.at(i) != ':') return no_token;
   ++i;
   goto value;

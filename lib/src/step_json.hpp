@@ -192,11 +192,12 @@ struct NestStack {
 // The tokens of a text as simdjson's stage 1 finds them: the offset of each structural
 // character ({ } [ ] , :), of each string's opening quote and of each other scalar's
 // first byte. Stage 1 also checks that the text is UTF-8, that every string is closed
-// and holds no raw byte below 0x20; it checks nothing else, so Go's grammar is checked
-// here over the tokens: each byte is read by stage 1 once, and again only inside a
-// string that holds a backslash, a number or a literal. White space never makes a
-// token of its own, and a byte glued to a scalar belongs to it, so a scalar is all the
-// bytes up to the next token, white space off its end.
+// and holds no raw byte below 0x20; index() adds the escapes (one scan for backslashes
+// over the whole text: outside a string a backslash breaks the grammar anyway). The
+// rest of Go's grammar is checked over the tokens: a string is then valid as it is, a
+// number or a literal is read again. White space never makes a token of its own, and a
+// byte glued to a scalar belongs to it, so a scalar is all the bytes up to the next
+// token, white space off its end; a string is its quotes and what they enclose.
 //
 // The index is read from simdjson's dom_parser_implementation (its stage 1 entry point,
 // internal to simdjson but in its public header): On-Demand, simdjson's public way to
@@ -214,7 +215,7 @@ class Tokens {
   enum class Found : std::uint8_t {
     ok,
     bad_utf8,  // the text is not UTF-8 (Go takes that inside strings: mask_invalid_utf8)
-    invalid,   // an unclosed string, a raw control byte in one, no token, no memory
+    invalid,   // an unclosed string, a raw control byte or a bad escape in one, no token, no memory
   };
   // Index text[0, len), len < 4 GiB. No padding needed: stage 1 copies its last block.
   // The index grows geometrically, so a run of reads allocates O(log size) times.
@@ -251,8 +252,7 @@ struct StringToken {
   bool escaped = false;  // holds a backslash: decode it
 };
 
-// Is token i a string as Go's scanner takes it? Its escapes are checked here; stage 1
-// checked its bounds and control bytes.
+// Is token i a string (of a text index() took)? Its body and whether it must be decoded.
 bool string_token(const TokenText& t, std::uint32_t i, StringToken& out) noexcept;
 
 // Is [b, e) exactly one JSON number, or the literal word? (a scalar token's bytes)
