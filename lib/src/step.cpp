@@ -46,8 +46,8 @@ bool split_step_key(std::string_view key, StepKeyParts& out) noexcept {
 // as the name it names, so only a key with a non-ASCII rune (the Kelvin sign, the long
 // s) is folded against names of other lengths.
 inline bool same_bytes(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)  // names are a few bytes: no call
+  if (a.size() != b.size() || a.empty() || a[0] != b[0]) return false;
+  for (std::size_t i = 1; i < a.size(); ++i)  // names are a few bytes: no call
     if (a[i] != b[i]) return false;
   return true;
 }
@@ -57,14 +57,60 @@ int exact_name(std::string_view key, const std::string_view (&names)[N]) noexcep
     if (same_bytes(key, names[i])) return static_cast<int>(i);
   return -1;
 }
+// The same for the step's own fields, the names nearly every key is: by length, then the
+// bytes (constant-length compares the compiler inlines).
+inline int exact_step_field(std::string_view k) noexcept {
+  switch (k.size()) {
+    case 2:
+      return std::memcmp(k.data(), "id", 2) == 0 ? 0 : -1;
+    case 3:
+      return std::memcmp(k.data(), "ask", 3) == 0 ? 8 : -1;
+    case 4:
+      return std::memcmp(k.data(), "tool", 4) == 0 ? 1 : -1;
+    case 5:
+      if (std::memcmp(k.data(), "state", 5) == 0) return 2;
+      if (std::memcmp(k.data(), "owner", 5) == 0) return 3;
+      if (std::memcmp(k.data(), "ended", 5) == 0) return 5;
+      return -1;
+    case 6:
+      if (std::memcmp(k.data(), "reason", 6) == 0) return 6;
+      if (std::memcmp(k.data(), "result", 6) == 0) return 7;
+      return -1;
+    case 7:
+      return std::memcmp(k.data(), "started", 7) == 0 ? 4 : -1;
+    default:
+      return -1;
+  }
+}
+// The names a key matches under case folding (exact matches tried already). A name's
+// first letter must fold from the key's first rune: an ASCII letter, or one of the two
+// non-ASCII runes that fold to ASCII (the Kelvin sign to k, the long s to s); a table of
+// the names by first letter picks the few to fold against.
 template <std::size_t N>
-int match_name(std::string_view key, const std::string_view (&names)[N]) noexcept {
-  if (int i = exact_name(key, names); i >= 0) return i;
-  bool ascii = true;
-  for (char c : key) ascii &= static_cast<unsigned char>(c) < 0x80;
-  for (std::size_t i = 0; i < N; ++i)
-    if ((!ascii || names[i].size() == key.size()) && step_json::name_matches(key, names[i])) return static_cast<int>(i);
+struct NamesByLetter {
+  std::uint32_t mask[128] = {};  // bit i: names[i] begins with this letter
+  constexpr explicit NamesByLetter(const std::string_view (&names)[N]) {
+    for (std::size_t i = 0; i < N; ++i) mask[static_cast<unsigned char>(names[i][0]) & 0x7F] |= 1u << i;
+  }
+};
+template <std::size_t N>
+int folded_name(std::string_view key, const std::string_view (&names)[N], const NamesByLetter<N>& by_letter) noexcept {
+  static_assert(N <= 32);
+  if (key.empty()) return -1;
+  auto c0 = static_cast<unsigned char>(key[0]);
+  std::uint32_t candidates =
+      c0 < 0x80 ? by_letter.mask[c0 >= 'A' && c0 <= 'Z' ? c0 + 32 : c0]
+                : by_letter.mask[static_cast<unsigned char>('k')] | by_letter.mask[static_cast<unsigned char>('s')];
+  for (; candidates != 0; candidates &= candidates - 1) {
+    int i = __builtin_ctz(candidates);
+    if (step_json::name_matches(key, names[i])) return i;
+  }
   return -1;
+}
+template <std::size_t N>
+int match_name(std::string_view key, const std::string_view (&names)[N], const NamesByLetter<N>& by_letter) noexcept {
+  if (int i = exact_name(key, names); i >= 0) return i;
+  return folded_name(key, names, by_letter);
 }
 
 bool ends_with_ask(std::string_view tool) noexcept {
@@ -151,7 +197,8 @@ struct StepCodec::Impl {
   std::size_t masked_capacity = 0;
   std::string scratch;           // decoded strings of the last read
   std::string key_scratch;       // a decoded object key
-  std::vector<FieldSpan> spans;  // the top-level fields of the last read
+  std::vector<FieldSpan> spans;  // the top-level fields of the last read, for end()
+  bool want_spans = false;
   step_json::NestStack nest;
 
   // The read in progress: the text strings decode from, and its tokens.
@@ -236,6 +283,7 @@ struct StepCodec::Impl {
     return c == '{' || c == '[' ? t.tok[next - 1] + 1 : t.end_of(v);
   }
   std::uint32_t check(std::uint32_t v, int depth, bool float_check = false, bool* float_bad = nullptr) noexcept {
+    if (v < t.n && t.at(v) == '"') return v + 1;  // a string: valid once indexed
     std::uint32_t next = step_json::check_tokens(t, v, outer + depth, float_check, nest, float_bad);
     if (next == step_json::no_token) invalid = true;
     return next;
@@ -244,16 +292,22 @@ struct StepCodec::Impl {
   // Which of names the key at token k names (-1: none); false when token k is no key
   // with its ':'. A key that is a name byte for byte holds no escape: it is not decoded.
   template <std::size_t N>
-  bool key_named(std::uint32_t k, const std::string_view (&names)[N], int& which) {
+  bool key_named(std::uint32_t k, const std::string_view (&names)[N], const NamesByLetter<N>& letters, int& which) {
     if (k + 1 >= t.n || t.at(k) != '"' || t.at(k + 1) != ':') return false;
     std::uint32_t b = t.tok[k] + 1, e = t.end_of(k) - 1;
     std::string_view key(t.text + b, e - b);
-    if (!masked && (which = exact_name(key, names)) >= 0) return true;
+    if (!masked) {
+      if constexpr (N == std::size(top_names))
+        which = exact_step_field(key);
+      else
+        which = exact_name(key, names);
+      if (which >= 0) return true;
+    }
     if (masked || key.find('\\') != std::string_view::npos) {
       key_scratch.clear();
       key = text_of(b, e, true, key_scratch);
     }
-    which = match_name(key, names);
+    which = match_name(key, names, letters);
     return true;
   }
   static constexpr std::string_view top_names[] = {"id",    "tool",   "state",  "owner", "started",
@@ -265,6 +319,9 @@ struct StepCodec::Impl {
   static constexpr std::string_view part_names[] = {"fetch", "levels", "run", "module", "fp"};
   static constexpr PartField part_fields[] = {PartField::fetch, PartField::levels, PartField::run, PartField::module,
                                               PartField::fp};
+  static constexpr NamesByLetter<std::size(top_names)> top_letters{top_names};
+  static constexpr NamesByLetter<std::size(ask_names)> ask_letters{ask_names};
+  static constexpr NamesByLetter<std::size(part_names)> part_letters{part_names};
 
   enum class Got : std::uint8_t { ok, wrong_type, broken };
   // A Go string at token v, `depth` containers into the value: a string sets it (into
@@ -342,7 +399,7 @@ std::uint32_t StepCodec::Impl::string_field(std::uint32_t v, int depth, RawStrin
 std::uint32_t StepCodec::Impl::time_value(std::uint32_t v, Instant& into, const char* type_why) {
   if (t.at(v) == '"') {
     step_json::StringToken s;
-    if (!step_json::string_token(t, v, s)) return broken();
+    if (!step_json::string_token(t, v, s, false)) return broken();
     auto at = parse_rfc3339(std::string_view(t.text + s.begin, s.end - s.begin));
     if (!at) {
       if (refused == nullptr) refused = type_why;
@@ -450,11 +507,11 @@ StepShape StepCodec::Impl::walk_step(std::uint32_t first) {
   if (first >= t.n || t.at(first) != '{') return fail(not_json);
   std::uint32_t next = fields(first, [&](std::uint32_t k, std::uint32_t v) -> std::uint32_t {
     int which = -1;
-    if (!key_named(k, top_names, which)) return broken();
+    if (!key_named(k, top_names, top_letters, which)) return broken();
     Field field = refused || which < 0 ? Field::unknown : top_fields[which];
     std::uint32_t after_value = top_value(field, v);
     if (after_value != step_json::no_token)
-      spans.push_back(FieldSpan{t.tok[k], t.tok[v], value_end(v, after_value), field});
+      if (want_spans) spans.push_back(FieldSpan{t.tok[k], t.tok[v], value_end(v, after_value), field});
     return after_value;
   });
   if (next == step_json::no_token) return fail(not_json);
@@ -517,7 +574,7 @@ std::uint32_t StepCodec::Impl::walk_ask(std::uint32_t v) {
   }
   return fields(v, [&](std::uint32_t k, std::uint32_t fv) -> std::uint32_t {
     int named = -1;
-    if (!key_named(k, ask_names, named)) return broken();
+    if (!key_named(k, ask_names, ask_letters, named)) return broken();
     AskField which = refused || named < 0 ? AskField::unknown : ask_fields[named];
     switch (which) {
       case AskField::kind:
@@ -563,7 +620,7 @@ std::uint32_t StepCodec::Impl::walk_part(std::uint32_t v, AskField which) {
   StepCompose* compose = full && which == AskField::compose ? &*full->ask->compose : nullptr;
   return fields(v, [&](std::uint32_t k, std::uint32_t fv) -> std::uint32_t {
     int named = -1;
-    if (!key_named(k, part_names, named)) return broken();
+    if (!key_named(k, part_names, part_letters, named)) return broken();
     PartField pf = refused || named < 0 ? PartField::unknown : part_fields[named];
     // Only the fields of this part's struct count; the others are unknown to it.
     if (which == AskField::check && (pf == PartField::module || pf == PartField::fp)) pf = PartField::unknown;
@@ -735,7 +792,9 @@ std::string_view StepCodec::no_step_why() const noexcept {
 }
 
 Result<std::string> StepCodec::end(std::string_view value, std::string_view why, Instant ended_at) {
+  impl_->want_spans = true;
   StepShape shape = impl_->parse(value, false, nullptr);
+  impl_->want_spans = false;
   if (shape != StepShape::step)
     return Error{Errc::parse, fmt::format("the value is no step object: {}",
                                           shape == StepShape::null_value ? "it is null" : impl_->why)};

@@ -107,7 +107,7 @@ std::uint32_t Tokens::count() const noexcept {
   return impl_->parser ? impl_->parser->n_structural_indexes : 0;
 }
 
-bool string_token(const TokenText& t, std::uint32_t i, StringToken& out) noexcept {
+bool string_token(const TokenText& t, std::uint32_t i, StringToken& out, bool find_escapes) noexcept {
   std::uint32_t b = t.tok[i];
   if (t.text[b] != '"') return false;
   // The closing quote is the last byte before the next token but white space: a byte
@@ -117,7 +117,7 @@ bool string_token(const TokenText& t, std::uint32_t i, StringToken& out) noexcep
   const char* body_end = t.text + e - 1;
   out.begin = b + 1;
   out.end = e - 1;
-  out.escaped = find_backslash(t.text + b + 1, body_end, t.text + t.tok[t.n]) != body_end;
+  out.escaped = find_escapes && find_backslash(t.text + b + 1, body_end, t.text + t.tok[t.n]) != body_end;
   return true;
 }
 

@@ -30,7 +30,8 @@ namespace leasejudge::step_json {
 inline constexpr int go_max_depth = 10000;
 
 inline bool is_ws(unsigned char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  constexpr std::uint64_t ws = (1ULL << ' ') | (1ULL << '\t') | (1ULL << '\n') | (1ULL << '\r');
+  return c <= ' ' && ((ws >> c) & 1) != 0;
 }
 inline bool is_digit(unsigned char c) noexcept {
   return c >= '0' && c <= '9';
@@ -253,7 +254,8 @@ struct StringToken {
 };
 
 // Is token i a string (of a text index() took)? Its body and whether it must be decoded.
-bool string_token(const TokenText& t, std::uint32_t i, StringToken& out) noexcept;
+// Without find_escapes, escaped is left false (for text read raw, as Go reads times).
+bool string_token(const TokenText& t, std::uint32_t i, StringToken& out, bool find_escapes = true) noexcept;
 
 // Is [b, e) exactly one JSON number, or the literal word? (a scalar token's bytes)
 inline bool is_number(const char* b, const char* e) noexcept {
