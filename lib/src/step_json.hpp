@@ -24,6 +24,10 @@
 
 #include "json_string.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace leasejudge::step_json {
 
 // Go's scanner refuses a value nested deeper than this (arrays and objects together).
@@ -301,6 +305,34 @@ inline bool name_matches(std::string_view key, std::string_view name) noexcept {
 
 // --- writing -----------------------------------------------------------------------
 
+// Does s need no escape as json.Marshal writes it (printable ASCII but " \\ < > &)?
+inline bool plain_json(std::string_view s) noexcept {
+  auto plain = [](unsigned char c) {
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+  };
+#if defined(__SSE2__)
+  if (s.size() >= 16) {
+    auto special = [](const char* p) {
+      __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      __m128i hit = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('<')), _mm_cmpeq_epi8(x, _mm_set1_epi8('>'))),
+                       _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('&')),
+                                    _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1F)), x))));
+      return (_mm_movemask_epi8(hit) | _mm_movemask_epi8(x)) != 0;
+    };
+    const char* p = s.data();
+    const char* end = p + s.size();
+    for (; end - p >= 16; p += 16)
+      if (special(p)) return false;
+    return p == end || !special(end - 16);  // the tail, in a last block that overlaps
+  }
+#endif
+  for (char c : s)
+    if (!plain(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
 // Append s as json.Marshal writes a Go string: quoted, with <, > and & as \u003c,
 // \u003e, \u0026, control bytes as \n \r \t or \u00XX, U+2028 and U+2029 escaped, and
 // each byte of invalid UTF-8 as \ufffd.
@@ -309,12 +341,37 @@ inline void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* end = p + s.size();
+  auto plain = [](unsigned char c) {
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+  };
   while (p < end) {
     unsigned char c = *p;
+    if (plain(c)) {  // a run that needs no escape goes in one append
+      const unsigned char* q = p + 1;
+#if defined(__SSE2__)
+      // 16 bytes at a time: stop at a byte below 0x20 or above 0x7F, or " \\ < > &.
+      while (end - q >= 16) {
+        __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+        __m128i special = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('<')), _mm_cmpeq_epi8(x, _mm_set1_epi8('>'))),
+                         _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('&')),
+                                      _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1F)), x))));
+        auto m = static_cast<unsigned>(_mm_movemask_epi8(special) | _mm_movemask_epi8(x));
+        if (m != 0) {
+          q += __builtin_ctz(m);
+          break;
+        }
+        q += 16;
+      }
+#endif
+      while (q < end && plain(*q)) ++q;
+      out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(q - p));
+      p = q;
+      continue;
+    }
     if (c < 0x80) {
-      if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
-        out.push_back(static_cast<char>(c));
-      } else if (c == '"' || c == '\\') {
+      if (c == '"' || c == '\\') {
         out.push_back('\\');
         out.push_back(static_cast<char>(c));
       } else if (c == '\n') {

@@ -22,12 +22,13 @@ constexpr const char* not_one_value = "the line is not one JSON value";
 
 // A JSON number that is an integer from 0 to 2^64-1 (what a revision is), into out.
 bool revision_of(const char* b, const char* e, Revision& out) noexcept {
-  if (b == e) return false;
+  if (b == e || e - b > 20) return false;
   Revision v = 0;
   for (const char* p = b; p < e; ++p) {
     if (!step_json::is_digit(static_cast<unsigned char>(*p))) return false;
     auto d = static_cast<Revision>(*p - '0');
-    if (v > (std::numeric_limits<Revision>::max() - d) / 10) return false;
+    // 19 digits always fit; the 20th may not.
+    if (p - b == 19 && v > (std::numeric_limits<Revision>::max() - d) / 10) return false;
     v = v * 10 + d;
   }
   out = v;
@@ -50,6 +51,10 @@ struct StepLineReader::Impl {
   const char* wrong = nullptr;  // the first field of the wrong type
 
   const StepLine& read(std::string_view text, StepCodec* codec, StepView* view, std::string_view node);
+  // A line indexed already, with many others (its tokens and the text they are offsets into).
+  const StepLine& read_indexed(const step_json::TokenText& tokens, StepCodec* codec, StepView* view,
+                               std::string_view node);
+  const StepLine& walk(StepCodec* codec, StepView* view, std::string_view node);
   const StepLine& malformed(const char* why) {
     line.malformed = why;
     return line;
@@ -66,7 +71,10 @@ struct StepLineReader::Impl {
     step_json::unquote_append(t.text + s.begin, t.text + s.end, into);
     return into;
   }
-  std::uint32_t check(std::uint32_t v) noexcept { return step_json::check_tokens(t, v, 1, false, nest); }
+  std::uint32_t check(std::uint32_t v) noexcept {
+    if (v < t.n && t.at(v) == '"') return v + 1;  // a string: valid once indexed
+    return step_json::check_tokens(t, v, 1, false, nest);
+  }
   std::uint32_t field(std::string_view name, std::uint32_t v, StepCodec* codec, StepView* view, std::string_view node);
   std::uint32_t value_field(std::uint32_t v, StepCodec* codec, StepView* view, std::string_view node);
 };
@@ -114,6 +122,19 @@ const StepLine& StepLineReader::Impl::read(std::string_view text, StepCodec* cod
   wrong = nullptr;
   const char* e = text.data() + text.size();
   if (step_json::skip_ws(text.data(), e) == e || text.size() >= 0xFFFFFFF0u || !index(text)) return broken();
+  return walk(codec, view, node);
+}
+
+const StepLine& StepLineReader::Impl::read_indexed(const step_json::TokenText& tokens, StepCodec* codec, StepView* view,
+                                                   std::string_view node) {
+  line = StepLine{};
+  masked = false;
+  wrong = nullptr;
+  t = tokens;
+  return walk(codec, view, node);
+}
+
+const StepLine& StepLineReader::Impl::walk(StepCodec* codec, StepView* view, std::string_view node) {
   if (t.at(0) != '{') return check(0) == t.n ? malformed("the line is no JSON object") : broken();
   // The object, field by field. Go's grammar is checked to the end before a field of
   // the wrong type is told; after one, the rest is only checked.
@@ -123,9 +144,15 @@ const StepLine& StepLineReader::Impl::read(std::string_view text, StepCodec* cod
   } else {
     for (;;) {
       step_json::StringToken ks;
-      if (i + 2 >= t.n || !step_json::string_token(t, i, ks) || t.at(i + 1) != ':') return broken();
+      // A name is looked for escapes only when it is none of the three byte for byte.
+      if (i + 2 >= t.n || !step_json::string_token(t, i, ks, false) || t.at(i + 1) != ':') return broken();
+      std::string_view raw(t.text + ks.begin, ks.end - ks.begin);
+      if (masked || (raw != "key" && raw != "revision" && raw != "value")) {
+        ks.escaped = raw.find('\\') != std::string_view::npos;
+        raw = decoded(ks, name);
+      }
       std::uint32_t v = i + 2;
-      std::uint32_t next = wrong != nullptr ? check(v) : field(decoded(ks, name), v, codec, view, node);
+      std::uint32_t next = wrong != nullptr ? check(v) : field(raw, v, codec, view, node);
       if (next == step_json::no_token || next >= t.n) return broken();
       i = next + 1;
       if (t.at(next) == '}') break;
@@ -197,12 +224,26 @@ std::uint32_t StepLineReader::Impl::value_field(std::uint32_t v, StepCodec* code
 
 void append_step_plan_line(std::string& out, std::string_view key, const StepVerdict& verdict) {
   char why[step_why_max];
+  std::string_view why_text(why, step_why(verdict, why));
+  std::string_view action = step_action_name(verdict.action);
+  constexpr std::string_view a = "{\"key\":\"", b = "\",\"action\":\"", c = "\",\"why\":\"", d = "\"}\n";
+  if (key.size() <= 1024 && step_json::plain_json(key) && step_json::plain_json(why_text)) {
+    // Nearly every line: nothing to escape, the line put together once.
+    char line[1024 + step_why_max + 64];
+    char* p = line;
+    for (std::string_view piece : {a, key, b, action, c, why_text, d}) {
+      std::memcpy(p, piece.data(), piece.size());
+      p += piece.size();
+    }
+    out.append(line, static_cast<std::size_t>(p - line));
+    return;
+  }
   out.append("{\"key\":");
   step_json::append_json_string(out, key);
   out.append(",\"action\":\"");
-  out.append(step_action_name(verdict.action));
+  out.append(action);
   out.append("\",\"why\":");
-  step_json::append_json_string(out, std::string_view(why, step_why(verdict, why)));
+  step_json::append_json_string(out, why_text);
   out.append("}\n");
 }
 
@@ -219,19 +260,23 @@ void append_step_malformed_line(std::string& out, const StepLine& line) {
 
 // --- the plan ----------------------------------------------------------------------------
 
+namespace {
+// Lines are indexed this many bytes at a time (a longer line alone): one stage 1 call for
+// many lines costs less than a call a line.
+constexpr std::size_t lines_at_once = 256 << 10;
+}  // namespace
+
 struct StepLinesPlan::Impl {
   StaleRules rules;
   StepLineReader reader;
+  step_json::Tokens tokens;  // of many lines at once
   StepCodec codec;
   OwnerVerdicts cache;
   StepView view;
   std::string pending;  // a line cut short by the end of a chunk
   StepLinesSummary summary;
 
-  void plan_line(std::string_view text, std::string& out) {
-    const char* e = text.data() + text.size();
-    if (step_json::skip_ws(text.data(), e) == e) return;  // blank lines get no answer
-    const StepLine& l = reader.read_planned(text, codec, view, rules.node);
+  void answer(const StepLine& l, std::string& out) {
     if (l.malformed != nullptr) {
       ++summary.malformed;
       append_step_malformed_line(out, l);
@@ -242,6 +287,60 @@ struct StepLinesPlan::Impl {
     StepVerdict v = plan_read_step(l.key, l.value, shape, view, rules, &cache);
     summary.plan.add(v);
     append_step_plan_line(out, l.key, v);
+  }
+  void plan_line(std::string_view text, std::string& out) {
+    const char* e = text.data() + text.size();
+    if (step_json::skip_ws(text.data(), e) == e) return;  // blank lines get no answer
+    answer(reader.read_planned(text, codec, view, rules.node), out);
+  }
+  // Complete lines: indexed a chunk at a time, each line read from its part of the index.
+  // A chunk stage 1 refuses (a line not UTF-8, a string left open, a bad escape: a string
+  // never spans lines in an index that stands) is read line by line instead.
+  void plan_lines(std::string_view text, std::string& out) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      std::size_t cut = std::min(text.size(), pos + lines_at_once);
+      if (cut < text.size()) {
+        std::size_t nl = text.rfind('\n', cut - 1);
+        cut = nl != std::string_view::npos && nl >= pos ? nl + 1 : text.find('\n', pos);
+        cut = cut == std::string_view::npos ? text.size() : std::max(cut, pos + 1);
+      }
+      std::string_view chunk = text.substr(pos, cut - pos);
+      if (!plan_indexed(chunk, out)) each_line(chunk, [&](std::string_view line) { plan_line(line, out); });
+      pos = cut;
+    }
+  }
+  template <typename Each>
+  static void each_line(std::string_view chunk, Each&& each) {
+    std::size_t at = 0;
+    while (at < chunk.size()) {
+      std::size_t nl = chunk.find('\n', at);
+      if (nl == std::string_view::npos) nl = chunk.size();
+      each(chunk.substr(at, nl - at));
+      at = nl + 1;
+    }
+  }
+  bool plan_indexed(std::string_view chunk, std::string& out) {
+    if (chunk.size() >= 0xFFFFFFF0u || tokens.index(chunk.data(), chunk.size()) != step_json::Tokens::Found::ok)
+      return false;
+    const std::uint32_t* tok = tokens.offsets();
+    const std::uint32_t n = tokens.count();
+    std::uint32_t j = 0;
+    std::size_t at = 0;
+    each_line(chunk, [&](std::string_view line) {
+      auto line_end = static_cast<std::uint32_t>(line.data() + line.size() - chunk.data());
+      std::uint32_t first = j;
+      j = static_cast<std::uint32_t>(std::lower_bound(tok + j, tok + n, line_end) - tok);
+      at = line_end + 1;
+      if (first == j) return;  // blank: white space only
+      // The line's tokens; the one after its last (the next line's first, or the chunk's
+      // end) bounds its last token as the text's end would.
+      answer(reader.impl_->read_indexed(step_json::TokenText{chunk.data(), tok + first, j - first}, &codec, &view,
+                                        rules.node),
+             out);
+    });
+    (void)at;
+    return true;
   }
 };
 
@@ -256,27 +355,23 @@ void StepLinesPlan::feed(std::string_view input, std::string& out) {
   Impl& m = *impl_;
   std::size_t pos = 0;
   if (!m.pending.empty()) {
-    const void* nl = std::memchr(input.data(), '\n', input.size());
-    if (nl == nullptr) {
+    std::size_t nl = input.find('\n');
+    if (nl == std::string_view::npos) {
       m.pending.append(input);
       return;
     }
-    pos = static_cast<std::size_t>(static_cast<const char*>(nl) - input.data());
-    m.pending.append(input.substr(0, pos));
+    m.pending.append(input.substr(0, nl));
     m.plan_line(m.pending, out);
     m.pending.clear();
-    ++pos;
+    pos = nl + 1;
   }
-  while (pos < input.size()) {
-    const void* nl = std::memchr(input.data() + pos, '\n', input.size() - pos);
-    if (nl == nullptr) {
-      m.pending.assign(input.substr(pos));
-      return;
-    }
-    std::size_t end = static_cast<std::size_t>(static_cast<const char*>(nl) - input.data());
-    m.plan_line(input.substr(pos, end - pos), out);
-    pos = end + 1;
+  std::size_t last = input.rfind('\n');
+  if (last == std::string_view::npos || last < pos) {
+    m.pending.assign(input.substr(pos));
+    return;
   }
+  m.plan_lines(input.substr(pos, last + 1 - pos), out);
+  m.pending.assign(input.substr(last + 1));
 }
 
 void StepLinesPlan::finish(std::string& out) {

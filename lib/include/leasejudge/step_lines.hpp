@@ -62,6 +62,7 @@ class StepLineReader {
   const StepLine& read_planned(std::string_view line, StepCodec& codec, StepView& view, std::string_view node);
 
  private:
+  friend class StepLinesPlan;  // reads lines it indexed many at a time
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
