@@ -1,9 +1,11 @@
 /* The C ABI's step and sweep parts, from C: every entry point, NULL and bad
  * arguments included. TAP-style output, a closing "N passed, N failed" line. */
+#define _POSIX_C_SOURCE 200809L /* pipe, read, write, close */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "leasejudge.h"
 
@@ -276,6 +278,49 @@ static void test_batch(void) {
   CHECK(expect_error(lj_step_plan_batch(out, 6, NULL, buffer, len, 0, entries, 6, &o, &err), LJ_EINVAL, &err, NULL));
 }
 
+/* The same lines streamed from a pipe to a pipe, and descriptors that cannot be used. */
+static void test_lines_fd(const char *input, const char *expected, const lj_step_plan_options_t *o) {
+  int in[2], out[2];
+  char got[4096];
+  size_t got_len = 0;
+  ssize_t n;
+  lj_step_plan_summary_t sum;
+  lj_error_t *err = NULL;
+  CHECK(pipe(in) == 0 && pipe(out) == 0);
+  CHECK(write(in[1], input, strlen(input)) == (ssize_t)strlen(input));
+  close(in[1]);
+  memset(&sum, 0xff, sizeof sum);
+  CHECK(lj_step_plan_lines_fd(&sum, in[0], out[1], o, &err) == LJ_OK);
+  close(out[1]);
+  while ((n = read(out[0], got + got_len, sizeof got - 1 - got_len)) > 0) got_len += (size_t)n;
+  got[got_len] = '\0';
+  CHECK(got_len == strlen(expected) && strcmp(got, expected) == 0);
+  CHECK(sum.ends == 3 && sum.deletes == 0 && sum.leaves == 0 && sum.no_step == 2 && sum.other_node == 1 &&
+        sum.malformed == 4);
+  close(in[0]);
+  close(out[0]);
+
+  CHECK(expect_error(lj_step_plan_lines_fd(NULL, -1, 1, o, &err), LJ_EINVAL, &err,
+                     "the file descriptors must not be negative"));
+  CHECK(expect_error(lj_step_plan_lines_fd(NULL, 0, -2, o, &err), LJ_EINVAL, &err, NULL));
+  CHECK(expect_error(lj_step_plan_lines_fd(NULL, 0, 1, NULL, &err), LJ_EINVAL, &err, NULL));
+  /* A descriptor closed already cannot be read; the read end of a pipe cannot be
+   * written: each an I/O error, and the summary says what was planned before. */
+  CHECK(pipe(in) == 0);
+  close(in[0]);
+  close(in[1]);
+  CHECK(expect_error(lj_step_plan_lines_fd(&sum, in[0], 1, o, &err), LJ_EIO, &err, NULL));
+  CHECK(sum.ends == 0 && sum.malformed == 0);
+  CHECK(pipe(in) == 0 && pipe(out) == 0);
+  CHECK(write(in[1], input, strlen(input)) == (ssize_t)strlen(input));
+  close(in[1]);
+  CHECK(expect_error(lj_step_plan_lines_fd(&sum, in[0], out[0], o, &err), LJ_EIO, &err, NULL));
+  CHECK(sum.ends == 3 && sum.malformed == 4);
+  close(in[0]);
+  close(out[0]);
+  close(out[1]);
+}
+
 static void test_lines(void) {
   const char *input =
       "{\"key\":\"n1.h\",\"revision\":3,\"value\":{\"id\":\"h\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\"}}\n"
@@ -324,6 +369,7 @@ static void test_lines(void) {
   CHECK(expect_error(lj_step_plan_lines(&out, &out_len, NULL, NULL, 3, &o, &err), LJ_EINVAL, &err, NULL));
   CHECK(expect_error(lj_step_plan_lines(&out, &out_len, NULL, input, 3, NULL, &err), LJ_EINVAL, &err, NULL));
   CHECK(out == NULL);
+  test_lines_fd(input, expected, &o);
   CHECK(expect_error(lj_step_plan_summary_format(&line, NULL, NULL, &err), LJ_EINVAL, &err, NULL));
   CHECK(line == NULL);
   CHECK(expect_error(lj_step_plan_summary_format(NULL, NULL, &sum, &err), LJ_EINVAL, &err, NULL));
