@@ -278,6 +278,66 @@ static void test_batch(void) {
   CHECK(expect_error(lj_step_plan_batch(out, 6, NULL, buffer, len, 0, entries, 6, &o, &err), LJ_EINVAL, &err, NULL));
 }
 
+/* The answers a plan fed in pieces hands out, gathered. */
+struct answers {
+  char text[4096];
+  size_t len, calls, stop_after;
+};
+static int gather(const char *data, size_t len, void *payload) {
+  struct answers *a = (struct answers *)payload;
+  if (a->stop_after != 0 && a->calls == a->stop_after) return 1;
+  a->calls++;
+  if (a->len + len >= sizeof a->text) return 1;
+  memcpy(a->text + a->len, data, len);
+  a->len += len;
+  a->text[a->len] = '\0';
+  return 0;
+}
+
+/* The same lines fed in pieces of every size from one byte. */
+static void test_lines_fed(const char *input, const char *expected, const lj_step_plan_options_t *o) {
+  size_t piece, at, n = strlen(input);
+  lj_step_lines_plan_t *plan = NULL;
+  lj_step_plan_summary_t sum;
+  lj_error_t *err = NULL;
+  struct answers a;
+  for (piece = 1; piece <= n + 1; piece += piece < 8 ? 1 : 97) {
+    memset(&a, 0, sizeof a);
+    CHECK(lj_step_lines_plan_create(&plan, o, &err) == LJ_OK);
+    for (at = 0; at < n; at += piece)
+      CHECK(lj_step_lines_plan_feed(plan, input + at, n - at < piece ? n - at : piece, gather, &a, &err) == LJ_OK);
+    CHECK(lj_step_lines_plan_feed(plan, NULL, 0, gather, &a, &err) == LJ_OK);
+    memset(&sum, 0xff, sizeof sum);
+    CHECK(lj_step_lines_plan_finish(&sum, plan, gather, &a, &err) == LJ_OK);
+    CHECK(strcmp(a.text, expected) == 0);
+    CHECK(sum.ends == 3 && sum.deletes == 0 && sum.leaves == 0 && sum.no_step == 2 && sum.other_node == 1 &&
+          sum.malformed == 4);
+    lj_step_lines_plan_destroy(plan);
+  }
+  /* A write that asks to stop: LJ_EUSER, and nothing more is handed out. */
+  memset(&a, 0, sizeof a);
+  a.stop_after = 1;
+  CHECK(lj_step_lines_plan_create(&plan, o, &err) == LJ_OK);
+  CHECK(lj_step_lines_plan_feed(plan, input, 100, gather, &a, &err) == LJ_OK);
+  CHECK(expect_error(lj_step_lines_plan_feed(plan, input + 100, n - 100, gather, &a, &err), LJ_EUSER, &err,
+                     "the write callback asked to stop the plan"));
+  CHECK(a.calls == 1);
+  lj_step_lines_plan_destroy(plan);
+  /* Bad arguments. */
+  plan = (lj_step_lines_plan_t *)&a;
+  CHECK(expect_error(lj_step_lines_plan_create(&plan, NULL, &err), LJ_EINVAL, &err, NULL));
+  CHECK(plan == NULL);
+  CHECK(expect_error(lj_step_lines_plan_create(NULL, o, &err), LJ_EINVAL, &err, NULL));
+  CHECK(lj_step_lines_plan_create(&plan, o, &err) == LJ_OK);
+  CHECK(expect_error(lj_step_lines_plan_feed(NULL, input, n, gather, &a, &err), LJ_EINVAL, &err, NULL));
+  CHECK(expect_error(lj_step_lines_plan_feed(plan, input, n, NULL, &a, &err), LJ_EINVAL, &err, NULL));
+  CHECK(expect_error(lj_step_lines_plan_feed(plan, NULL, 3, gather, &a, &err), LJ_EINVAL, &err, NULL));
+  CHECK(expect_error(lj_step_lines_plan_finish(&sum, NULL, gather, &a, &err), LJ_EINVAL, &err, NULL));
+  CHECK(expect_error(lj_step_lines_plan_finish(&sum, plan, NULL, &a, &err), LJ_EINVAL, &err, NULL));
+  lj_step_lines_plan_destroy(plan);
+  lj_step_lines_plan_destroy(NULL);
+}
+
 /* The same lines streamed from a pipe to a pipe, and descriptors that cannot be used. */
 static void test_lines_fd(const char *input, const char *expected, const lj_step_plan_options_t *o) {
   int in[2], out[2];
@@ -370,6 +430,7 @@ static void test_lines(void) {
   CHECK(expect_error(lj_step_plan_lines(&out, &out_len, NULL, input, 3, NULL, &err), LJ_EINVAL, &err, NULL));
   CHECK(out == NULL);
   test_lines_fd(input, expected, &o);
+  test_lines_fed(input, expected, &o);
   CHECK(expect_error(lj_step_plan_summary_format(&line, NULL, NULL, &err), LJ_EINVAL, &err, NULL));
   CHECK(line == NULL);
   CHECK(expect_error(lj_step_plan_summary_format(NULL, NULL, &sum, &err), LJ_EINVAL, &err, NULL));

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "internal.hpp"
@@ -88,6 +90,46 @@ void copy_summary(lj_step_plan_summary_t* out, const StepLinesSummary& s) {
 }
 
 }  // namespace
+
+// A plan of lines fed in pieces: the plan, the stop its owner judge may ask for, and the
+// answers of the piece in hand.
+struct lj_step_lines_plan_t {
+  std::atomic<bool> stopped{false};
+  std::optional<StepLinesPlan> plan;
+  std::string out;
+
+  // Hand out the answers so far, in chunks.
+  int flush(lj_step_lines_write_fn write, void* payload, lj_error_t** err) {
+    std::size_t at = 0;
+    while (at < out.size()) {
+      std::size_t n = std::min(out.size() - at, answer_chunk);
+      if (write(out.data() + at, n, payload) != 0) {
+        out.clear();
+        return fail(err, LJ_EUSER, "the write callback asked to stop the plan");
+      }
+      at += n;
+    }
+    out.clear();
+    return LJ_OK;
+  }
+  int feed(std::string_view in, lj_step_lines_write_fn write, void* payload, lj_error_t** err) {
+    // A large piece in slices, so that its answers never pile up.
+    for (std::size_t at = 0; at < in.size() || in.empty(); at += input_slice) {
+      plan->feed(in.substr(at, input_slice), out);
+      if (stopped) return stopped_error(err);
+      if (int rc = flush(write, payload, err); rc != LJ_OK) return rc;
+      if (in.empty()) break;
+    }
+    return LJ_OK;
+  }
+  int finish(lj_step_lines_write_fn write, void* payload, lj_error_t** err) {
+    plan->finish(out);
+    if (stopped) return stopped_error(err);
+    return flush(write, payload, err);
+  }
+
+  static constexpr std::size_t answer_chunk = 256 << 10, input_slice = 1 << 20;
+};
 
 extern "C" {
 
@@ -237,6 +279,47 @@ LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t* summary, int in_fd, int
     if (!st.ok()) return fail(err, st.error());
     return LJ_OK;
   });
+}
+
+LJ_API int lj_step_lines_plan_create(lj_step_lines_plan_t** out, const lj_step_plan_options_t* opts,
+                                     lj_error_t** err) {
+  reset(err);
+  return guard(err, [&] {
+    if (out == nullptr) return fail(err, LJ_EINVAL, "out must not be NULL");
+    *out = nullptr;
+    auto plan = std::make_unique<lj_step_lines_plan_t>();
+    StaleRules rules;
+    if (int rc = rules_of(rules, plan->stopped, opts, err); rc != LJ_OK) return rc;
+    plan->plan.emplace(std::move(rules));
+    *out = plan.release();
+    return LJ_OK;
+  });
+}
+
+LJ_API int lj_step_lines_plan_feed(lj_step_lines_plan_t* plan, const char* input, size_t input_len,
+                                   lj_step_lines_write_fn write, void* payload, lj_error_t** err) {
+  reset(err);
+  return guard(err, [&] {
+    std::string_view in;
+    if (plan == nullptr || write == nullptr) return fail(err, LJ_EINVAL, "plan and write must not be NULL");
+    if (!view_of(input, input_len, in)) return fail(err, LJ_EINVAL, "the input is NULL with a length");
+    return plan->feed(in, write, payload, err);
+  });
+}
+
+LJ_API int lj_step_lines_plan_finish(lj_step_plan_summary_t* summary, lj_step_lines_plan_t* plan,
+                                     lj_step_lines_write_fn write, void* payload, lj_error_t** err) {
+  reset(err);
+  return guard(err, [&] {
+    if (plan == nullptr || write == nullptr) return fail(err, LJ_EINVAL, "plan and write must not be NULL");
+    int rc = plan->finish(write, payload, err);
+    copy_summary(summary, plan->plan->summary());
+    return rc;
+  });
+}
+
+LJ_API void lj_step_lines_plan_destroy(lj_step_lines_plan_t* plan) {
+  delete plan;
 }
 
 LJ_API int lj_step_plan_summary_format(char** out, size_t* out_len, const lj_step_plan_summary_t* summary,

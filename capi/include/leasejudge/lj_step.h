@@ -196,6 +196,26 @@ LJ_API int lj_step_plan_lines(char **out, size_t *out_len, lj_step_plan_summary_
 LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t *summary, int in_fd, int out_fd,
                                  const lj_step_plan_options_t *opts, lj_error_t **err);
 
+/* The same plan fed by the caller, for input that comes in pieces (a read loop that
+ * must stay interruptible, a socket, a decompressor): create a plan, feed it the input
+ * in pieces cut anywhere, finish it. Each feed plans the lines its piece completes and
+ * hands their answer lines to write, in order, in chunks of at most about 256 KiB
+ * (data lives during the call), before it returns; the end of a line cut short is kept
+ * for the next feed (so a plan holds one piece, the longest line and one chunk of
+ * answers). finish plans what is left (the last line, when the input did not end with
+ * a newline) and fills summary (optional). write returning non-zero stops the plan:
+ * LJ_EUSER, as does owner_state asking to stop. A plan is one thread's at a time;
+ * destroy(NULL) does nothing. */
+typedef struct lj_step_lines_plan_t lj_step_lines_plan_t;
+typedef int (*lj_step_lines_write_fn)(const char *data, size_t len, void *payload);
+LJ_API int lj_step_lines_plan_create(lj_step_lines_plan_t **out, const lj_step_plan_options_t *opts,
+                                     lj_error_t **err);
+LJ_API int lj_step_lines_plan_feed(lj_step_lines_plan_t *plan, const char *input, size_t input_len,
+                                   lj_step_lines_write_fn write, void *payload, lj_error_t **err);
+LJ_API int lj_step_lines_plan_finish(lj_step_plan_summary_t *summary, lj_step_lines_plan_t *plan,
+                                     lj_step_lines_write_fn write, void *payload, lj_error_t **err);
+LJ_API void lj_step_lines_plan_destroy(lj_step_lines_plan_t *plan);
+
 /* The summary line `leasejudge step plan` writes on stderr (no newline):
  * "step plan: <k> keys: <e> end, <d> delete, <l> leave, <n> no-step, <o> other-node,
  * <m> malformed lines". *out is the caller's. */
