@@ -108,7 +108,8 @@ same "--owner, --before, --bound, --rule" "$expected" "$(run leasejudge step pla
 # A state larger than a read (1 MiB), read from a pipe as it comes: 3,000 copies of the
 # lines above, their answers 3,000 copies of the answers, the summary counting all.
 copies=3000
-for ((i = 0; i < copies; i++)); do cat "$WORK/steps.jsonl"; done >"$WORK/big.jsonl"
+lines=$(<"$WORK/steps.jsonl")
+for ((i = 0; i < copies; i++)); do printf '%s\n' "$lines"; done >"$WORK/big.jsonl"
 for ((i = 0; i < copies; i++)); do printf '%s\n' "${expected%$'\n'rc=0}"; done >"$WORK/big.expected"
 (cat "$WORK/big.jsonl" | leasejudge step plan --node n1 --owner x.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
   --rule provably-dead --now 2024-05-01T12:00:00Z >"$WORK/big.out" 2>"$WORK/big.err")
