@@ -227,6 +227,19 @@ Outcome run_simdjson_raw(const Options& o, const StepLines& lines) {
   return out;
 }
 
+// --- decisions, for the agreement check --------------------------------------------
+
+StaleRules rules_of(const Options& o) {
+  StaleRules rules;
+  rules.node = o.node;
+  rules.self = o.owner;
+  rules.before = o.before;
+  rules.now = o.now;
+  rules.bound_ns = o.bound_s * 1000000000LL;
+  rules.rule = OwnerRule::not_self;
+  return rules;
+}
+
 // --- the plan-like floor: what the rules read, nothing checked ---------------------------
 
 // The fields the rules read, by their exact names, the rest skipped unread and unchecked
@@ -261,12 +274,7 @@ Outcome run_plan_floor(const Options& o, const StepLines& lines) {
   out.decided = true;
   simdjson::ondemand::parser parser;
   PaddedCopy copy;
-  StaleRules rules;
-  rules.node = o.node;
-  rules.self = o.owner;
-  rules.before = o.before;
-  rules.now = o.now;
-  rules.bound_ns = o.bound_s * 1000000000LL;
+  StaleRules rules = rules_of(o);
   BatchSummary sum;
   repeat(o, out, [&] {
     sum = BatchSummary{};
@@ -284,19 +292,6 @@ Outcome run_plan_floor(const Options& o, const StepLines& lines) {
   out.remove = sum.remove;
   out.leave = sum.leave + sum.no_step + sum.other_node;
   return out;
-}
-
-// --- decisions, for the agreement check --------------------------------------------
-
-StaleRules rules_of(const Options& o) {
-  StaleRules rules;
-  rules.node = o.node;
-  rules.self = o.owner;
-  rules.before = o.before;
-  rules.now = o.now;
-  rules.bound_ns = o.bound_s * 1000000000LL;
-  rules.rule = OwnerRule::not_self;
-  return rules;
 }
 
 // --- leasejudge's batch plan ----------------------------------------------------------

@@ -193,8 +193,6 @@ constexpr const char* not_json = "the value is not valid JSON";
 
 struct StepCodec::Impl {
   step_json::Tokens tokens;
-  std::unique_ptr<char[]> masked_copy;  // the value with invalid UTF-8 masked, for stage 1
-  std::size_t masked_capacity = 0;
   std::string scratch;           // decoded strings of the last read
   std::string key_scratch;       // a decoded object key
   std::vector<FieldSpan> spans;  // the top-level fields of the last read, for end()
@@ -481,22 +479,9 @@ StepShape StepCodec::Impl::start(std::string_view value) {
   return StepShape::step;
 }
 
-// Stage 1 over the value; invalid UTF-8 (which Go reads as U+FFFD inside strings) is
-// masked in a copy and the copy indexed, strings still decoded from the value.
+// Stage 1 over the value, as Go reads it (invalid UTF-8 masked for stage 1).
 bool StepCodec::Impl::index(std::string_view value) {
-  auto found = tokens.index(value.data(), value.size());
-  if (found == step_json::Tokens::Found::bad_utf8) {
-    if (masked_capacity < value.size()) {
-      std::size_t cap = std::max(value.size(), 2 * masked_capacity);
-      masked_copy.reset(new char[cap]);
-      masked_capacity = cap;
-    }
-    std::memcpy(masked_copy.get(), value.data(), value.size());
-    step_json::mask_invalid_utf8(masked_copy.get(), value.size());
-    masked = true;
-    found = tokens.index(masked_copy.get(), value.size());
-  }
-  if (found != step_json::Tokens::Found::ok) return false;
+  if (tokens.index_go(value.data(), value.size(), masked) != step_json::Tokens::Found::ok) return false;
   t.tok = tokens.offsets();
   t.n = tokens.count();
   return true;

@@ -69,6 +69,8 @@ bool escapes_valid(const char* p, const char* e) noexcept {
 struct Tokens::Impl {
   std::unique_ptr<simdjson::internal::dom_parser_implementation> parser;
   std::size_t capacity = 0;
+  std::unique_ptr<char[]> masked_copy;  // index_go's copy of a text that is not UTF-8
+  std::size_t masked_capacity = 0;
 };
 
 Tokens::Tokens() : impl_(std::make_unique<Impl>()) {}
@@ -97,6 +99,22 @@ Tokens::Found Tokens::index(const char* text, std::size_t len) noexcept {
   if (e == simdjson::UTF8_ERROR) return Found::bad_utf8;
   if (e != simdjson::SUCCESS || !escapes_valid(text, text + len)) return Found::invalid;
   return Found::ok;
+}
+
+Tokens::Found Tokens::index_go(const char* text, std::size_t len, bool& masked) {
+  masked = false;
+  Found found = index(text, len);
+  if (found != Found::bad_utf8) return found;
+  Impl& m = *impl_;
+  if (m.masked_capacity < len) {
+    std::size_t cap = std::max(len, 2 * m.masked_capacity);
+    m.masked_copy.reset(new char[cap]);
+    m.masked_capacity = cap;
+  }
+  std::memcpy(m.masked_copy.get(), text, len);
+  mask_invalid_utf8(m.masked_copy.get(), len);
+  masked = true;
+  return index(m.masked_copy.get(), len);
 }
 
 const std::uint32_t* Tokens::offsets() const noexcept {

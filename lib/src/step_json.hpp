@@ -225,6 +225,10 @@ class Tokens {
   // Index text[0, len), len < 4 GiB. No padding needed: stage 1 copies its last block.
   // The index grows geometrically, so a run of reads allocates O(log size) times.
   Found index(const char* text, std::size_t len) noexcept;
+  // The same as Go reads a text: where it is not UTF-8 (Go takes that inside strings, as
+  // U+FFFD), a copy with the bad bytes masked (mask_invalid_utf8) is indexed and masked
+  // set; the strings are still to be decoded from text itself.
+  Found index_go(const char* text, std::size_t len, bool& masked);
   const std::uint32_t* offsets() const noexcept;  // offsets()[count()] is the text's length
   std::uint32_t count() const noexcept;
 

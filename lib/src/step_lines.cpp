@@ -40,8 +40,6 @@ bool revision_of(const char* b, const char* e, Revision& out) noexcept {
 struct StepLineReader::Impl {
   step_json::Tokens tokens;
   step_json::NestStack nest;
-  std::unique_ptr<char[]> masked_copy;
-  std::size_t masked_capacity = 0;
   std::string key, stored, name;  // what was decoded: the key, a value carried as a string, a name
   StepLine line;
 
@@ -93,22 +91,9 @@ const StepLine& StepLineReader::read_planned(std::string_view line, StepCodec& c
   return impl_->read(line, &codec, &view, node);
 }
 
-// Stage 1 over the line; invalid UTF-8 (Go reads it as U+FFFD inside strings) is masked
-// in a copy for it, the strings still decoded from the line.
+// Stage 1 over the line, as Go reads it (invalid UTF-8 masked for stage 1).
 bool StepLineReader::Impl::index(std::string_view text) {
-  auto found = tokens.index(text.data(), text.size());
-  if (found == step_json::Tokens::Found::bad_utf8) {
-    if (masked_capacity < text.size()) {
-      std::size_t cap = std::max(text.size(), 2 * masked_capacity);
-      masked_copy.reset(new char[cap]);
-      masked_capacity = cap;
-    }
-    std::memcpy(masked_copy.get(), text.data(), text.size());
-    step_json::mask_invalid_utf8(masked_copy.get(), text.size());
-    masked = true;
-    found = tokens.index(masked_copy.get(), text.size());
-  }
-  if (found != step_json::Tokens::Found::ok) return false;
+  if (tokens.index_go(text.data(), text.size(), masked) != step_json::Tokens::Found::ok) return false;
   t.text = text.data();
   t.tok = tokens.offsets();
   t.n = tokens.count();
