@@ -139,6 +139,32 @@ bool string_token(const TokenText& t, std::uint32_t i, StringToken& out, bool fi
   return true;
 }
 
+namespace {
+
+// The scalar at token i: exactly a literal word, or a number (that fits a float64 when
+// float_check; one that does not sets *float_bad, or fails without it).
+bool scalar_valid(const TokenText& t, std::uint32_t i, bool float_check, bool* float_bad) noexcept {
+  const char* b = t.text + t.tok[i];
+  const char* e = t.text + t.end_of(i);
+  switch (*b) {
+    case 't':
+      return is_literal(b, e, "true");
+    case 'f':
+      return is_literal(b, e, "false");
+    case 'n':
+      return is_literal(b, e, "null");
+    default:
+      if (!is_number(b, e)) return false;
+      if (float_check && !float_fits(b, e)) {
+        if (float_bad == nullptr) return false;
+        *float_bad = true;
+      }
+      return true;
+  }
+}
+
+}  // namespace
+
 std::uint32_t check_tokens(const TokenText& t, std::uint32_t i, int outer, bool float_check, NestStack& nest,
                            bool* float_bad) noexcept {
   const int budget = go_max_depth - outer;
@@ -173,30 +199,10 @@ value:
     case ',':
     case ':':
       return no_token;
-    default: {
-      const char* b = t.text + t.tok[i];
-      const char* e = t.text + t.end_of(i);
-      switch (*b) {
-        case 't':
-          if (!is_literal(b, e, "true")) return no_token;
-          break;
-        case 'f':
-          if (!is_literal(b, e, "false")) return no_token;
-          break;
-        case 'n':
-          if (!is_literal(b, e, "null")) return no_token;
-          break;
-        default:
-          if (!is_number(b, e)) return no_token;
-          if (float_check && !float_fits(b, e)) {
-            if (float_bad == nullptr) return no_token;
-            *float_bad = true;
-          }
-          break;
-      }
+    default:
+      if (!scalar_valid(t, i, float_check, float_bad)) return no_token;
       ++i;
       goto after;
-    }
   }
 after:
   if (depth == 0) return i;

@@ -8,14 +8,14 @@
 // values that are not JSON); a line without one is a key that holds none. revision is
 // optional (null: 0). A line is one JSON object as Go's scanner reads it, its names
 // matched exactly (escapes undone), the last repeat winning, unknown names skipped.
-// A line that is no entry gets a malformed answer, with its key when the key was read
-// before what is wrong; blank lines get none. Answers are written as json.Marshal
-// writes strings.
+// A line that is no entry gets a malformed answer, with its key when the line is JSON
+// and its key came before the field that is wrong; blank lines get none. Answers are
+// written as json.Marshal writes strings.
 //
-// A line is indexed once (simdjson's stage 1) and its envelope and its value are read
-// from that one index. StepLinesPlan plans lines as they come, in chunks cut anywhere,
-// holding one line and one chunk of answers at a time: a state larger than memory
-// plans in bounded memory.
+// A line is indexed once (simdjson's stage 1; StepLinesPlan indexes many lines at once)
+// and its envelope and its value are read from that one index. StepLinesPlan plans
+// lines as they come, in chunks cut anywhere, holding one chunk, the longest line and
+// one chunk of answers at a time: a state larger than memory plans in bounded memory.
 #pragma once
 
 #include <atomic>
