@@ -1,7 +1,8 @@
-// The counting replacements of alloc_count.hpp. malloc and friends forward to glibc's
-// __libc_* entry points (free needs no replacement: the memory is glibc's own); operator
-// new forwards to malloc. Counters are relaxed atomics: one add per allocation, nothing on
-// a path that does not allocate.
+// The counting replacements of alloc_count.hpp. operator new counts and takes its memory
+// from the allocator underneath without counting again; malloc and friends (outside the
+// sanitizers' builds) count and forward to glibc's __libc_* entry points; free needs no
+// replacement: the memory is glibc's own. Counters are relaxed atomics: one add per
+// allocation, nothing on a path that does not allocate.
 #include "alloc_count.hpp"
 
 #include <atomic>
@@ -9,6 +10,12 @@
 #include <cstddef>
 #include <cstdlib>
 #include <new>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(LEASEJUDGE_BENCH_NO_ALLOC_COUNT)
+#define LEASEJUDGE_COUNT_MALLOC 0
+#else
+#define LEASEJUDGE_COUNT_MALLOC 1
+#endif
 
 namespace leasejudge::bench {
 namespace {
@@ -23,19 +30,15 @@ Allocations allocations_so_far() noexcept {
   return {g_count.load(std::memory_order_relaxed), g_bytes.load(std::memory_order_relaxed)};
 }
 
-#ifdef LEASEJUDGE_BENCH_NO_ALLOC_COUNT
 bool allocations_counted() noexcept {
-  return false;
+  return LEASEJUDGE_COUNT_MALLOC != 0;
 }
-}  // namespace leasejudge::bench
-#else
-bool allocations_counted() noexcept {
-  return true;
-}
+
 }  // namespace leasejudge::bench
 
 using leasejudge::bench::counted;
 
+#if LEASEJUDGE_COUNT_MALLOC
 extern "C" {
 void* __libc_malloc(std::size_t);
 void* __libc_calloc(std::size_t, std::size_t);
@@ -71,18 +74,28 @@ int posix_memalign(void** out, std::size_t align, std::size_t n) {
   return 0;
 }
 }
+#endif
 
 namespace {
-void* allocate(std::size_t n) {
-  void* p = std::malloc(n == 0 ? 1 : n);
+// Memory for operator new, counted once: here, not again underneath.
+void* uncounted(std::size_t n, std::size_t align) noexcept {
+  if (n == 0) n = 1;
+#if LEASEJUDGE_COUNT_MALLOC
+  return align <= alignof(std::max_align_t) ? __libc_malloc(n) : __libc_memalign(align, n);
+#else
+  return align <= alignof(std::max_align_t) ? std::malloc(n)
+                                            : std::aligned_alloc(align, (n + align - 1) / align * align);
+#endif
+}
+void* allocate(std::size_t n, std::size_t align = alignof(std::max_align_t)) {
+  counted(n);
+  void* p = uncounted(n, align);
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
-void* allocate_aligned(std::size_t n, std::align_val_t a) {
-  std::size_t align = static_cast<std::size_t>(a) < sizeof(void*) ? sizeof(void*) : static_cast<std::size_t>(a);
-  void* p = nullptr;
-  if (posix_memalign(&p, align, n == 0 ? 1 : n) != 0) throw std::bad_alloc();
-  return p;
+void* allocate_nothrow(std::size_t n) noexcept {
+  counted(n);
+  return uncounted(n, alignof(std::max_align_t));
 }
 }  // namespace
 
@@ -93,16 +106,16 @@ void* operator new[](std::size_t n) {
   return allocate(n);
 }
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  return std::malloc(n == 0 ? 1 : n);
+  return allocate_nothrow(n);
 }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  return std::malloc(n == 0 ? 1 : n);
+  return allocate_nothrow(n);
 }
 void* operator new(std::size_t n, std::align_val_t a) {
-  return allocate_aligned(n, a);
+  return allocate(n, static_cast<std::size_t>(a));
 }
 void* operator new[](std::size_t n, std::align_val_t a) {
-  return allocate_aligned(n, a);
+  return allocate(n, static_cast<std::size_t>(a));
 }
 void operator delete(void* p) noexcept {
   std::free(p);
@@ -128,4 +141,3 @@ void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
   std::free(p);
 }
-#endif

@@ -1,7 +1,9 @@
-// Allocation counting for the sweep contenders: every operator new and every malloc,
-// calloc, realloc, posix_memalign, aligned_alloc and memalign of the process, counted (not
-// assumed), so a contender can say how many allocations one plan of a batch made.
-// Linked only into the contender executable, which replaces those functions.
+// Allocation counting, for the sweep contenders and the allocation tests: every operator
+// new of the process and, outside the sanitizers' builds, every malloc, calloc, realloc,
+// posix_memalign, aligned_alloc and memalign too, counted (not assumed), so a contender or
+// a test can say how many allocations one plan of a batch made. Linked only into the
+// programs that count (leasejudge-bench-sweep, tests/step_alloc_test), which get these
+// replacements of the allocation functions.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +16,8 @@ struct Allocations {
 
 // The allocations made so far by the whole process (all threads).
 Allocations allocations_so_far() noexcept;
-// False where the counting is compiled out (a sanitizer build replaces malloc itself).
+// True when every allocation is counted; false in a sanitizer's build, whose runtime
+// replaces malloc itself: there only operator new is counted.
 bool allocations_counted() noexcept;
 
 }  // namespace leasejudge::bench

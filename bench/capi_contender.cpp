@@ -2,11 +2,18 @@
 //   capi-batch  lj_step_plan_batch: one call per batch over the caller's buffer and entry
 //               array, verdicts into the caller's action array;
 //   capi-lines  lj_step_plan_lines: the JSON lines in, the JSON lines of `leasejudge step
-//               plan` out, reading the lines and writing the answer timed with the plan.
+//               plan` out, reading the lines and writing the answer timed with the plan;
+//   capi-lines-fd  lj_step_plan_lines_fd: the same streamed from the state's file to a
+//               file, the state never held (its peak RSS is taken before the state is
+//               read for the agreement check).
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <simdjson.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -102,6 +109,72 @@ Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& d
   return out;
 }
 
+namespace {
+
+void take_summary(Outcome& out, const lj_step_plan_summary_t& summary, std::string_view what) {
+  if (summary.malformed != 0) {
+    fmt::print(stderr, "leasejudge-bench-sweep: {} found {} malformed lines\n", what, summary.malformed);
+    std::exit(1);
+  }
+  out.end = summary.ends;
+  out.remove = summary.deletes;
+  out.leave = summary.leaves + summary.no_step + summary.other_node;
+}
+
+// The decisions of an answer of `leasejudge step plan`: one line per entry, in order,
+// {"key","action","why"}.
+void decide_from_answer(const Options& o, const StepLines& lines, std::string_view answer, DecisionFile& decisions) {
+  simdjson::ondemand::parser parser;
+  std::string padded(answer);
+  padded.append(simdjson::SIMDJSON_PADDING, ' ');
+  std::size_t at = 0, i = 0;
+  lj_error_t* err = nullptr;
+  int rc = LJ_OK;
+  while (at < answer.size()) {
+    std::size_t nl = answer.find('\n', at);
+    if (nl == std::string_view::npos) nl = answer.size();
+    std::string_view key, action, why;
+    simdjson::ondemand::document doc;
+    simdjson::ondemand::object obj;
+    if (i >= lines.lines.size() ||
+        parser.iterate(simdjson::padded_string_view(padded.data() + at, nl - at, padded.size() - at)).get(doc) ||
+        doc.get_object().get(obj) || obj["key"].get_string().get(key) || key != lines.key(lines.lines[i]) ||
+        obj["action"].get_string().get(action) || obj["why"].get_string().get(why)) {
+      fmt::print(stderr, "leasejudge-bench-sweep: answer line {} is not the plan of key {}\n", i + 1, i);
+      std::exit(1);
+    }
+    StepAction a = action == "end" ? StepAction::end : action == "delete" ? StepAction::remove : StepAction::leave;
+    if (a == StepAction::leave) {
+      decisions.add(key, a, why, "");
+    } else {
+      // The answer carries no reason; under rule not-self what is said of the owner
+      // follows from the owner and the why, so the reason is taken from them (the
+      // check here is on the action and the why; capi-batch checks what is said).
+      std::string_view value = lines.value(lines.lines[i]);
+      lj_step_t* step = nullptr;
+      if ((rc = lj_step_decode(&step, value.data(), value.size(), &err)) != LJ_OK) die("lj_step_decode", rc, err);
+      std::size_t owner_len = 0;
+      const char* owner = lj_step_string(step, LJ_STEP_FIELD_OWNER, &owner_len);
+      bool owned = owner != nullptr && owner_len > 0;
+      lj_step_destroy(step);
+      lj_step_action_t act{};
+      act.action = static_cast<std::uint8_t>(a);
+      act.reason = owned                                    ? LJ_STEP_OWNER_NOT_SELF
+                   : why.starts_with("past the step bound") ? LJ_STEP_ASK_PAST_BOUND
+                                                            : LJ_STEP_STARTED_BEFORE;
+      decisions.add(key, a, why, said_of(act, value, o));
+    }
+    at = nl + 1;
+    ++i;
+  }
+  if (i != lines.lines.size()) {
+    fmt::print(stderr, "leasejudge-bench-sweep: {} answer lines for {} entries\n", i, lines.lines.size());
+    std::exit(1);
+  }
+}
+
+}  // namespace
+
 Outcome run_capi_lines(const Options& o, const StepLines& lines, DecisionFile& decisions) {
   Outcome out;
   out.decided = true;
@@ -119,63 +192,54 @@ Outcome run_capi_lines(const Options& o, const StepLines& lines, DecisionFile& d
     rc = lj_step_plan_lines(&answer, &answer_len, &summary, input.data(), input.size(), &opts, &err);
   });
   if (rc != LJ_OK) die("lj_step_plan_lines", rc, err);
-  if (summary.malformed != 0) {
-    fmt::print(stderr, "leasejudge-bench-sweep: lj_step_plan_lines found {} malformed lines\n", summary.malformed);
-    std::exit(1);
-  }
-  out.end = summary.ends;
-  out.remove = summary.deletes;
-  out.leave = summary.leaves + summary.no_step + summary.other_node;
-  if (decisions.wanted()) {
-    // One answer line per entry, in order: {"key","action","why"}.
-    simdjson::ondemand::parser parser;
-    std::string padded(answer, answer_len);
-    padded.append(simdjson::SIMDJSON_PADDING, ' ');
-    std::size_t at = 0, i = 0;
-    while (at < answer_len) {
-      std::size_t nl = std::string_view(answer, answer_len).find('\n', at);
-      if (nl == std::string_view::npos) nl = answer_len;
-      std::string_view key, action, why;
-      simdjson::ondemand::document doc;
-      simdjson::ondemand::object obj;
-      if (i >= lines.lines.size() ||
-          parser.iterate(simdjson::padded_string_view(padded.data() + at, nl - at, padded.size() - at)).get(doc) ||
-          doc.get_object().get(obj) || obj["key"].get_string().get(key) || key != lines.key(lines.lines[i]) ||
-          obj["action"].get_string().get(action) || obj["why"].get_string().get(why)) {
-        fmt::print(stderr, "leasejudge-bench-sweep: answer line {} is not the plan of key {}\n", i + 1, i);
-        std::exit(1);
-      }
-      StepAction a = action == "end" ? StepAction::end : action == "delete" ? StepAction::remove : StepAction::leave;
-      if (a == StepAction::leave) {
-        decisions.add(key, a, why, "");
-      } else {
-        // The answer carries no reason; under rule not-self what is said of the owner
-        // follows from the owner and the why, so the reason is taken from them (the
-        // check here is on the action and the why; capi-batch checks what is said).
-        std::string_view value = lines.value(lines.lines[i]);
-        lj_step_t* step = nullptr;
-        if ((rc = lj_step_decode(&step, value.data(), value.size(), &err)) != LJ_OK) die("lj_step_decode", rc, err);
-        std::size_t owner_len = 0;
-        const char* owner = lj_step_string(step, LJ_STEP_FIELD_OWNER, &owner_len);
-        bool owned = owner != nullptr && owner_len > 0;
-        lj_step_destroy(step);
-        lj_step_action_t act{};
-        act.action = static_cast<std::uint8_t>(a);
-        act.reason = owned                                    ? LJ_STEP_OWNER_NOT_SELF
-                     : why.starts_with("past the step bound") ? LJ_STEP_ASK_PAST_BOUND
-                                                              : LJ_STEP_STARTED_BEFORE;
-        decisions.add(key, a, why, said_of(act, value, o));
-      }
-      at = nl + 1;
-      ++i;
-    }
-    if (i != lines.lines.size()) {
-      fmt::print(stderr, "leasejudge-bench-sweep: {} answer lines for {} entries\n", i, lines.lines.size());
-      std::exit(1);
-    }
-  }
+  take_summary(out, summary, "lj_step_plan_lines");
+  if (decisions.wanted()) decide_from_answer(o, lines, std::string_view(answer, answer_len), decisions);
   lj_free(answer);
   return out;
+}
+
+Outcome run_capi_lines_fd(const Options& o, std::string& answer) {
+  Outcome out;
+  out.decided = true;
+  int in = ::open(o.state.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) {
+    fmt::print(stderr, "leasejudge-bench-sweep: opening {}: {}\n", o.state, std::strerror(errno));
+    std::exit(1);
+  }
+  // The answer goes to a file of its own (unlinked), as `leasejudge step plan FILE >out`.
+  std::FILE* sink = std::tmpfile();
+  if (sink == nullptr) {
+    fmt::print(stderr, "leasejudge-bench-sweep: a temporary file: {}\n", std::strerror(errno));
+    std::exit(1);
+  }
+  int outfd = fileno(sink);
+  lj_step_plan_options_t opts = plan_options(o);
+  lj_step_plan_summary_t summary{};
+  int rc = LJ_OK;
+  lj_error_t* err = nullptr;
+  repeat(
+      o, out, [&] { rc = lj_step_plan_lines_fd(&summary, in, outfd, &opts, &err); },
+      [&] {
+        if (::lseek(in, 0, SEEK_SET) != 0 || ::ftruncate(outfd, 0) != 0 || ::lseek(outfd, 0, SEEK_SET) != 0) {
+          fmt::print(stderr, "leasejudge-bench-sweep: rewinding: {}\n", std::strerror(errno));
+          std::exit(1);
+        }
+      });
+  if (rc != LJ_OK) die("lj_step_plan_lines_fd", rc, err);
+  take_summary(out, summary, "lj_step_plan_lines_fd");
+  off_t size = ::lseek(outfd, 0, SEEK_END);
+  answer.resize(static_cast<std::size_t>(size < 0 ? 0 : size));
+  if (size < 0 || ::pread(outfd, answer.data(), answer.size(), 0) != static_cast<ssize_t>(answer.size())) {
+    fmt::print(stderr, "leasejudge-bench-sweep: reading the answer back: {}\n", std::strerror(errno));
+    std::exit(1);
+  }
+  std::fclose(sink);
+  ::close(in);
+  return out;
+}
+
+void check_capi_lines_fd(const Options& o, const StepLines& lines, std::string_view answer, DecisionFile& decisions) {
+  if (decisions.wanted()) decide_from_answer(o, lines, answer, decisions);
 }
 
 }  // namespace leasejudge::bench

@@ -67,8 +67,12 @@ class DecisionFile {
 // the last pass, and the peak RSS once the passes are done.
 void repeat(const Options& o, Outcome& out, const std::function<void()>& pass, const std::function<void()>& setup = {});
 
-// lj_step_plan_batch and lj_step_plan_lines through the C ABI (capi_contender.cpp).
+// lj_step_plan_batch, lj_step_plan_lines and lj_step_plan_lines_fd through the C ABI
+// (capi_contender.cpp).
 Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& decisions);
 Outcome run_capi_lines(const Options& o, const StepLines& lines, DecisionFile& decisions);
+// lj_step_plan_lines_fd from the state's file, before the state is read: its answer.
+Outcome run_capi_lines_fd(const Options& o, std::string& answer);
+void check_capi_lines_fd(const Options& o, const StepLines& lines, std::string_view answer, DecisionFile& decisions);
 
 }  // namespace leasejudge::bench

@@ -14,7 +14,7 @@
 # then the same dry run and sweep on a three-node cluster with an R3 bucket over
 # CLUSTER_KEYS keys (0: none). Every contender's decisions are checked against the Go
 # baseline's on the same state (this node's keys). Rows go to results.tsv with keys = the
-# node's keys read, and writes/s as an eleventh field.
+# node's keys read, the round as its eleventh field and writes/s as a twelfth.
 
 nats_server_exe() {
   local p
@@ -95,9 +95,9 @@ nats_contender() {
   echo "$out" >"$runs/$name.json"
   local keys seconds
   keys=$(field "$out" keys); seconds=$(field "$out" seconds)
-  printf '%s\t1\t%s\t%s\t%s\t%s\t-\t-\t1\t%s/%s/%s\t%s\n' "$name" "$keys" "$seconds" "$(field "$out" value_bytes)" \
-    "$(field "$out" peak_rss_kb)" "$(field "$out" end)" "$(field "$out" delete)" "$(field "$out" leave)" \
-    "$(field "$out" writes_per_s)" >>"$results"
+  printf '%s\t1\t%s\t%s\t%s\t%s\t-\t-\t1\t%s/%s/%s\t%s\t%s\n' "$name" "$keys" "$seconds" \
+    "$(field "$out" value_bytes)" "$(field "$out" peak_rss_kb)" "$(field "$out" end)" "$(field "$out" delete)" \
+    "$(field "$out" leave)" "${round:-1}" "$(field "$out" writes_per_s)" >>"$results"
   awk -v s="$seconds" -v n="$keys" -v w="$(field "$out" writes_per_s)" \
     'BEGIN { printf "%.3f s, %.0f keys/s of the node%s\n", s, n / s, (w > 0 ? sprintf(", %.0f writes/s", w) : "") }' >&2
 }

@@ -1,11 +1,10 @@
 // A steps state read from JSON lines ({"key","revision","value"} per line) into memory, for
 // the sweep contenders: one buffer holds every key and every value where the file has them,
-// followed by simdjson's padding, so every contender reads the same bytes in place, with no
-// copy per key, and the batch plan takes the buffer as it is. Reading the lines is never
-// timed. As for `leasejudge step plan`: a value that is a JSON string holds the stored
-// bytes themselves (for values that are not JSON), and a line without a value is a key
-// that holds none. Keys with escapes and such stored bytes are appended, unescaped, after
-// the file's bytes.
+// followed by padding, so every contender reads the same bytes in place, with no copy per
+// key, and the batch plan takes the buffer as it is. Reading the lines is never timed. The
+// lines are read by the library's reader (leasejudge/step_lines.hpp, the format of
+// `leasejudge step plan`); keys with escapes and values carried as JSON strings of their
+// bytes are appended, unescaped, after the file's bytes.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +36,7 @@ struct StepLines {
 };
 
 // Read path. Errc::io when it cannot be read, Errc::parse naming the first line that is
-// no {"key":string,"revision":number,"value":any} object.
+// malformed and why.
 Result<StepLines> read_step_lines(const std::string& path);
 
 }  // namespace leasejudge::bench

@@ -11,11 +11,17 @@
 //                 buffer: one call per batch, as an FFI caller makes it
 //   capi-lines    lj_step_plan_lines: the file's JSON lines in, the JSON lines of
 //                 `leasejudge step plan` out (reading and writing them timed too)
+//   capi-lines-fd lj_step_plan_lines_fd: the state's file streamed to a file
 //   sweep-apply   leasejudge::end_stale on a MemoryStore holding the state: list, get, plan,
 //                 end or delete at the revision read, one log line per action (the store is
 //                 filled again, untimed, before each repetition)
 //   simdjson-raw  reference (b): simdjson On-Demand reads every field of every value, the
 //                 practical ceiling of any sweep that must read what it judges.
+//   plan-floor    On-Demand reads only what the rules read (state, owner, tool, started
+//                 by their exact names) and checks nothing else, then the rules: what a
+//                 plan that validated nothing would cost. Its decisions are not checked
+//                 (it takes values Go refuses).
+// simdjson-raw and plan-floor read each value from a padded copy of its own (PaddedCopy).
 // The lines are read before the clock starts; the loop is repeated until min-time has
 // passed (at least three times, at most max-reps times) and the best repetition is reported, with
 // the allocations the process made during the first and the last one (counted,
@@ -164,9 +170,9 @@ simdjson::error_code visit(simdjson::ondemand::value v, RawTally& t) {
 
 // One value as a document: objects field by field; anything else is no step and is only
 // checked to be one JSON value.
-bool raw_value(simdjson::ondemand::parser& parser, std::string_view value, std::size_t capacity, RawTally& t) {
+bool raw_value(simdjson::ondemand::parser& parser, simdjson::padded_string_view value, RawTally& t) {
   simdjson::ondemand::document doc;
-  if (parser.iterate(simdjson::padded_string_view(value.data(), value.size(), capacity)).get(doc)) return false;
+  if (parser.iterate(value).get(doc)) return false;
   simdjson::ondemand::json_type type;
   if (doc.type().get(type)) return false;
   if (type == simdjson::ondemand::json_type::object) {
@@ -188,16 +194,32 @@ bool raw_value(simdjson::ondemand::parser& parser, std::string_view value, std::
   return true;
 }
 
+// A value copied into a padded buffer of its own, for On-Demand: in the state's buffer a
+// line's closing brace follows every value, and On-Demand rescans a whole document a '}'
+// follows (to tell a balanced one). The copy (200 to 800 bytes) costs less than that.
+class PaddedCopy {
+ public:
+  simdjson::padded_string_view of(std::string_view value) {
+    if (buf_.size() < value.size() + simdjson::SIMDJSON_PADDING) buf_.assign(2 * value.size() + 4096, ' ');
+    std::memcpy(buf_.data(), value.data(), value.size());
+    buf_[value.size()] = ' ';
+    return simdjson::padded_string_view(buf_.data(), value.size(), buf_.size());
+  }
+
+ private:
+  std::string buf_;
+};
+
 Outcome run_simdjson_raw(const Options& o, const StepLines& lines) {
   Outcome out;
   simdjson::ondemand::parser parser;
-  const char* end = lines.text.data() + lines.text.size();
+  PaddedCopy copy;
   RawTally tally;
   repeat(o, out, [&] {
     tally = RawTally{};
     for (const StepLine& l : lines.lines) {
-      std::string_view v = lines.value(l);
-      if (!raw_value(parser, v, static_cast<std::size_t>(end - v.data()), tally)) ++tally.no_step;
+      simdjson::padded_string_view v = copy.of(lines.value(l));
+      if (!raw_value(parser, v, tally)) ++tally.no_step;
     }
   });
   out.running = tally.running;
@@ -216,6 +238,60 @@ StaleRules rules_of(const Options& o) {
   rules.bound_ns = o.bound_s * 1000000000LL;
   rules.rule = OwnerRule::not_self;
   return rules;
+}
+
+// --- the plan-like floor: what the rules read, nothing checked ---------------------------
+
+// The fields the rules read, by their exact names, the rest skipped unread and unchecked
+// (On-Demand does not look at what it skips). False when the value is no object.
+bool floor_read(simdjson::ondemand::parser& parser, simdjson::padded_string_view value, StepView& view) {
+  view = StepView{};
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::object obj;
+  if (parser.iterate(value).get(doc) || doc.get_object().get(obj)) return false;
+  for (auto field : obj) {
+    simdjson::ondemand::raw_json_string key;
+    if (field.key().get(key)) return false;
+    std::string_view* into = key.unsafe_is_equal("state")   ? &view.state
+                             : key.unsafe_is_equal("owner") ? &view.owner
+                             : key.unsafe_is_equal("tool")  ? &view.tool
+                                                            : nullptr;
+    if (into != nullptr) {
+      if (field.value().get_string().get(*into)) *into = {};
+    } else if (key.unsafe_is_equal("started")) {
+      std::string_view text;
+      if (!field.value().get_string().get(text)) {
+        auto at = parse_rfc3339(text);
+        view.started = at ? *at : go_zero_time;
+      }
+    }
+  }
+  return true;
+}
+
+Outcome run_plan_floor(const Options& o, const StepLines& lines) {
+  Outcome out;
+  out.decided = true;
+  simdjson::ondemand::parser parser;
+  PaddedCopy copy;
+  StaleRules rules = rules_of(o);
+  BatchSummary sum;
+  repeat(o, out, [&] {
+    sum = BatchSummary{};
+    OwnerVerdicts cache;
+    StepView view;
+    for (const StepLine& l : lines.lines) {
+      std::string_view key = lines.key(l), value = lines.value(l);
+      StepShape shape = StepShape::no_step;
+      if (is_step_key_of(key, rules.node) && !value.empty())
+        shape = floor_read(parser, copy.of(value), view) ? StepShape::step : StepShape::no_step;
+      sum.add(plan_read_step(key, value, shape, view, rules, &cache));
+    }
+  });
+  out.end = sum.end;
+  out.remove = sum.remove;
+  out.leave = sum.leave + sum.no_step + sum.other_node;
+  return out;
 }
 
 // --- leasejudge's batch plan ----------------------------------------------------------
@@ -414,10 +490,16 @@ Options parse_options(int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace leasejudge::bench;
   if (argc == 2 && std::string_view(argv[1]) == "--list-contenders") {
-    for (const char* c : {"simdjson-raw", "plan", "capi-batch", "capi-lines", "sweep-apply"}) fmt::print("{}\n", c);
+    for (const char* c :
+         {"simdjson-raw", "plan-floor", "plan", "capi-batch", "capi-lines", "capi-lines-fd", "sweep-apply"})
+      fmt::print("{}\n", c);
     return 0;
   }
   Options o = parse_options(argc, argv);
+  // The streamed plan runs first: its peak RSS must not hold the state the others read.
+  Outcome streamed;
+  std::string streamed_answer;
+  if (o.contender == "capi-lines-fd") streamed = run_capi_lines_fd(o, streamed_answer);
   auto lines = read_step_lines(o.state);
   if (!lines) {
     fmt::print(stderr, "leasejudge-bench-sweep: {}\n", lines.error().message);
@@ -428,6 +510,8 @@ int main(int argc, char** argv) {
   DecisionFile decisions(o.decisions);
   if (o.contender == "simdjson-raw") {
     out = run_simdjson_raw(o, *lines);
+  } else if (o.contender == "plan-floor") {
+    out = run_plan_floor(o, *lines);
   } else if (o.contender == "plan") {
     out = run_plan(o, *lines, decisions);
     threads = o.threads;
@@ -437,6 +521,9 @@ int main(int argc, char** argv) {
   } else if (o.contender == "capi-lines") {
     out = run_capi_lines(o, *lines, decisions);
     threads = o.threads;
+  } else if (o.contender == "capi-lines-fd") {
+    out = streamed;
+    check_capi_lines_fd(o, *lines, streamed_answer, decisions);
   } else if (o.contender == "sweep-apply") {
     out = run_sweep_apply(o, *lines, decisions);
   } else {

@@ -196,7 +196,7 @@ std::vector<NatsEntry> check_swept(NatsStore& store, const std::vector<Planted>&
   for (const auto& e : *entries) now_in[e.key] = &e;
   std::size_t wrong = 0;
   auto report = [&](const std::string& key, const char* what) {
-    if (++wrong <= 10) MESSAGE("key " << key << ": " << what);
+    if (++wrong <= 10) MESSAGE("key " << key << ": " << std::string(what));
   };
   for (const auto& p : state) {
     auto it = now_in.find(p.key);

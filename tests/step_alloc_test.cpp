@@ -1,95 +1,24 @@
-// The batch plan allocates O(1) per batch, never per key: counted with a global
-// operator new that counts while a plan runs.
+// The batch plan allocates O(1) per batch, never per key: counted by the allocation
+// counter the benchmarks use (bench/alloc_count.hpp: every operator new, and every malloc
+// outside the sanitizers' builds), over the whole process while a plan runs.
 #include <doctest/doctest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <thread>
 #include <vector>
 
+#include "alloc_count.hpp"
 #include "fixtures/step/step_cases.hpp"
 #include "leasejudge/sweep.hpp"
 
 namespace {
-std::atomic<bool> counting{false};
-std::atomic<long> allocations{0};
-
-void* counted(std::size_t n) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  void* p = std::malloc(n == 0 ? 1 : n);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* counted_aligned(std::size_t n, std::align_val_t a) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  std::size_t align = static_cast<std::size_t>(a);
-  void* p = std::aligned_alloc(align, (n + align - 1) / align * align);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-
-// Allocations made while f runs.
+// Allocations made while f runs (nothing else in the process allocates meanwhile).
 template <typename F>
 long allocations_in(F&& f) {
-  allocations = 0;
-  counting = true;
+  auto before = leasejudge::bench::allocations_so_far();
   f();
-  counting = false;
-  return allocations.load();
+  return static_cast<long>(leasejudge::bench::allocations_so_far().count - before.count);
 }
 }  // namespace
-
-void* operator new(std::size_t n) {
-  return counted(n);
-}
-void* operator new[](std::size_t n) {
-  return counted(n);
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return counted(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return counted(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  return counted_aligned(n, a);
-}
-void* operator new[](std::size_t n, std::align_val_t a) {
-  return counted_aligned(n, a);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-  std::free(p);
-}
 
 using namespace leasejudge;
 

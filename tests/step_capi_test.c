@@ -1,9 +1,11 @@
 /* The C ABI's step and sweep parts, from C: every entry point, NULL and bad
  * arguments included. TAP-style output, a closing "N passed, N failed" line. */
+#define _POSIX_C_SOURCE 200809L /* pipe, read, write, close */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "leasejudge.h"
 
@@ -276,6 +278,109 @@ static void test_batch(void) {
   CHECK(expect_error(lj_step_plan_batch(out, 6, NULL, buffer, len, 0, entries, 6, &o, &err), LJ_EINVAL, &err, NULL));
 }
 
+/* The answers a plan fed in pieces hands out, gathered. */
+struct answers {
+  char text[4096];
+  size_t len, calls, stop_after;
+};
+static int gather(const char *data, size_t len, void *payload) {
+  struct answers *a = (struct answers *)payload;
+  if (a->stop_after != 0 && a->calls == a->stop_after) return 1;
+  a->calls++;
+  if (a->len + len >= sizeof a->text) return 1;
+  memcpy(a->text + a->len, data, len);
+  a->len += len;
+  a->text[a->len] = '\0';
+  return 0;
+}
+
+/* The same lines fed in pieces of every size from one byte. */
+static void test_lines_fed(const char *input, const char *expected, const lj_step_plan_options_t *o) {
+  size_t piece, at, n = strlen(input);
+  lj_step_lines_plan_t *plan = NULL;
+  lj_step_plan_summary_t sum;
+  lj_error_t *err = NULL;
+  struct answers a;
+  for (piece = 1; piece <= n + 1; piece += piece < 8 ? 1 : 97) {
+    memset(&a, 0, sizeof a);
+    CHECK(lj_step_lines_plan_create(&plan, o, &err) == LJ_OK);
+    for (at = 0; at < n; at += piece)
+      CHECK(lj_step_lines_plan_feed(plan, input + at, n - at < piece ? n - at : piece, gather, &a, &err) == LJ_OK);
+    CHECK(lj_step_lines_plan_feed(plan, NULL, 0, gather, &a, &err) == LJ_OK);
+    memset(&sum, 0xff, sizeof sum);
+    CHECK(lj_step_lines_plan_finish(&sum, plan, gather, &a, &err) == LJ_OK);
+    CHECK(strcmp(a.text, expected) == 0);
+    CHECK(sum.ends == 3 && sum.deletes == 0 && sum.leaves == 0 && sum.no_step == 2 && sum.other_node == 1 &&
+          sum.malformed == 4);
+    lj_step_lines_plan_destroy(plan);
+  }
+  /* A write that asks to stop: LJ_EUSER, and nothing more is handed out. */
+  memset(&a, 0, sizeof a);
+  a.stop_after = 1;
+  CHECK(lj_step_lines_plan_create(&plan, o, &err) == LJ_OK);
+  CHECK(lj_step_lines_plan_feed(plan, input, 100, gather, &a, &err) == LJ_OK);
+  CHECK(expect_error(lj_step_lines_plan_feed(plan, input + 100, n - 100, gather, &a, &err), LJ_EUSER, &err,
+                     "the write callback asked to stop the plan"));
+  CHECK(a.calls == 1);
+  lj_step_lines_plan_destroy(plan);
+  /* Bad arguments. */
+  plan = (lj_step_lines_plan_t *)&a;
+  CHECK(expect_error(lj_step_lines_plan_create(&plan, NULL, &err), LJ_EINVAL, &err, NULL));
+  CHECK(plan == NULL);
+  CHECK(expect_error(lj_step_lines_plan_create(NULL, o, &err), LJ_EINVAL, &err, NULL));
+  CHECK(lj_step_lines_plan_create(&plan, o, &err) == LJ_OK);
+  CHECK(expect_error(lj_step_lines_plan_feed(NULL, input, n, gather, &a, &err), LJ_EINVAL, &err, NULL));
+  CHECK(expect_error(lj_step_lines_plan_feed(plan, input, n, NULL, &a, &err), LJ_EINVAL, &err, NULL));
+  CHECK(expect_error(lj_step_lines_plan_feed(plan, NULL, 3, gather, &a, &err), LJ_EINVAL, &err, NULL));
+  CHECK(expect_error(lj_step_lines_plan_finish(&sum, NULL, gather, &a, &err), LJ_EINVAL, &err, NULL));
+  CHECK(expect_error(lj_step_lines_plan_finish(&sum, plan, NULL, &a, &err), LJ_EINVAL, &err, NULL));
+  lj_step_lines_plan_destroy(plan);
+  lj_step_lines_plan_destroy(NULL);
+}
+
+/* The same lines streamed from a pipe to a pipe, and descriptors that cannot be used. */
+static void test_lines_fd(const char *input, const char *expected, const lj_step_plan_options_t *o) {
+  int in[2], out[2];
+  char got[4096];
+  size_t got_len = 0;
+  ssize_t n;
+  lj_step_plan_summary_t sum;
+  lj_error_t *err = NULL;
+  CHECK(pipe(in) == 0 && pipe(out) == 0);
+  CHECK(write(in[1], input, strlen(input)) == (ssize_t)strlen(input));
+  close(in[1]);
+  memset(&sum, 0xff, sizeof sum);
+  CHECK(lj_step_plan_lines_fd(&sum, in[0], out[1], o, &err) == LJ_OK);
+  close(out[1]);
+  while ((n = read(out[0], got + got_len, sizeof got - 1 - got_len)) > 0) got_len += (size_t)n;
+  got[got_len] = '\0';
+  CHECK(got_len == strlen(expected) && strcmp(got, expected) == 0);
+  CHECK(sum.ends == 3 && sum.deletes == 0 && sum.leaves == 0 && sum.no_step == 2 && sum.other_node == 1 &&
+        sum.malformed == 4);
+  close(in[0]);
+  close(out[0]);
+
+  CHECK(expect_error(lj_step_plan_lines_fd(NULL, -1, 1, o, &err), LJ_EINVAL, &err,
+                     "the file descriptors must not be negative"));
+  CHECK(expect_error(lj_step_plan_lines_fd(NULL, 0, -2, o, &err), LJ_EINVAL, &err, NULL));
+  CHECK(expect_error(lj_step_plan_lines_fd(NULL, 0, 1, NULL, &err), LJ_EINVAL, &err, NULL));
+  /* A descriptor closed already cannot be read; the read end of a pipe cannot be
+   * written: each an I/O error, and the summary says what was planned before. */
+  CHECK(pipe(in) == 0);
+  close(in[0]);
+  close(in[1]);
+  CHECK(expect_error(lj_step_plan_lines_fd(&sum, in[0], 1, o, &err), LJ_EIO, &err, NULL));
+  CHECK(sum.ends == 0 && sum.malformed == 0);
+  CHECK(pipe(in) == 0 && pipe(out) == 0);
+  CHECK(write(in[1], input, strlen(input)) == (ssize_t)strlen(input));
+  close(in[1]);
+  CHECK(expect_error(lj_step_plan_lines_fd(&sum, in[0], out[0], o, &err), LJ_EIO, &err, NULL));
+  CHECK(sum.ends == 3 && sum.malformed == 4);
+  close(in[0]);
+  close(out[0]);
+  close(out[1]);
+}
+
 static void test_lines(void) {
   const char *input =
       "{\"key\":\"n1.h\",\"revision\":3,\"value\":{\"id\":\"h\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\"}}\n"
@@ -324,6 +429,8 @@ static void test_lines(void) {
   CHECK(expect_error(lj_step_plan_lines(&out, &out_len, NULL, NULL, 3, &o, &err), LJ_EINVAL, &err, NULL));
   CHECK(expect_error(lj_step_plan_lines(&out, &out_len, NULL, input, 3, NULL, &err), LJ_EINVAL, &err, NULL));
   CHECK(out == NULL);
+  test_lines_fd(input, expected, &o);
+  test_lines_fed(input, expected, &o);
   CHECK(expect_error(lj_step_plan_summary_format(&line, NULL, NULL, &err), LJ_EINVAL, &err, NULL));
   CHECK(line == NULL);
   CHECK(expect_error(lj_step_plan_summary_format(NULL, NULL, &sum, &err), LJ_EINVAL, &err, NULL));

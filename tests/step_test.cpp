@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 #include <simdjson.h>
+#include <uuid/uuid.h>
 
 #include <cstring>
 #include <string>
@@ -137,6 +138,36 @@ TEST_SUITE("step") {
     CHECK_FALSE(is_ask_step("n1.abc", "check ask"));
     CHECK(is_ask_step(std::string("n1.") + u, " ask"));
     CHECK_FALSE(is_ask_step(std::string("n1.") + u, "ask"));
+  }
+
+  TEST_CASE("the ask-id check accepts exactly what libuuid accepts") {
+    // Every byte at every place of a canonical UUID, and every length around 36.
+    auto libuuid = [](const std::string& text) {
+      uuid_t uu;
+      return uuid_parse_range(text.data(), text.data() + text.size(), uu) == 0;
+    };
+    const std::string base = "6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f";
+    REQUIRE(libuuid(base));
+    std::size_t accepted = 0, checked = 0;
+    for (std::size_t at = 0; at < base.size(); ++at) {
+      for (int b = 0; b < 256; ++b) {
+        std::string text = base;
+        text[at] = static_cast<char>(b);
+        CAPTURE(at);
+        CAPTURE(b);
+        CHECK(is_canonical_uuid(text) == libuuid(text));
+        accepted += libuuid(text);
+        ++checked;
+      }
+    }
+    CHECK(checked == 36 * 256);
+    CHECK(accepted == 32 * 22 + 4);  // 22 hex digits of either case at 32 places, '-' at 4
+    for (std::size_t n = 0; n <= 40; ++n) {
+      std::string text = (base + base).substr(0, n);
+      CAPTURE(n);
+      CHECK(is_canonical_uuid(text) == libuuid(text));
+    }
+    CHECK(is_canonical_uuid(std::string(36, '-')) == libuuid(std::string(36, '-')));
   }
 
   TEST_CASE("every value reads and plans as Go's decoder and the seed's rules say") {

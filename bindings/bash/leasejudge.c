@@ -216,7 +216,7 @@ static int leasejudge_version(WORD_LIST *list) {
 
 /* --- lock judge, step plan ------------------------------------------------------------ */
 
-#define LJB_INPUT_MAX ((size_t)1 << 30) /* a body or a state larger than 1 GiB is refused */
+#define LJB_INPUT_MAX ((size_t)1 << 30) /* a lock body larger than 1 GiB is refused */
 
 /* All of FILE (NULL or "-": stdin, as the shell redirected it) into a malloc'ed buffer
  * the caller frees. 0, or an errno. */
@@ -275,6 +275,43 @@ static const char *leasejudge_value(WORD_LIST **list) {
   }
   *list = l->next;
   return l->next->word->word;
+}
+
+#define LJB_PLAN_CHUNK ((size_t)1 << 20) /* step plan reads its input this much at a time */
+
+static int leasejudge_write_stdout(const char *data, size_t len, void *payload) {
+  (void)payload;
+  return fwrite(data, 1, len, stdout) == len ? 0 : 1;
+}
+
+/* The lines of FILE (NULL or "-": stdin) planned as they are read, the answers written
+ * to stdout as they come: a state of any size in bounded memory. 0 with *rc the plan's
+ * code, or an errno (EINTR on Ctrl-C) of the input. */
+static int leasejudge_plan_stream(const char *path, lj_step_lines_plan_t *plan, lj_step_plan_summary_t *summary,
+                                  int *rc, lj_error_t **err) {
+  int fd = 0, error = 0;
+  char *buf;
+  *rc = LJ_OK;
+  if (path != NULL && strcmp(path, "-") != 0) {
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+  }
+  buf = (char *)malloc(LJB_PLAN_CHUNK);
+  if (buf == NULL) error = ENOMEM;
+  while (error == 0 && *rc == LJ_OK) {
+    ssize_t got = read(fd, buf, LJB_PLAN_CHUNK);
+    if (got < 0 && errno == EINTR) {
+      if (leasejudge_interrupted(NULL)) error = EINTR;
+      continue;
+    }
+    if (got < 0) error = errno;
+    else if (got == 0) break;
+    else *rc = lj_step_lines_plan_feed(plan, buf, (size_t)got, leasejudge_write_stdout, NULL, err);
+  }
+  if (error == 0 && *rc == LJ_OK) *rc = lj_step_lines_plan_finish(summary, plan, leasejudge_write_stdout, NULL, err);
+  free(buf);
+  if (fd != 0) close(fd);
+  return error;
 }
 
 static int leasejudge_input_failed(const char *verb, const char *path, int error) {
@@ -363,8 +400,9 @@ static int leasejudge_step(WORD_LIST *list) {
   const char *path = NULL, *node = NULL, *owner = NULL, *before = NULL, *now = NULL, *bound = NULL, *rule = NULL;
   lj_step_plan_options_t opts = LJ_STEP_PLAN_OPTIONS_INIT;
   lj_step_plan_summary_t summary;
-  char *input = NULL, *out = NULL, *line = NULL, *own_token = NULL;
-  size_t input_len = 0, out_len = 0, line_len = 0, own_len = 0;
+  lj_step_lines_plan_t *plan = NULL;
+  char *line = NULL, *own_token = NULL;
+  size_t line_len = 0, own_len = 0;
   lj_error_t *err = NULL;
   int rc, error;
 
@@ -428,21 +466,21 @@ static int leasejudge_step(WORD_LIST *list) {
     opts.owner = own_token;
     opts.owner_len = own_len;
   }
-  if ((error = leasejudge_read_input(path, &input, &input_len)) != 0) {
-    lj_free(own_token);
-    return leasejudge_input_failed("step plan", path, error);
-  }
-  memset(&summary, 0, sizeof summary);
-  rc = lj_step_plan_lines(&out, &out_len, &summary, input, input_len, &opts, &err);
-  free(input);
+  rc = lj_step_lines_plan_create(&plan, &opts, &err);
   lj_free(own_token);
   if (rc != LJ_OK) {
     leasejudge_report("step plan", rc, err);
     return EXECUTION_FAILURE;
   }
-  fwrite(out, 1, out_len, stdout);
-  lj_free(out);
+  memset(&summary, 0, sizeof summary);
+  error = leasejudge_plan_stream(path, plan, &summary, &rc, &err);
+  lj_step_lines_plan_destroy(plan);
   fflush(stdout);
+  if (error != 0) return leasejudge_input_failed("step plan", path, error);
+  if (rc != LJ_OK) {
+    leasejudge_report("step plan", rc, err);
+    return EXECUTION_FAILURE;
+  }
   if (lj_step_plan_summary_format(&line, &line_len, &summary, NULL) == LJ_OK) {
     fwrite(line, 1, line_len, stderr);
     fputc('\n', stderr);

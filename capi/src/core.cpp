@@ -52,7 +52,7 @@ LJ_API int lj_json_quote(char** out, size_t* out_len, const char* text, size_t t
   *out = nullptr;
   std::string_view t;
   if (!view_of(text, text_len, t)) return fail(err, LJ_EINVAL, "text is NULL with a length");
-  return guard(err, [&] { return give(out, out_len, leasejudge::json_string(t), err); });
+  return guard(err, [&] { return give(out, out_len, leasejudge::json_quote(t), err); });
 }
 
 LJ_API int lj_boot_id(char** out, size_t* out_len, lj_error_t** err) {

@@ -1,18 +1,19 @@
 // The C ABI's step part: verdict names and texts, plans (one, batch, JSON lines),
 // keys and times, the codec.
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include <atomic>
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
-#include "../../lib/src/step_json.hpp"
 #include "internal.hpp"
-#include "options.hpp"
+#include "leasejudge/step_lines.hpp"
 #include "leasejudge/sweep.hpp"
+#include "options.hpp"
 #include "step_handle.hpp"
 
 using namespace leasejudge;
@@ -84,111 +85,51 @@ void copy_summary(lj_step_plan_summary_t* out, const BatchSummary& s, std::uint6
   out->other_node = s.other_node;
   out->malformed = malformed;
 }
-
-// One line of `leasejudge step plan` input, read.
-struct Line {
-  bool malformed = false;
-  bool has_key = false;
-  const char* why = "";   // what is wrong, when malformed
-  std::size_t entry = 0;  // into the batch
-  std::string key;        // when malformed but readable
-};
-
-// Reads the JSON lines' envelopes with one parser and one padded buffer.
-class LineReader {
- public:
-  // Read line into the batch buffer and entries, or say what is wrong with it.
-  Line read(std::string_view line, std::string& buffer, std::vector<BatchEntry>& entries) {
-    Line out;
-    const char* b = line.data();
-    const char* e = b + line.size();
-    // Go's grammar over the whole line first: what On-Demand skips is checked too.
-    const char* p = step_json::skip_ws(b, e);
-    const char* end = p < e ? step_json::check_value(p, e, 0, false, nest_) : nullptr;
-    if (end == nullptr || step_json::skip_ws(end, e) != e) return malformed(out, "the line is not one JSON value");
-    if (*p != '{') return malformed(out, "the line is no JSON object");
-    pad_.assign(line.data(), line.size());
-    pad_.append(simdjson::SIMDJSON_PADDING, ' ');
-    auto doc = parser_.iterate(pad_.data(), line.size(), pad_.size());
-    if (doc.error() == simdjson::UTF8_ERROR) {
-      step_json::mask_invalid_utf8(pad_.data(), line.size());
-      doc = parser_.iterate(pad_.data(), line.size(), pad_.size());
-    }
-    if (doc.error() != simdjson::SUCCESS) return malformed(out, "the line is not one JSON value");
-    simdjson::ondemand::object obj;
-    if (doc.get_object().get(obj) != simdjson::SUCCESS) return malformed(out, "the line is no JSON object");
-    const char* base = pad_.data();
-    auto original = [&](const char* q) { return b + (q - base); };
-    bool has_value = false;
-    std::string_view value;
-    std::string value_text;
-    std::uint64_t revision = 0;
-    for (auto field_result : obj) {
-      simdjson::ondemand::field f;
-      if (std::move(field_result).get(f) != simdjson::SUCCESS) return malformed(out, "the line is not one JSON value");
-      const char* kq = reinterpret_cast<const char*>(f.key().raw()) - 1;
-      step_json::StringScan ks;
-      if (!step_json::scan_string(kq, base + line.size(), ks)) return malformed(out, "the line is not one JSON value");
-      std::string name;
-      step_json::unquote_append(original(kq) + 1, original(ks.end) - 1, name);
-      simdjson::ondemand::value& v = f.value();
-      const char* vp = v.raw_json_token().data();
-      if (name == "key") {
-        step_json::StringScan vs;
-        if (*vp != '"' || !step_json::scan_string(vp, base + line.size(), vs))
-          return malformed(out, "its key is no string");
-        out.key.clear();
-        step_json::unquote_append(original(vp) + 1, original(vs.end) - 1, out.key);
-        out.has_key = true;
-      } else if (name == "revision") {
-        if (*vp == 'n') {
-          revision = 0;
-        } else if (v.get_uint64().get(revision) != simdjson::SUCCESS) {
-          return malformed(out, "its revision is no integer from 0 to 2^64-1");
-        }
-      } else if (name == "value") {
-        const char* ve = step_json::check_value(vp, base + line.size(), 1, false, nest_);
-        if (ve == nullptr) return malformed(out, "its value is not JSON");
-        if (*vp == '"') {
-          // A JSON string carries stored bytes that are not JSON.
-          value_text.clear();
-          step_json::unquote_append(original(vp) + 1, original(ve) - 1, value_text);
-          value = value_text;
-        } else {
-          value = std::string_view(original(vp), static_cast<std::size_t>(ve - vp));
-        }
-        has_value = true;
-      }
-    }
-    if (!out.has_key) return malformed(out, "it names no key");
-    if (out.key.size() > 0xFFFFFFFFu || value.size() > 0xFFFFFFFFu)
-      return malformed(out, "its key or value is over 4 GiB");
-    BatchEntry entry;
-    entry.key_offset = buffer.size();
-    entry.key_len = static_cast<std::uint32_t>(out.key.size());
-    buffer.append(out.key);
-    entry.value_offset = buffer.size();
-    entry.value_len = has_value ? static_cast<std::uint32_t>(value.size()) : 0;
-    if (has_value) buffer.append(value);
-    entry.revision = revision;
-    out.entry = entries.size();
-    entries.push_back(entry);
-    out.key.clear();
-    return out;
-  }
-
- private:
-  static Line& malformed(Line& l, const char* why) {
-    l.malformed = true;
-    l.why = why;
-    return l;
-  }
-  simdjson::ondemand::parser parser_;
-  std::string pad_;
-  step_json::NestStack nest_;
-};
+void copy_summary(lj_step_plan_summary_t* out, const StepLinesSummary& s) {
+  copy_summary(out, s.plan, s.malformed);
+}
 
 }  // namespace
+
+// A plan of lines fed in pieces: the plan, the stop its owner judge may ask for, and the
+// answers of the piece in hand.
+struct lj_step_lines_plan_t {
+  std::atomic<bool> stopped{false};
+  std::optional<StepLinesPlan> plan;
+  std::string out;
+
+  // Hand out the answers so far, in chunks.
+  int flush(lj_step_lines_write_fn write, void* payload, lj_error_t** err) {
+    std::size_t at = 0;
+    while (at < out.size()) {
+      std::size_t n = std::min(out.size() - at, answer_chunk);
+      if (write(out.data() + at, n, payload) != 0) {
+        out.clear();
+        return fail(err, LJ_EUSER, "the write callback asked to stop the plan");
+      }
+      at += n;
+    }
+    out.clear();
+    return LJ_OK;
+  }
+  int feed(std::string_view in, lj_step_lines_write_fn write, void* payload, lj_error_t** err) {
+    // A large piece in slices, so that its answers never pile up.
+    for (std::size_t at = 0; at < in.size() || in.empty(); at += input_slice) {
+      plan->feed(in.substr(at, input_slice), out);
+      if (stopped) return stopped_error(err);
+      if (int rc = flush(write, payload, err); rc != LJ_OK) return rc;
+      if (in.empty()) break;
+    }
+    return LJ_OK;
+  }
+  int finish(lj_step_lines_write_fn write, void* payload, lj_error_t** err) {
+    plan->finish(out);
+    if (stopped) return stopped_error(err);
+    return flush(write, payload, err);
+  }
+
+  static constexpr std::size_t answer_chunk = 256 << 10, input_slice = 1 << 20;
+};
 
 extern "C" {
 
@@ -315,58 +256,70 @@ LJ_API int lj_step_plan_lines(char** out, size_t* out_len, lj_step_plan_summary_
     StaleRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
-
-    LineReader reader;
-    std::string buffer;
-    std::vector<BatchEntry> entries;
-    std::vector<Line> lines;
-    std::uint64_t malformed = 0;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-      std::size_t nl = text.find('\n', pos);
-      if (nl == std::string_view::npos) nl = text.size();
-      std::string_view line = text.substr(pos, nl - pos);
-      pos = nl + 1;
-      if (step_json::skip_ws(line.data(), line.data() + line.size()) == line.data() + line.size()) continue;
-      lines.push_back(reader.read(line, buffer, entries));
-      malformed += lines.back().malformed;
-    }
-    std::size_t data_len = buffer.size();
-    buffer.append(LJ_STEP_PADDING, ' ');
-    std::vector<BatchVerdict> verdicts(entries.size());
-    BatchSummary sum;
-    Status st = plan_batch(verdicts, std::string_view(buffer.data(), data_len), LJ_STEP_PADDING, entries, rules,
-                           opts->threads, &sum);
-    if (!st.ok()) return fail(err, st.error());
+    StepLinesSummary sum;
+    std::string answer = plan_step_lines(text, rules, opts->threads, sum);
     if (stopped) return stopped_error(err);
-
-    std::string result;
-    result.reserve(lines.size() * 64);
-    char why[step_why_max];
-    for (const Line& l : lines) {
-      result.append("{\"key\":");
-      if (l.malformed) {
-        if (l.has_key)
-          step_json::append_json_string(result, l.key);
-        else
-          result.append("null");
-        result.append(",\"action\":\"leave\",\"why\":\"\",\"malformed\":");
-        step_json::append_json_string(result, l.why);
-        result.append("}\n");
-        continue;
-      }
-      const BatchEntry& e = entries[l.entry];
-      step_json::append_json_string(result, std::string_view(buffer.data() + e.key_offset, e.key_len));
-      const BatchVerdict& v = verdicts[l.entry];
-      result.append(",\"action\":\"");
-      result.append(step_action_name(v.action));
-      result.append("\",\"why\":");
-      step_json::append_json_string(result, std::string_view(why, step_why(to_verdict(v), why)));
-      result.append("}\n");
-    }
-    copy_summary(summary, sum, malformed);
-    return give(out, out_len, result, err);
+    copy_summary(summary, sum);
+    return give(out, out_len, answer, err);
   });
+}
+
+LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t* summary, int in_fd, int out_fd,
+                                 const lj_step_plan_options_t* opts, lj_error_t** err) {
+  reset(err);
+  return guard(err, [&] {
+    if (in_fd < 0 || out_fd < 0) return fail(err, LJ_EINVAL, "the file descriptors must not be negative");
+    StaleRules rules;
+    std::atomic<bool> stopped{false};
+    if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
+    StepLinesPlan plan(std::move(rules));
+    Status st = plan_step_lines_fd(plan, in_fd, out_fd, &stopped);
+    if (stopped) return stopped_error(err);
+    copy_summary(summary, plan.summary());
+    if (!st.ok()) return fail(err, st.error());
+    return LJ_OK;
+  });
+}
+
+LJ_API int lj_step_lines_plan_create(lj_step_lines_plan_t** out, const lj_step_plan_options_t* opts,
+                                     lj_error_t** err) {
+  reset(err);
+  return guard(err, [&] {
+    if (out == nullptr) return fail(err, LJ_EINVAL, "out must not be NULL");
+    *out = nullptr;
+    auto plan = std::make_unique<lj_step_lines_plan_t>();
+    StaleRules rules;
+    if (int rc = rules_of(rules, plan->stopped, opts, err); rc != LJ_OK) return rc;
+    plan->plan.emplace(std::move(rules));
+    *out = plan.release();
+    return LJ_OK;
+  });
+}
+
+LJ_API int lj_step_lines_plan_feed(lj_step_lines_plan_t* plan, const char* input, size_t input_len,
+                                   lj_step_lines_write_fn write, void* payload, lj_error_t** err) {
+  reset(err);
+  return guard(err, [&] {
+    std::string_view in;
+    if (plan == nullptr || write == nullptr) return fail(err, LJ_EINVAL, "plan and write must not be NULL");
+    if (!view_of(input, input_len, in)) return fail(err, LJ_EINVAL, "the input is NULL with a length");
+    return plan->feed(in, write, payload, err);
+  });
+}
+
+LJ_API int lj_step_lines_plan_finish(lj_step_plan_summary_t* summary, lj_step_lines_plan_t* plan,
+                                     lj_step_lines_write_fn write, void* payload, lj_error_t** err) {
+  reset(err);
+  return guard(err, [&] {
+    if (plan == nullptr || write == nullptr) return fail(err, LJ_EINVAL, "plan and write must not be NULL");
+    int rc = plan->finish(write, payload, err);
+    copy_summary(summary, plan->plan->summary());
+    return rc;
+  });
+}
+
+LJ_API void lj_step_lines_plan_destroy(lj_step_lines_plan_t* plan) {
+  delete plan;
 }
 
 LJ_API int lj_step_plan_summary_format(char** out, size_t* out_len, const lj_step_plan_summary_t* summary,
@@ -441,12 +394,9 @@ LJ_API int lj_step_time_parse(int64_t* out_ns, const char* text, size_t text_len
     std::string_view t;
     if (out_ns == nullptr) return fail(err, LJ_EINVAL, "out must not be NULL");
     if (!view_of(text, text_len, t)) return fail(err, LJ_EINVAL, "the text is NULL with a length");
-    auto at = parse_rfc3339(t);
-    if (!at) return fail(err, LJ_EPARSE, fmt::format("{} is no RFC 3339 time", step_json::go_quote(t)));
-    constexpr std::int64_t max_sec = std::numeric_limits<std::int64_t>::max() / 1000000000 - 1;
-    if (at->sec > max_sec || at->sec < -max_sec)
-      return fail(err, LJ_EINVAL, fmt::format("{} is beyond the years 1677 to 2262", step_json::go_quote(t)));
-    *out_ns = at->sec * 1000000000 + at->nsec;
+    auto ns = parse_step_time_ns(t);
+    if (!ns) return fail(err, ns.error());
+    *out_ns = *ns;
     return LJ_OK;
   });
 }
@@ -539,21 +489,13 @@ LJ_API int lj_step_ask_what(char** out, size_t* out_len, const char* json, size_
     *out = nullptr;
     if (!view_of(json, json_len, j)) return fail(err, LJ_EINVAL, "the JSON is NULL with a length");
     if (form != LJ_STEP_JSON_STEP && form != LJ_STEP_JSON_ASK) return fail(err, LJ_EINVAL, "no such JSON form");
-    std::optional<Step> step;
     if (form == LJ_STEP_JSON_ASK) {
-      // One JSON object and nothing after it, before it is read as a step's ask.
-      const char* e = j.data() + j.size();
-      const char* p = step_json::skip_ws(j.data(), e);
-      if (p == e || *p != '{') return fail(err, LJ_EPARSE, "the ask is no JSON object");
-      auto nest = std::make_unique<step_json::NestStack>();
-      const char* end = step_json::check_value(p, e, 1, false, *nest);
-      if (end == nullptr || step_json::skip_ws(end, e) != e) return fail(err, LJ_EPARSE, "the ask is no JSON object");
-      step = codec.decode(std::string("{\"ask\":").append(j).append("}"));
-      if (!step) return fail(err, LJ_EPARSE, fmt::format("the ask is no ask: {}", codec.no_step_why()));
-    } else {
-      step = codec.decode(j);
-      if (!step) return fail(err, LJ_EPARSE, fmt::format("the value is no step: {}", codec.no_step_why()));
+      auto ask = codec.decode_ask(j);
+      if (!ask) return fail(err, ask.error());
+      return give(out, out_len, ask_what(*ask), err);
     }
+    auto step = codec.decode(j);
+    if (!step) return fail(err, LJ_EPARSE, fmt::format("the value is no step: {}", codec.no_step_why()));
     if (!step->ask) return fail(err, LJ_ENOTFOUND, "the step has no ask");
     return give(out, out_len, ask_what(*step->ask), err);
   });

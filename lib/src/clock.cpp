@@ -25,9 +25,9 @@ constexpr std::int64_t ms_per_day = sec_per_day * 1000;
 constexpr std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) noexcept {
   y -= m <= 2 ? 1 : 0;
   const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);                // [0, 399]
+  const auto yoe = static_cast<unsigned>(y - era * 400);                 // [0, 399]
   const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;  // [0, 365]
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;           // [0, 146096]
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;            // [0, 146096]
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
 
@@ -63,7 +63,9 @@ constexpr unsigned days_in(unsigned month, std::int64_t year) noexcept {
   return month == 2 && is_leap(year) ? 29 : table[month - 1];
 }
 
-constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+constexpr bool is_digit(char c) noexcept {
+  return c >= '0' && c <= '9';
+}
 
 // Splits an instant into its UTC civil fields. nsec outside [0, 1e9) is folded
 // into sec first, so a malformed Instant still formats as the time it denotes.
@@ -79,17 +81,22 @@ CivilTime civil_from_instant(Instant t) noexcept {
   if (nsec < 0 || nsec >= 1000000000) {
     std::int64_t carry = nsec / 1000000000;
     nsec %= 1000000000;
-    if (nsec < 0) { nsec += 1000000000; carry -= 1; }
+    if (nsec < 0) {
+      nsec += 1000000000;
+      carry -= 1;
+    }
     // At the very ends of int64 the carry cannot be added: keep sec as it is.
     std::int64_t moved = 0;
     if (!__builtin_add_overflow(sec, carry, &moved)) sec = moved;
   }
   std::int64_t days = sec / sec_per_day;
   std::int64_t rem = sec % sec_per_day;
-  if (rem < 0) { rem += sec_per_day; days -= 1; }
-  return CivilTime{civil_from_days(days), static_cast<unsigned>(rem / 3600),
-                   static_cast<unsigned>(rem / 60 % 60), static_cast<unsigned>(rem % 60),
-                   static_cast<std::int32_t>(nsec)};
+  if (rem < 0) {
+    rem += sec_per_day;
+    days -= 1;
+  }
+  return CivilTime{civil_from_days(days), static_cast<unsigned>(rem / 3600), static_cast<unsigned>(rem / 60 % 60),
+                   static_cast<unsigned>(rem % 60), static_cast<std::int32_t>(nsec)};
 }
 
 // Go's appendFormatRFC3339 in UTC: the year with at least four digits and a '-'
@@ -102,8 +109,8 @@ std::size_t write_rfc3339(Instant t, char* out, bool nanos) noexcept {
     *p++ = '-';
     year = -year;
   }
-  p = fmt::format_to(p, FMT_COMPILE("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}"), year, c.date.month,
-                     c.date.day, c.hour, c.minute, c.second);
+  p = fmt::format_to(p, FMT_COMPILE("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}"), year, c.date.month, c.date.day, c.hour,
+                     c.minute, c.second);
   if (nanos && c.nsec != 0) {
     *p++ = '.';
     char* digits = p;
@@ -223,12 +230,10 @@ std::optional<JsFields> read_js_iso(std::string_view s) noexcept {
   const bool hour_24 = f.hour == 24;  // only 24:00[:00[.0...]], the next midnight
   if (at(i) != ':' || end()) return std::nullopt;
   ++i;
-  if (!fixed_run(s, i, 2, f.minute) || f.minute > 59 || (hour_24 && f.minute > 0))
-    return std::nullopt;
+  if (!fixed_run(s, i, 2, f.minute) || f.minute > 59 || (hour_24 && f.minute > 0)) return std::nullopt;
   if (!end() && s[i] == ':') {
     ++i;
-    if (!fixed_run(s, i, 2, f.second) || f.second > 59 || (hour_24 && f.second > 0))
-      return std::nullopt;
+    if (!fixed_run(s, i, 2, f.second) || f.second > 59 || (hour_24 && f.second > 0)) return std::nullopt;
     if (!end() && s[i] == '.') {
       ++i;
       const DigitRun run = digit_run(s, i);
@@ -275,13 +280,79 @@ Instant system_now() noexcept {
   return Instant{static_cast<std::int64_t>(ts.tv_sec), static_cast<std::int32_t>(ts.tv_nsec)};
 }
 
-Clock system_clock() { return [] { return system_now(); }; }
+Clock system_clock() {
+  return [] { return system_now(); };
+}
 
 Clock fixed_clock(Instant at) {
   return [at] { return at; };
 }
 
 // --- Go family ------------------------------------------------------------------
+
+namespace {
+
+// Go's time.Parse with the layout "2006-01-02T15:04:05Z07:00", read as a cursor over
+// the text. Small steps the compiler inlines: this runs twice for most steps a sweep
+// reads.
+struct GoTimeText {
+  const char* p;
+  std::size_t n, i = 0;
+
+  std::size_t left() const noexcept { return n - i; }
+  bool digit_at(std::size_t k) const noexcept { return k < n && is_digit(p[k]); }
+  bool two_digits(int& out) noexcept {  // Go's getnum(value, true)
+    if (!digit_at(i) || !digit_at(i + 1)) return false;
+    out = (p[i] - '0') * 10 + (p[i + 1] - '0');
+    i += 2;
+    return true;
+  }
+  bool literal(char c) noexcept {
+    if (i >= n || p[i] != c) return false;
+    ++i;
+    return true;
+  }
+};
+
+// Year, month, day, hour, minute, second: the layout up to the fraction.
+bool parse_go_head(GoTimeText& t, int& year, int& month, int& day, int& hour, int& minute, int& second) noexcept {
+  const char* p = t.p;
+  // "2006-01-02T15:04:05", the form every writer of Go's RFC 3339 uses, at fixed places.
+  if (t.n >= 19 && p[4] == '-' && p[7] == '-' && p[10] == 'T' && p[13] == ':' && p[16] == ':') {
+    auto d = [p](std::size_t k) { return static_cast<unsigned>(p[k] - '0') < 10; };
+    if (d(0) & d(1) & d(2) & d(3) & d(5) & d(6) & d(8) & d(9) & d(11) & d(12) & d(14) & d(15) & d(17) & d(18)) {
+      auto two = [p](std::size_t k) { return (p[k] - '0') * 10 + (p[k + 1] - '0'); };
+      year = two(0) * 100 + two(2);
+      month = two(5);
+      day = two(8);
+      hour = two(11);
+      minute = two(14);
+      second = two(17);
+      t.i = 19;
+      return month >= 1 && month <= 12 && hour <= 23 && minute <= 59 && second <= 59;
+    }
+  }
+  // "2006": four bytes, all digits (atoi over them; the first must be a digit).
+  if (t.n < 4) return false;
+  year = 0;
+  for (std::size_t k = 0; k < 4; ++k) {
+    if (!is_digit(p[k])) return false;
+    year = year * 10 + (p[k] - '0');
+  }
+  t.i = 4;
+  if (!t.literal('-') || !t.two_digits(month) || month < 1 || month > 12) return false;
+  if (!t.literal('-') || !t.two_digits(day)) return false;
+  if (!t.literal('T')) return false;
+  // "15": one or two digits.
+  if (!t.digit_at(t.i)) return false;
+  hour = p[t.i++] - '0';
+  if (t.digit_at(t.i)) hour = hour * 10 + (p[t.i++] - '0');
+  if (hour > 23) return false;
+  if (!t.literal(':') || !t.two_digits(minute) || minute > 59) return false;
+  return t.literal(':') && t.two_digits(second) && second <= 59;
+}
+
+}  // namespace
 
 std::optional<Instant> parse_rfc3339(std::string_view s) noexcept {
   // Go's UnmarshalJSON tries its parseRFC3339 fast path, then falls back on
@@ -290,75 +361,48 @@ std::optional<Instant> parse_rfc3339(std::string_view s) noexcept {
   // is time.Parse with the layout "2006-01-02T15:04:05Z07:00", of which the fast path
   // is a subset. Where Parse is looser than RFC 3339 we are too: an hour of one
   // digit, a ',' before the fraction, and offsets up to +-24:60.
-  std::size_t i = 0;
-  const auto left = [&] { return s.size() - i; };
-  const auto two_digits = [&](int& out) {  // Go's getnum(value, true)
-    if (left() < 2 || !is_digit(s[i]) || !is_digit(s[i + 1])) return false;
-    out = (s[i] - '0') * 10 + (s[i + 1] - '0');
-    i += 2;
-    return true;
-  };
-  const auto literal = [&](char c) {
-    if (left() < 1 || s[i] != c) return false;
-    ++i;
-    return true;
-  };
-
+  GoTimeText t{s.data(), s.size()};
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  // "2006": four bytes, all digits (atoi over them; the first must be a digit).
-  if (left() < 4) return std::nullopt;
-  for (std::size_t k = 0; k < 4; ++k) {
-    if (!is_digit(s[k])) return std::nullopt;
-    year = year * 10 + (s[k] - '0');
-  }
-  i = 4;
-  if (!literal('-') || !two_digits(month) || month < 1 || month > 12) return std::nullopt;
-  if (!literal('-') || !two_digits(day)) return std::nullopt;
-  if (!literal('T')) return std::nullopt;
-  // "15": one or two digits.
-  if (left() < 1 || !is_digit(s[i])) return std::nullopt;
-  hour = s[i++] - '0';
-  if (left() >= 1 && is_digit(s[i])) hour = hour * 10 + (s[i++] - '0');
-  if (hour > 23) return std::nullopt;
-  if (!literal(':') || !two_digits(minute) || minute > 59) return std::nullopt;
-  if (!literal(':') || !two_digits(second) || second > 59) return std::nullopt;
+  if (!parse_go_head(t, year, month, day, hour, minute, second)) return std::nullopt;
 
   // A fraction the layout does not name: '.' or ',' then every digit that follows;
   // the first nine count, the rest are dropped (truncated, never rounded).
   std::int32_t nsec = 0;
-  if (left() >= 2 && (s[i] == '.' || s[i] == ',') && is_digit(s[i + 1])) {
-    ++i;
-    std::int32_t scale = 100000000;
-    while (left() >= 1 && is_digit(s[i])) {
-      nsec += (s[i] - '0') * scale;
-      scale /= 10;
-      ++i;
+  if (t.left() >= 2 && (s[t.i] == '.' || s[t.i] == ',') && is_digit(s[t.i + 1])) {
+    ++t.i;
+    static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000, 10000, 1000, 100, 10, 1};
+    int digits = 0;
+    for (; t.digit_at(t.i); ++t.i) {
+      if (digits < 9) {
+        nsec = nsec * 10 + (s[t.i] - '0');
+        ++digits;
+      }
     }
+    nsec *= scale[digits];
   }
 
   // "Z07:00": 'Z', or a sign, two digits, ':', two digits.
   std::int64_t offset = 0;
-  if (left() >= 1 && s[i] == 'Z') {
-    ++i;
+  if (t.left() >= 1 && s[t.i] == 'Z') {
+    ++t.i;
   } else {
-    if (left() < 6 || s[i + 3] != ':') return std::nullopt;
-    const char sign = s[i];
-    ++i;
+    if (t.left() < 6 || s[t.i + 3] != ':') return std::nullopt;
+    const char sign = s[t.i];
+    ++t.i;
     int oh = 0, om = 0;
-    if (!two_digits(oh)) return std::nullopt;
-    ++i;  // the ':'
-    if (!two_digits(om)) return std::nullopt;
+    if (!t.two_digits(oh)) return std::nullopt;
+    ++t.i;  // the ':'
+    if (!t.two_digits(om)) return std::nullopt;
     // Go's range test is > rather than >=: "some people do write offsets of 24 hours".
     if (oh > 24 || om > 60 || (sign != '+' && sign != '-')) return std::nullopt;
     offset = (oh * 60 + om) * 60;
     if (sign == '-') offset = -offset;
   }
-  if (left() != 0) return std::nullopt;  // "extra text"
+  if (t.left() != 0) return std::nullopt;  // "extra text"
   if (day < 1 || day > static_cast<int>(days_in(static_cast<unsigned>(month), year))) {
     return std::nullopt;
   }
-  const std::int64_t days =
-      days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   return Instant{days * sec_per_day + hour * 3600 + minute * 60 + second - offset, nsec};
 }
 
@@ -371,7 +415,9 @@ std::string format_rfc3339_nano(Instant t) {
   return std::string(buf, write_rfc3339(t, buf, true));
 }
 
-std::size_t format_rfc3339(Instant t, char* out) noexcept { return write_rfc3339(t, out, false); }
+std::size_t format_rfc3339(Instant t, char* out) noexcept {
+  return write_rfc3339(t, out, false);
+}
 
 std::string format_rfc3339(Instant t) {
   char buf[rfc3339_max];
@@ -396,8 +442,7 @@ std::int64_t system_offset_seconds(std::int64_t local_sec) noexcept {
   };
   const std::int64_t before = offset_at(local_sec - sec_per_day);
   const std::int64_t after = offset_at(local_sec + sec_per_day);
-  if (before != after && offset_at(local_sec - before) != before &&
-      offset_at(local_sec - after) == after) {
+  if (before != after && offset_at(local_sec - before) != before && offset_at(local_sec - after) == after) {
     return after;
   }
   return before;
@@ -418,10 +463,8 @@ std::optional<std::int64_t> js_time_value(std::string_view text, LocalOffsetMs l
   const std::optional<JsFields> f = read_js_iso(text);
   if (!f) return std::nullopt;
   // Day 31 of a 30-day month is the 1st of the next, as MakeDay counts.
-  const std::int64_t days =
-      days_from_civil(f->year, static_cast<unsigned>(f->month), 1) + (f->day - 1);
-  const std::int64_t ms = days * ms_per_day + f->hour * 3600000LL + f->minute * 60000LL +
-                          f->second * 1000LL + f->ms;
+  const std::int64_t days = days_from_civil(f->year, static_cast<unsigned>(f->month), 1) + (f->day - 1);
+  const std::int64_t ms = days * ms_per_day + f->hour * 3600000LL + f->minute * 60000LL + f->second * 1000LL + f->ms;
   std::int64_t utc = 0;
   if (f->has_offset || !f->has_time) {
     utc = ms - f->offset_sec * 1000LL;
@@ -461,7 +504,10 @@ std::optional<std::int64_t> parse_js_date(std::string_view text, const LocalOffs
 std::string format_js_iso(std::int64_t unix_ms) {
   std::int64_t days = unix_ms / ms_per_day;
   std::int64_t rem = unix_ms % ms_per_day;
-  if (rem < 0) { rem += ms_per_day; days -= 1; }
+  if (rem < 0) {
+    rem += ms_per_day;
+    days -= 1;
+  }
   const CivilDate d = civil_from_days(days);
   char buf[rfc3339_max];
   char* p = buf;
@@ -471,8 +517,8 @@ std::string format_js_iso(std::int64_t unix_ms) {
     *p++ = d.year < 0 ? '-' : '+';
     p = fmt::format_to(p, FMT_COMPILE("{:06}"), d.year < 0 ? -d.year : d.year);
   }
-  p = fmt::format_to(p, FMT_COMPILE("-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z"), d.month, d.day,
-                     rem / 3600000, rem / 60000 % 60, rem / 1000 % 60, rem % 1000);
+  p = fmt::format_to(p, FMT_COMPILE("-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z"), d.month, d.day, rem / 3600000,
+                     rem / 60000 % 60, rem / 1000 % 60, rem % 1000);
   return std::string(buf, static_cast<std::size_t>(p - buf));
 }
 

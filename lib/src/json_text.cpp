@@ -9,7 +9,7 @@ void append_json_string(std::string& out, std::string_view text) {
   step_json::append_json_string(out, text);
 }
 
-std::string json_string(std::string_view text) {
+std::string json_quote(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 2);
   step_json::append_json_string(out, text);

@@ -11,6 +11,8 @@
 #include <system_error>
 #include <vector>
 
+#include "json_string.hpp"
+
 namespace leasejudge::js {
 
 namespace {
@@ -18,24 +20,7 @@ namespace {
 using simdjson::SUCCESS;
 namespace od = simdjson::ondemand;
 
-void append_code_point(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    // Surrogates land here too: their 3-byte form is what WTF-8 keeps.
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
+using json_string::append_code_point;  // a surrogate as its 3-byte form: what WTF-8 keeps
 
 constexpr std::string_view replacement = "\xEF\xBF\xBD";
 
@@ -81,25 +66,6 @@ std::size_t space_at_back(std::string_view s) noexcept {
 
 bool is_digit(char c) noexcept {
   return c >= '0' && c <= '9';
-}
-
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool read_hex4(std::string_view s, std::size_t i, std::uint32_t& out) noexcept {
-  if (i + 4 > s.size()) return false;
-  std::uint32_t v = 0;
-  for (std::size_t k = 0; k < 4; ++k) {
-    int h = hex_value(s[i + k]);
-    if (h < 0) return false;
-    v = v * 16 + static_cast<std::uint32_t>(h);
-  }
-  out = v;
-  return true;
 }
 
 std::string_view trim_json_space(std::string_view s) noexcept {
@@ -520,64 +486,8 @@ bool parse_json_number(std::string_view s, double& out) noexcept {
 bool unescape_json_string(std::string_view raw, std::string& out) {
   out.clear();
   out.reserve(raw.size());
-  const std::size_t n = raw.size();
-  for (std::size_t i = 0; i < n;) {
-    unsigned char c = static_cast<unsigned char>(raw[i]);
-    if (c < 0x20) return false;
-    if (c != '\\') {
-      std::size_t j = i + 1;
-      while (j < n && raw[j] != '\\' && static_cast<unsigned char>(raw[j]) >= 0x20) ++j;
-      out.append(raw.substr(i, j - i));
-      i = j;
-      continue;
-    }
-    if (i + 1 >= n) return false;
-    char e = raw[i + 1];
-    i += 2;
-    switch (e) {
-      case '"':
-        out.push_back('"');
-        break;
-      case '\\':
-        out.push_back('\\');
-        break;
-      case '/':
-        out.push_back('/');
-        break;
-      case 'b':
-        out.push_back('\b');
-        break;
-      case 'f':
-        out.push_back('\f');
-        break;
-      case 'n':
-        out.push_back('\n');
-        break;
-      case 'r':
-        out.push_back('\r');
-        break;
-      case 't':
-        out.push_back('\t');
-        break;
-      case 'u': {
-        std::uint32_t cu = 0;
-        if (!read_hex4(raw, i, cu)) return false;
-        i += 4;
-        std::uint32_t low = 0;
-        if (cu >= 0xD800 && cu <= 0xDBFF && i + 6 <= n && raw[i] == '\\' && raw[i + 1] == 'u' &&
-            read_hex4(raw, i + 2, low) && low >= 0xDC00 && low <= 0xDFFF) {
-          append_code_point(out, 0x10000 + ((cu - 0xD800) << 10) + (low - 0xDC00));
-          i += 6;
-        } else {
-          append_code_point(out, cu);  // a lone surrogate stays, as in a JS string
-        }
-        break;
-      }
-      default:
-        return false;
-    }
-  }
-  return true;
+  // A lone surrogate stays, as in a JS string.
+  return json_string::append_unescaped(raw, out, json_string::LoneSurrogate::keep);
 }
 
 bool JsonReader::read_key(simdjson::simdjson_result<od::field>& field, std::string& out) {

@@ -1,24 +1,19 @@
-// Steps: keys, the codec (Go's decoder on simdjson On-Demand) and the staleness rules.
+// Steps: keys, the codec (Go's decoder over simdjson's stage 1 tokens) and the staleness rules.
 #include "leasejudge/step.hpp"
 
 #include <fmt/format.h>
-#include <simdjson.h>
 #include <unistd.h>
-#include <uuid/uuid.h>
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
+#include "step_codec.hpp"
 #include "step_json.hpp"
 
 namespace leasejudge {
 
-static_assert(step_padding >= simdjson::SIMDJSON_PADDING, "step_padding must cover simdjson's padding");
-
 namespace {
-
-namespace od = simdjson::ondemand;
-using step_json::StringScan;
 
 // The fields of delivery.Step, and of its ask, by their JSON names.
 enum class Field : std::uint8_t { unknown, id, tool, state, owner, started, ended, reason, result, ask };
@@ -44,6 +39,78 @@ bool split_step_key(std::string_view key, StepKeyParts& out) noexcept {
   out.node = key.substr(0, dot);
   out.id = key.substr(dot + 1);
   return true;
+}
+
+// Which of names (ASCII lowercase) a decoded object key names, as encoding/json matches
+// names: exactly, else under case folding; -1 for none. Folded, an ASCII key is as long
+// as the name it names, so only a key with a non-ASCII rune (the Kelvin sign, the long
+// s) is folded against names of other lengths.
+inline bool same_bytes(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size() || a.empty() || a[0] != b[0]) return false;
+  for (std::size_t i = 1; i < a.size(); ++i)  // names are a few bytes: no call
+    if (a[i] != b[i]) return false;
+  return true;
+}
+template <std::size_t N>
+int exact_name(std::string_view key, const std::string_view (&names)[N]) noexcept {
+  for (std::size_t i = 0; i < N; ++i)
+    if (same_bytes(key, names[i])) return static_cast<int>(i);
+  return -1;
+}
+// The same for the step's own fields, the names nearly every key is: by length, then the
+// bytes (constant-length compares the compiler inlines).
+inline int exact_step_field(std::string_view k) noexcept {
+  switch (k.size()) {
+    case 2:
+      return std::memcmp(k.data(), "id", 2) == 0 ? 0 : -1;
+    case 3:
+      return std::memcmp(k.data(), "ask", 3) == 0 ? 8 : -1;
+    case 4:
+      return std::memcmp(k.data(), "tool", 4) == 0 ? 1 : -1;
+    case 5:
+      if (std::memcmp(k.data(), "state", 5) == 0) return 2;
+      if (std::memcmp(k.data(), "owner", 5) == 0) return 3;
+      if (std::memcmp(k.data(), "ended", 5) == 0) return 5;
+      return -1;
+    case 6:
+      if (std::memcmp(k.data(), "reason", 6) == 0) return 6;
+      if (std::memcmp(k.data(), "result", 6) == 0) return 7;
+      return -1;
+    case 7:
+      return std::memcmp(k.data(), "started", 7) == 0 ? 4 : -1;
+    default:
+      return -1;
+  }
+}
+// The names a key matches under case folding (exact matches tried already). A name's
+// first letter must fold from the key's first rune: an ASCII letter, or one of the two
+// non-ASCII runes that fold to ASCII (the Kelvin sign to k, the long s to s); a table of
+// the names by first letter picks the few to fold against.
+template <std::size_t N>
+struct NamesByLetter {
+  std::uint32_t mask[128] = {};  // bit i: names[i] begins with this letter
+  constexpr explicit NamesByLetter(const std::string_view (&names)[N]) {
+    for (std::size_t i = 0; i < N; ++i) mask[static_cast<unsigned char>(names[i][0]) & 0x7F] |= 1u << i;
+  }
+};
+template <std::size_t N>
+int folded_name(std::string_view key, const std::string_view (&names)[N], const NamesByLetter<N>& by_letter) noexcept {
+  static_assert(N <= 32);
+  if (key.empty()) return -1;
+  auto c0 = static_cast<unsigned char>(key[0]);
+  std::uint32_t candidates =
+      c0 < 0x80 ? by_letter.mask[c0 >= 'A' && c0 <= 'Z' ? c0 + 32 : c0]
+                : by_letter.mask[static_cast<unsigned char>('k')] | by_letter.mask[static_cast<unsigned char>('s')];
+  for (; candidates != 0; candidates &= candidates - 1) {
+    int i = __builtin_ctz(candidates);
+    if (step_json::name_matches(key, names[i])) return i;
+  }
+  return -1;
+}
+template <std::size_t N>
+int match_name(std::string_view key, const std::string_view (&names)[N], const NamesByLetter<N>& by_letter) noexcept {
+  if (int i = exact_name(key, names); i >= 0) return i;
+  return folded_name(key, names, by_letter);
 }
 
 bool ends_with_ask(std::string_view tool) noexcept {
@@ -80,9 +147,29 @@ Result<StepKeyParts> parse_step_key(std::string_view key) {
 }
 
 bool is_canonical_uuid(std::string_view text) noexcept {
+  // libuuid's uuid_parse_range, which DESIGN.md names, at fixed places: 36 bytes,
+  // hyphens at 8, 13, 18 and 23, isxdigit elsewhere (then it converts with strtoul,
+  // which cannot fail on hex digits). tests/step_test.cpp compares the two on every byte
+  // at every place.
   if (text.size() != 36) return false;
-  uuid_t uu;
-  return uuid_parse_range(text.data(), text.data() + text.size(), uu) == 0;
+  for (std::size_t i = 0; i < 36; ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != '-') return false;
+    } else if (!step_json::is_hex(c)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<std::int64_t> parse_step_time_ns(std::string_view text) {
+  auto at = parse_rfc3339(text);
+  if (!at) return Error{Errc::parse, fmt::format("{} is no RFC 3339 time", step_json::go_quote(text))};
+  constexpr std::int64_t max_sec = std::numeric_limits<std::int64_t>::max() / 1000000000 - 1;
+  if (at->sec > max_sec || at->sec < -max_sec)
+    return Error{Errc::invalid_argument, fmt::format("{} is beyond the years 1677 to 2262", step_json::go_quote(text))};
+  return at->sec * 1000000000 + at->nsec;
 }
 
 Result<StepKeyParts> parse_ask_step_key(std::string_view key) {
@@ -100,158 +187,155 @@ bool is_ask_step(std::string_view key, std::string_view tool) noexcept {
 
 // --- the codec -------------------------------------------------------------------------
 
+namespace {
+constexpr const char* not_json = "the value is not valid JSON";
+}
+
 struct StepCodec::Impl {
-  od::parser parser;
-  std::unique_ptr<char[]> pad;  // a padded copy of the value for simdjson
-  std::size_t pad_capacity = 0;
+  step_json::Tokens tokens;
   std::string scratch;           // decoded strings of the last read
   std::string key_scratch;       // a decoded object key
-  std::vector<FieldSpan> spans;  // the top-level fields of the last read
+  std::vector<FieldSpan> spans;  // the top-level fields of the last read, for end()
+  bool want_spans = false;
   step_json::NestStack nest;
 
-  // The read in progress.
-  const char* text = nullptr;  // the value's own bytes: strings decode from here
-  const char* buf = nullptr;   // the bytes simdjson reads: text, or a copy (masked)
-  const char* end = nullptr;   // buf + size
-  bool masked = false;         // invalid UTF-8 was masked in buf: decode every string
+  // The read in progress: the text strings decode from, and its tokens.
+  step_json::TokenText t;
+  int outer = 0;         // containers around the value (a line carrying it: 1)
+  bool masked = false;   // invalid UTF-8 was masked for stage 1: decode every string
+  bool invalid = false;  // the value broke Go's grammar (not only its types)
+  // The first field of a wrong type. Go checks the whole value before it decodes a
+  // field: once one is refused, the rest is only checked, and broken JSON anywhere is
+  // told before any type.
+  const char* refused = nullptr;
   const char* why = "";
 
   RawString id, tool, state, owner, reason;
   Instant started = go_zero_time, ended = go_zero_time;
   bool has_ask = false;
   std::uint32_t close = 0;  // offset of the closing brace
+  std::uint32_t after = 0;  // the token after the value
 
   // Full decode only.
   Step* full = nullptr;
   std::vector<std::string> levels_backing;  // Go's slice: its capacity and stale elements
   std::size_t levels_len = 0;
 
-  std::uint32_t off(const char* p) const noexcept { return static_cast<std::uint32_t>(p - buf); }
-
+  void reset(Step* full_out) {
+    why = "";
+    full = full_out;
+    id = tool = state = owner = reason = RawString{};
+    started = ended = go_zero_time;
+    has_ask = false;
+    masked = invalid = false;
+    refused = nullptr;
+    after = step_json::no_token;
+    spans.clear();
+    scratch.clear();
+    levels_backing.clear();
+    levels_len = 0;
+  }
   StepShape fail(const char* reason_text) noexcept {
     why = reason_text;
     return StepShape::no_step;
   }
-  bool refuse(const char* reason_text) noexcept {
-    why = reason_text;
-    return false;
+  // Broken JSON inside the value: no_token.
+  std::uint32_t broken() noexcept {
+    invalid = true;
+    return step_json::no_token;
+  }
+  // A value of the wrong type at token v: the first is told; the value is checked.
+  std::uint32_t wrong(std::uint32_t v, int depth, const char* type_why) noexcept {
+    if (refused == nullptr) refused = type_why;
+    return check(v, depth);
   }
 
-  // The decoded text of a string body at [b, e) of buf.
+  // The decoded text of a string body at [b, e) of the text.
   std::string_view text_of(std::uint32_t b, std::uint32_t e, bool decode, std::string& into) {
-    if (!decode) return std::string_view(text + b, e - b);
+    if (!decode) return std::string_view(t.text + b, e - b);
     std::size_t start = into.size();
-    step_json::unquote_append(text + b, text + e, into);
+    step_json::unquote_append(t.text + b, t.text + e, into);
     return std::string_view(into.data() + start, into.size() - start);
   }
   std::string_view view_of(const RawString& s) {
     if (!s.set) return {};
     return text_of(s.begin, s.end, s.decode, scratch);
   }
-  std::string string_of(const char* quote, const StringScan& s) {
+  std::string string_of(const step_json::StringToken& s) {
+    if (!(s.escaped || masked)) return std::string(t.text + s.begin, s.end - s.begin);
     std::string out;
-    auto b = off(quote) + 1, e = off(s.end) - 1;
-    if (!(s.escaped || s.non_ascii || masked)) return std::string(text + b, e - b);
-    step_json::unquote_append(text + b, text + e, out);
+    step_json::unquote_append(t.text + s.begin, t.text + s.end, out);
     return out;
   }
-  // The decoded key whose opening quote is at q.
-  bool key_at(const char* q, std::string_view& key) {
-    StringScan s;
-    if (q < buf || q >= end || *q != '"' || !step_json::scan_string(q, end, s)) return false;
+  // The decoded key at token i and its ':' after it; false when either is not there.
+  bool key_at(std::uint32_t i, std::string_view& key) {
+    step_json::StringToken s;
+    if (i + 1 >= t.n || !step_json::string_token(t, i, s) || t.at(i + 1) != ':') return false;
     key_scratch.clear();
-    key = text_of(off(q) + 1, off(s.end) - 1, s.escaped || s.non_ascii || masked, key_scratch);
+    key = text_of(s.begin, s.end, s.escaped || masked, key_scratch);
     return true;
   }
-
-  static Field top_field(std::string_view k) noexcept {
-    switch (k.size()) {  // the exact names first: nearly every key is one
-      case 2:
-        if (k == "id") return Field::id;
-        break;
-      case 3:
-        if (k == "ask") return Field::ask;
-        break;
-      case 4:
-        if (k == "tool") return Field::tool;
-        break;
-      case 5:
-        if (k == "state") return Field::state;
-        if (k == "owner") return Field::owner;
-        if (k == "ended") return Field::ended;
-        break;
-      case 6:
-        if (k == "reason") return Field::reason;
-        if (k == "result") return Field::result;
-        break;
-      case 7:
-        if (k == "started") return Field::started;
-        break;
-      default:
-        break;
-    }
-    static constexpr std::pair<std::string_view, Field> names[] = {
-        {"id", Field::id},         {"tool", Field::tool},       {"state", Field::state},
-        {"owner", Field::owner},   {"started", Field::started}, {"ended", Field::ended},
-        {"reason", Field::reason}, {"result", Field::result},   {"ask", Field::ask}};
-    for (const auto& [name, f] : names)
-      if (step_json::name_matches(k, name)) return f;
-    return Field::unknown;
+  // Where the value at token v, whose next token is `next`, ends in the text.
+  std::uint32_t value_end(std::uint32_t v, std::uint32_t next) const noexcept {
+    char c = t.at(v);
+    return c == '{' || c == '[' ? t.tok[next - 1] + 1 : t.end_of(v);
   }
-  static AskField ask_field(std::string_view k) noexcept {
-    if (step_json::name_matches(k, "kind")) return AskField::kind;
-    if (step_json::name_matches(k, "check")) return AskField::check;
-    if (step_json::name_matches(k, "build")) return AskField::build;
-    if (step_json::name_matches(k, "compose")) return AskField::compose;
-    return AskField::unknown;
-  }
-  static PartField part_field(std::string_view k) noexcept {
-    if (step_json::name_matches(k, "fetch")) return PartField::fetch;
-    if (step_json::name_matches(k, "levels")) return PartField::levels;
-    if (step_json::name_matches(k, "run")) return PartField::run;
-    if (step_json::name_matches(k, "module")) return PartField::module;
-    if (step_json::name_matches(k, "fp")) return PartField::fp;
-    return PartField::unknown;
+  std::uint32_t check(std::uint32_t v, int depth, bool float_check = false, bool* float_bad = nullptr) noexcept {
+    if (v < t.n && t.at(v) == '"') return v + 1;  // a string: valid once indexed
+    std::uint32_t next = step_json::check_tokens(t, v, outer + depth, float_check, nest, float_bad);
+    if (next == step_json::no_token) invalid = true;
+    return next;
   }
 
-  // A string field (Go: string): a string sets it, null leaves it as it was.
-  const char* string_field(const char* p, RawString& into) noexcept {
-    if (*p == '"') {
-      StringScan s;
-      if (!step_json::scan_string(p, end, s)) return nullptr;
-      into = RawString{off(p) + 1, off(s.end) - 1, s.escaped || s.non_ascii || masked, true};
-      return s.end;
+  // Which of names the key at token k names (-1: none); false when token k is no key
+  // with its ':'. A key that is a name byte for byte holds no escape: it is not decoded.
+  template <std::size_t N>
+  bool key_named(std::uint32_t k, const std::string_view (&names)[N], const NamesByLetter<N>& letters, int& which) {
+    if (k + 1 >= t.n || t.at(k) != '"' || t.at(k + 1) != ':') return false;
+    std::uint32_t b = t.tok[k] + 1, e = t.end_of(k) - 1;
+    std::string_view key(t.text + b, e - b);
+    if (!masked) {
+      if constexpr (N == std::size(top_names))
+        which = exact_step_field(key);
+      else
+        which = exact_name(key, names);
+      if (which >= 0) return true;
     }
-    if (*p == 'n') return step_json::scan_literal(p, end, "null");
-    return nullptr;
-  }
-  // The same, decoded into a std::string (full decode), or only checked (out null).
-  const char* string_field(const char* p, std::string* out) {
-    if (*p == '"') {
-      StringScan s;
-      if (!step_json::scan_string(p, end, s)) return nullptr;
-      if (out != nullptr) *out = string_of(p, s);
-      return s.end;
+    if (masked || key.find('\\') != std::string_view::npos) {
+      key_scratch.clear();
+      key = text_of(b, e, true, key_scratch);
     }
-    if (*p == 'n') return step_json::scan_literal(p, end, "null");
-    return nullptr;
+    which = match_name(key, names, letters);
+    return true;
   }
-  // A time.Time field: a string Go's RFC 3339 reader takes (on the raw bytes, escapes
-  // not undone), or null, which leaves it.
-  const char* time_field(const char* p, Instant& into) noexcept {
-    if (*p == '"') {
-      StringScan s;
-      if (!step_json::scan_string(p, end, s)) return nullptr;
-      auto t = parse_rfc3339(std::string_view(text + off(p) + 1, static_cast<std::size_t>(s.end - p - 2)));
-      if (!t) return nullptr;
-      into = *t;
-      return s.end;
-    }
-    if (*p == 'n') return step_json::scan_literal(p, end, "null");
-    return nullptr;
-  }
+  static constexpr std::string_view top_names[] = {"id",    "tool",   "state",  "owner", "started",
+                                                   "ended", "reason", "result", "ask"};
+  static constexpr Field top_fields[] = {Field::id,    Field::tool,   Field::state,  Field::owner, Field::started,
+                                         Field::ended, Field::reason, Field::result, Field::ask};
+  static constexpr std::string_view ask_names[] = {"kind", "check", "build", "compose"};
+  static constexpr AskField ask_fields[] = {AskField::kind, AskField::check, AskField::build, AskField::compose};
+  static constexpr std::string_view part_names[] = {"fetch", "levels", "run", "module", "fp"};
+  static constexpr PartField part_fields[] = {PartField::fetch, PartField::levels, PartField::run, PartField::module,
+                                              PartField::fp};
+  static constexpr NamesByLetter<std::size(top_names)> top_letters{top_names};
+  static constexpr NamesByLetter<std::size(ask_names)> ask_letters{ask_names};
+  static constexpr NamesByLetter<std::size(part_names)> part_letters{part_names};
 
+  enum class Got : std::uint8_t { ok, wrong_type, broken };
+  // A Go string at token v, `depth` containers into the value: a string sets it (into
+  // raw, or decoded into out), null leaves it. next is the token after it.
+  Got string_value(std::uint32_t v, int depth, std::uint32_t& next, RawString* raw, std::string* out);
+  std::uint32_t string_field(std::uint32_t v, int depth, RawString* raw, std::string* out, const char* type_why);
+  std::uint32_t time_value(std::uint32_t v, Instant& into, const char* type_why);
+
+  StepCodecAccess::Within read_within(const step_json::TokenText& text, bool text_masked, std::uint32_t first,
+                                      int outer_depth, StepView& out);
   StepShape parse(std::string_view value, bool padded, Step* full_out);
+  StepShape start(std::string_view value);
+  bool index(std::string_view value);
+  StepShape walk_step(std::uint32_t first);
+  std::uint32_t top_value(Field field, std::uint32_t v);
+  std::uint32_t ask_value(std::uint32_t v);
   StepShape fill(StepShape shape, StepView& out) {
     out = StepView{};
     if (shape != StepShape::step) return shape;
@@ -263,25 +347,119 @@ struct StepCodec::Impl {
     out.has_ask = has_ask;
     return shape;
   }
-  bool walk_ask(od::value& v);
-  bool walk_part(od::value& v, AskField which);
-  bool walk_fetch(od::value& v, std::optional<StepFetch>* out);
-  bool walk_levels(od::value& v, std::optional<std::vector<std::string>>* out);
+  // The parts of an ask, by token: each returns the token after the value, or no_token
+  // when Go's grammar breaks.
+  std::uint32_t walk_ask(std::uint32_t v);
+  std::uint32_t walk_part(std::uint32_t v, AskField which);
+  std::uint32_t walk_fetch(std::uint32_t v, std::optional<StepFetch>* out);
+  std::uint32_t walk_levels(std::uint32_t v, std::optional<std::vector<std::string>>* out);
+  // Every field of the object at token v: each(key token, value token) returns the
+  // token after the value or no_token.
+  template <typename Each>
+  std::uint32_t fields(std::uint32_t v, Each&& each);
 };
 
-StepShape StepCodec::Impl::parse(std::string_view value, bool padded, Step* full_out) {
-  why = "";
-  full = full_out;
-  id = tool = state = owner = reason = RawString{};
-  started = ended = go_zero_time;
-  has_ask = false;
-  masked = false;
-  spans.clear();
-  scratch.clear();
-  levels_backing.clear();
-  levels_len = 0;
-  text = value.data();
+StepCodec::Impl::Got StepCodec::Impl::string_value(std::uint32_t v, int depth, std::uint32_t& next, RawString* raw,
+                                                   std::string* out) {
+  if (t.at(v) == '"') {
+    step_json::StringToken s;
+    if (!step_json::string_token(t, v, s)) {
+      invalid = true;
+      return Got::broken;
+    }
+    if (raw != nullptr) *raw = RawString{s.begin, s.end, s.escaped || masked, true};
+    if (out != nullptr) *out = string_of(s);
+    next = v + 1;
+    return Got::ok;
+  }
+  next = check(v, depth);
+  if (next == step_json::no_token) return Got::broken;
+  return t.at(v) == 'n' && next == v + 1 ? Got::ok : Got::wrong_type;  // a scalar from 'n' is null
+}
 
+std::uint32_t StepCodec::Impl::string_field(std::uint32_t v, int depth, RawString* raw, std::string* out,
+                                            const char* type_why) {
+  std::uint32_t next = step_json::no_token;
+  switch (string_value(v, depth, next, raw, out)) {
+    case Got::ok:
+      return next;
+    case Got::wrong_type:
+      if (refused == nullptr) refused = type_why;
+      return next;
+    case Got::broken:
+      break;
+  }
+  return step_json::no_token;
+}
+
+// A time.Time field: a string Go's RFC 3339 reader takes (on the raw bytes, escapes not
+// undone), or null, which leaves it.
+std::uint32_t StepCodec::Impl::time_value(std::uint32_t v, Instant& into, const char* type_why) {
+  if (t.at(v) == '"') {
+    step_json::StringToken s;
+    if (!step_json::string_token(t, v, s, false)) return broken();
+    auto at = parse_rfc3339(std::string_view(t.text + s.begin, s.end - s.begin));
+    if (!at) {
+      if (refused == nullptr) refused = type_why;
+    } else {
+      into = *at;
+    }
+    return v + 1;
+  }
+  std::uint32_t next = check(v, 1);
+  if (next == step_json::no_token || (t.at(v) == 'n' && next == v + 1)) return next;
+  if (refused == nullptr) refused = type_why;
+  return next;
+}
+
+template <typename Each>
+std::uint32_t StepCodec::Impl::fields(std::uint32_t v, Each&& each) {
+  std::uint32_t i = v + 1;
+  if (i < t.n && t.at(i) == '}') return i + 1;
+  for (;;) {
+    if (i + 2 >= t.n) return broken();
+    std::uint32_t next = each(i, i + 2);
+    if (next == step_json::no_token) return next;
+    if (next >= t.n) return broken();
+    if (t.at(next) == '}') return next + 1;
+    if (t.at(next) != ',') return broken();
+    i = next + 1;
+  }
+}
+
+StepShape StepCodec::Impl::parse(std::string_view value, bool, Step* full_out) {
+  // In place or not, the bytes are read where they are: stage 1 needs no padding.
+  reset(full_out);
+  t.text = value.data();
+  outer = 0;
+  StepShape shape = start(value);
+  if (shape != StepShape::step) return shape;
+  if (!index(value)) return fail(not_json);
+  return walk_step(0);
+}
+
+StepCodecAccess::Within StepCodec::Impl::read_within(const step_json::TokenText& text, bool text_masked,
+                                                     std::uint32_t first, int outer_depth, StepView& out) {
+  reset(nullptr);
+  t = text;
+  masked = text_masked;
+  outer = outer_depth;
+  std::size_t rest = t.tok[t.n] - t.tok[first];
+  if (scratch.capacity() < 3 * rest + 16) scratch.reserve(3 * rest + 16);
+  StepShape shape;
+  if (t.at(first) == '{') {
+    shape = walk_step(first);
+  } else {
+    after = check(first, 0);
+    shape = t.at(first) == 'n' ? StepShape::null_value : fail("the value is no JSON object");
+  }
+  fill(shape, out);
+  bool bad = invalid || after == step_json::no_token;
+  return {bad ? StepShape::no_step : shape, bad, bad ? step_json::no_token : after};
+}
+
+// What the value is before its tokens are read: empty, white space, null, no object.
+StepShape StepCodec::Impl::start(std::string_view value) {
   if (value.empty()) return fail("the value is empty");
   if (value.size() > 0xFFFFFFF0u) return fail("the value is larger than 4 GiB");
   const char* vb = value.data();
@@ -295,163 +473,103 @@ StepShape StepCodec::Impl::parse(std::string_view value, bool padded, Step* full
     if (q != nullptr && step_json::skip_ws(q, ve) == ve) return StepShape::null_value;
     return fail("the value is no JSON object");
   }
-  // Decoded strings grow by at most 3 bytes per byte read: reserve once, so the
-  // views handed out stay where they are.
+  // Decoded strings grow by at most 3 bytes per byte read: reserve once, so the views
+  // handed out stay where they are.
   if (scratch.capacity() < 3 * value.size() + 16) scratch.reserve(3 * value.size() + 16);
-
-  auto copy_to_pad = [&] {
-    if (pad_capacity < value.size() + simdjson::SIMDJSON_PADDING) {
-      std::size_t cap = std::max<std::size_t>(value.size() + simdjson::SIMDJSON_PADDING, 2 * pad_capacity);
-      pad.reset(new char[cap]);
-      pad_capacity = cap;
-    }
-    std::memcpy(pad.get(), value.data(), value.size());
-    std::memset(pad.get() + value.size(), ' ', simdjson::SIMDJSON_PADDING);
-    buf = pad.get();
-  };
-  if (padded) {
-    buf = value.data();
-  } else {
-    copy_to_pad();
-  }
-  end = buf + value.size();
-
-  // Grow the parser geometrically: simdjson would reallocate to each new largest value.
-  if (parser.capacity() < value.size()) {
-    std::size_t cap = std::max<std::size_t>({value.size(), 2 * parser.capacity(), 4096});
-    if (parser.allocate(cap) != simdjson::SUCCESS) return fail("out of memory");
-  }
-  auto doc_result = parser.iterate(buf, value.size(), value.size() + simdjson::SIMDJSON_PADDING);
-  if (doc_result.error() == simdjson::UTF8_ERROR) {
-    // Go takes invalid UTF-8 inside strings (as U+FFFD): mask it and read again.
-    if (buf == value.data()) copy_to_pad();
-    end = buf + value.size();
-    step_json::mask_invalid_utf8(pad.get(), value.size());
-    masked = true;
-    doc_result = parser.iterate(buf, value.size(), value.size() + simdjson::SIMDJSON_PADDING);
-  }
-  if (doc_result.error() != simdjson::SUCCESS) return fail("the value is not valid JSON");
-  od::document doc = std::move(doc_result).value_unsafe();
-  od::object obj;
-  if (doc.get_object().get(obj) != simdjson::SUCCESS) return fail("the value is not valid JSON");
-
-  const char* open = step_json::skip_ws(buf, end);
-  const char* prev = open + 1;
-  bool first_field = true;
-  for (auto field_result : obj) {
-    od::field f;
-    if (std::move(field_result).get(f) != simdjson::SUCCESS) return fail("the value is not valid JSON");
-    const char* kq = reinterpret_cast<const char*>(f.key().raw()) - 1;
-    // The separators are checked here too: the spans must be exact for the rewrite.
-    const char* s = step_json::skip_ws(prev, end);
-    if (!first_field) {
-      if (s >= end || *s != ',') return fail("the value is not valid JSON");
-      s = step_json::skip_ws(s + 1, end);
-    }
-    StringScan ks;
-    if (s != kq || *kq != '"' || !step_json::scan_string(kq, end, ks)) return fail("the value is not valid JSON");
-    const char* vp = step_json::skip_ws(ks.end, end);
-    if (vp >= end || *vp != ':') return fail("the value is not valid JSON");
-    vp = step_json::skip_ws(vp + 1, end);
-    if (vp >= end) return fail("the value is not valid JSON");
-    od::value& v = f.value();
-    if (v.raw_json_token().data() != vp) return fail("the value is not valid JSON");
-
-    key_scratch.clear();
-    std::string_view key = text_of(off(kq) + 1, off(ks.end) - 1, ks.escaped || ks.non_ascii || masked, key_scratch);
-    Field field = top_field(key);
-    const char* value_end = nullptr;
-    switch (field) {
-      case Field::id:
-        value_end = full ? string_field(vp, &full->id) : string_field(vp, id);
-        if (!value_end) return fail("its id is no string");
-        break;
-      case Field::tool:
-        value_end = full ? string_field(vp, &full->tool) : string_field(vp, tool);
-        if (!value_end) return fail("its tool is no string");
-        break;
-      case Field::state:
-        value_end = full ? string_field(vp, &full->state) : string_field(vp, state);
-        if (!value_end) return fail("its state is no string");
-        break;
-      case Field::owner:
-        value_end = full ? string_field(vp, &full->owner) : string_field(vp, owner);
-        if (!value_end) return fail("its owner is no string");
-        break;
-      case Field::reason:
-        value_end = full ? string_field(vp, &full->reason) : string_field(vp, reason);
-        if (!value_end) return fail("its reason is no string");
-        break;
-      case Field::started:
-        value_end = time_field(vp, full ? full->started : started);
-        if (!value_end) return fail("its started is no RFC 3339 time");
-        break;
-      case Field::ended:
-        value_end = time_field(vp, full ? full->ended : ended);
-        if (!value_end) return fail("its ended is no RFC 3339 time");
-        break;
-      case Field::ask:
-        if (*vp == 'n') {
-          value_end = step_json::scan_literal(vp, end, "null");
-          has_ask = false;
-          if (full) full->ask.reset();
-          levels_backing.clear();
-          levels_len = 0;
-          if (!value_end) return fail("the value is not valid JSON");
-          break;
-        }
-        if (*vp != '{') return fail("its ask is no object");
-        value_end = step_json::check_value(vp, end, 1, false, nest);
-        if (!value_end) return fail("the value is not valid JSON");
-        if (!walk_ask(v)) {
-          if (*why == '\0') why = "its ask is not of the ask's shape";
-          return StepShape::no_step;
-        }
-        has_ask = true;
-        break;
-      case Field::result:
-      case Field::unknown:
-        value_end = step_json::check_value(vp, end, 1, false, nest);
-        if (!value_end) return fail("the value is not valid JSON");
-        if (field == Field::result && full)
-          full->result = std::string(text + off(vp), static_cast<std::size_t>(value_end - vp));
-        break;
-    }
-    spans.push_back(FieldSpan{off(kq), off(vp), off(value_end), field});
-    prev = value_end;
-    first_field = false;
-  }
-  const char* s = step_json::skip_ws(prev, end);
-  if (s >= end || *s != '}') return fail("the value is not valid JSON");
-  close = off(s);
-  if (step_json::skip_ws(s + 1, end) != end) return fail("bytes follow the JSON value");
   return StepShape::step;
 }
 
-bool StepCodec::Impl::walk_ask(od::value& v) {
-  od::object obj;
-  if (v.get_object().get(obj) != simdjson::SUCCESS) return false;
+// Stage 1 over the value, as Go reads it (invalid UTF-8 masked for stage 1).
+bool StepCodec::Impl::index(std::string_view value) {
+  if (tokens.index_go(value.data(), value.size(), masked) != step_json::Tokens::Found::ok) return false;
+  t.tok = tokens.offsets();
+  t.n = tokens.count();
+  return true;
+}
+
+// The step object at token first; the value must end with it.
+StepShape StepCodec::Impl::walk_step(std::uint32_t first) {
+  if (first >= t.n || t.at(first) != '{') return fail(not_json);
+  std::uint32_t next = fields(first, [&](std::uint32_t k, std::uint32_t v) -> std::uint32_t {
+    int which = -1;
+    if (!key_named(k, top_names, top_letters, which)) return broken();
+    Field field = refused || which < 0 ? Field::unknown : top_fields[which];
+    std::uint32_t after_value = top_value(field, v);
+    if (after_value != step_json::no_token)
+      if (want_spans) spans.push_back(FieldSpan{t.tok[k], t.tok[v], value_end(v, after_value), field});
+    return after_value;
+  });
+  if (next == step_json::no_token) return fail(not_json);
+  close = t.tok[next - 1];
+  after = next;
+  if (outer == 0 && next != t.n) return fail(not_json);  // bytes after the value
+  if (refused != nullptr) return fail(refused);
+  return StepShape::step;
+}
+
+std::uint32_t StepCodec::Impl::top_value(Field field, std::uint32_t v) {
+  switch (field) {
+    case Field::id:
+      return string_field(v, 1, full ? nullptr : &id, full ? &full->id : nullptr, "its id is no string");
+    case Field::tool:
+      return string_field(v, 1, full ? nullptr : &tool, full ? &full->tool : nullptr, "its tool is no string");
+    case Field::state:
+      return string_field(v, 1, full ? nullptr : &state, full ? &full->state : nullptr, "its state is no string");
+    case Field::owner:
+      return string_field(v, 1, full ? nullptr : &owner, full ? &full->owner : nullptr, "its owner is no string");
+    case Field::reason:
+      return string_field(v, 1, full ? nullptr : &reason, full ? &full->reason : nullptr, "its reason is no string");
+    case Field::started:
+      return time_value(v, full ? full->started : started, "its started is no RFC 3339 time");
+    case Field::ended:
+      return time_value(v, full ? full->ended : ended, "its ended is no RFC 3339 time");
+    case Field::ask:
+      return ask_value(v);
+    case Field::result:
+    case Field::unknown:
+      break;
+  }
+  std::uint32_t next = check(v, 1);
+  if (next != step_json::no_token && field == Field::result && full)
+    full->result = std::string(t.text + t.tok[v], value_end(v, next) - t.tok[v]);
+  return next;
+}
+
+std::uint32_t StepCodec::Impl::ask_value(std::uint32_t v) {
+  if (t.at(v) == 'n') {
+    std::uint32_t next = check(v, 1);
+    if (next == step_json::no_token) return next;
+    has_ask = false;
+    if (full) full->ask.reset();
+    levels_backing.clear();
+    levels_len = 0;
+    return next;
+  }
+  if (t.at(v) != '{') return wrong(v, 1, "its ask is no object");
+  std::uint32_t next = walk_ask(v);
+  if (next != step_json::no_token && refused == nullptr) has_ask = true;
+  return next;
+}
+
+std::uint32_t StepCodec::Impl::walk_ask(std::uint32_t v) {
   StepAsk* ask = nullptr;
   if (full) {
     if (!full->ask) full->ask.emplace();  // a repeated ask decodes into the first
     ask = &*full->ask;
   }
-  for (auto field_result : obj) {
-    od::field f;
-    if (std::move(field_result).get(f) != simdjson::SUCCESS) return false;
-    std::string_view key;
-    if (!key_at(reinterpret_cast<const char*>(f.key().raw()) - 1, key)) return false;
-    AskField which = ask_field(key);
-    od::value& fv = f.value();
-    const char* p = fv.raw_json_token().data();
+  return fields(v, [&](std::uint32_t k, std::uint32_t fv) -> std::uint32_t {
+    int named = -1;
+    if (!key_named(k, ask_names, ask_letters, named)) return broken();
+    AskField which = refused || named < 0 ? AskField::unknown : ask_fields[named];
     switch (which) {
       case AskField::kind:
-        if (!string_field(p, ask ? &ask->kind : nullptr)) return refuse("its ask's kind is no string");
-        break;
+        return string_field(fv, 2, nullptr, ask ? &ask->kind : nullptr, "its ask's kind is no string");
       case AskField::check:
       case AskField::build:
       case AskField::compose:
-        if (*p == 'n') {
+        if (t.at(fv) == 'n') {
+          std::uint32_t next = check(fv, 2);
+          if (next != fv + 1) return broken();
           if (ask) {
             if (which == AskField::check) ask->check.reset();
             if (which == AskField::build) ask->build.reset();
@@ -461,9 +579,9 @@ bool StepCodec::Impl::walk_ask(od::value& v) {
             levels_backing.clear();
             levels_len = 0;
           }
-          break;
+          return next;
         }
-        if (*p != '{') return refuse("its ask's check, build or compose is no object");
+        if (t.at(fv) != '{') return wrong(fv, 2, "its ask's check, build or compose is no object");
         if (ask) {
           if (which == AskField::check && !ask->check) {
             ask->check.emplace();
@@ -473,87 +591,75 @@ bool StepCodec::Impl::walk_ask(od::value& v) {
           if (which == AskField::build && !ask->build) ask->build.emplace();
           if (which == AskField::compose && !ask->compose) ask->compose.emplace();
         }
-        if (!walk_part(fv, which)) return false;
-        break;
+        return walk_part(fv, which);
       case AskField::unknown:
-        break;  // checked with the whole ask
+        break;
     }
-  }
-  return true;
+    return check(fv, 2);
+  });
 }
 
-bool StepCodec::Impl::walk_part(od::value& v, AskField which) {
-  od::object obj;
-  if (v.get_object().get(obj) != simdjson::SUCCESS) return false;
-  StepCheck* check = full && which == AskField::check ? &*full->ask->check : nullptr;
+std::uint32_t StepCodec::Impl::walk_part(std::uint32_t v, AskField which) {
+  StepCheck* check_part = full && which == AskField::check ? &*full->ask->check : nullptr;
   StepBuild* build = full && which == AskField::build ? &*full->ask->build : nullptr;
   StepCompose* compose = full && which == AskField::compose ? &*full->ask->compose : nullptr;
-  for (auto field_result : obj) {
-    od::field f;
-    if (std::move(field_result).get(f) != simdjson::SUCCESS) return false;
-    std::string_view key;
-    if (!key_at(reinterpret_cast<const char*>(f.key().raw()) - 1, key)) return false;
-    PartField pf = part_field(key);
-    od::value& fv = f.value();
-    const char* p = fv.raw_json_token().data();
+  return fields(v, [&](std::uint32_t k, std::uint32_t fv) -> std::uint32_t {
+    int named = -1;
+    if (!key_named(k, part_names, part_letters, named)) return broken();
+    PartField pf = refused || named < 0 ? PartField::unknown : part_fields[named];
     // Only the fields of this part's struct count; the others are unknown to it.
     if (which == AskField::check && (pf == PartField::module || pf == PartField::fp)) pf = PartField::unknown;
     if (which == AskField::build && (pf == PartField::levels || pf == PartField::run)) pf = PartField::unknown;
     if (which == AskField::compose && pf != PartField::fetch) pf = PartField::unknown;
+    auto text = [&](std::string* out, const char* type_why) { return string_field(fv, 3, nullptr, out, type_why); };
     switch (pf) {
       case PartField::fetch: {
-        std::optional<StepFetch>* out = check     ? &check->fetch
-                                        : build   ? &build->fetch
-                                        : compose ? &compose->fetch
-                                                  : nullptr;
-        if (!walk_fetch(fv, out)) return refuse("a fetch of its ask is no object of JSON values");
-        break;
+        std::optional<StepFetch>* out = check_part ? &check_part->fetch
+                                        : build    ? &build->fetch
+                                        : compose  ? &compose->fetch
+                                                   : nullptr;
+        return walk_fetch(fv, out);
       }
       case PartField::levels:
-        if (!walk_levels(fv, check ? &check->levels : nullptr)) return refuse("its ask's levels are no strings");
-        break;
+        return walk_levels(fv, check_part ? &check_part->levels : nullptr);
       case PartField::run:
-        if (!string_field(p, check ? &check->run : nullptr)) return refuse("its ask's run is no string");
-        break;
+        return text(check_part ? &check_part->run : nullptr, "its ask's run is no string");
       case PartField::module:
-        if (!string_field(p, build ? &build->module : nullptr)) return refuse("its ask's module is no string");
-        break;
+        return text(build ? &build->module : nullptr, "its ask's module is no string");
       case PartField::fp:
-        if (!string_field(p, build ? &build->fp : nullptr)) return refuse("its ask's fp is no string");
-        break;
+        return text(build ? &build->fp : nullptr, "its ask's fp is no string");
       case PartField::unknown:
         break;
     }
-  }
-  return true;
+    return check(fv, 3);
+  });
 }
 
 // map[string]any: an object (its entries added to the map already there, as Go
 // decodes into a map it made) or null (no map). Its numbers must fit a float64.
-bool StepCodec::Impl::walk_fetch(od::value& v, std::optional<StepFetch>* out) {
-  const char* p = v.raw_json_token().data();
-  if (*p == 'n') {
+std::uint32_t StepCodec::Impl::walk_fetch(std::uint32_t v, std::optional<StepFetch>* out) {
+  constexpr const char* not_fetch = "a fetch of its ask is no object of JSON values";
+  if (t.at(v) == 'n') {
+    std::uint32_t next = check(v, 3);
+    if (next != v + 1) return broken();
     if (out) out->reset();
-    return true;
+    return next;
   }
-  if (*p != '{') return false;
-  od::object obj;
-  if (v.get_object().get(obj) != simdjson::SUCCESS) return false;
+  if (t.at(v) != '{') return wrong(v, 3, not_fetch);
   if (out && !*out) out->emplace();
-  for (auto field_result : obj) {
-    od::field f;
-    if (std::move(field_result).get(f) != simdjson::SUCCESS) return false;
-    std::string_view key;
-    if (!key_at(reinterpret_cast<const char*>(f.key().raw()) - 1, key)) return false;
-    const char* vp = f.value().raw_json_token().data();
+  return fields(v, [&](std::uint32_t k, std::uint32_t fv) -> std::uint32_t {
+    std::string_view key;  // read only when decoded
+    if (out ? !key_at(k, key) : (k + 1 >= t.n || t.at(k) != '"' || t.at(k + 1) != ':')) return broken();
     // The fetch object sits 4 deep: step, ask, check/build/compose, fetch.
-    const char* ve = step_json::check_value(vp, end, 4, true, nest);
-    if (!ve) return false;
-    if (out) {
-      std::string raw(text + off(vp), static_cast<std::size_t>(ve - vp));
+    bool float_bad = false;
+    std::uint32_t next = check(fv, 4, true, &float_bad);
+    if (next == step_json::no_token) return next;
+    if (float_bad && refused == nullptr) refused = not_fetch;
+    if (out && !refused) {
+      std::string raw(t.text + t.tok[fv], value_end(fv, next) - t.tok[fv]);
       bool found = false;
-      for (auto& [k, val] : **out) {
-        if (k == key) {
+      for (auto& [known, val] : **out) {
+        if (known == key) {
           val = std::move(raw);
           found = true;
           break;
@@ -561,50 +667,63 @@ bool StepCodec::Impl::walk_fetch(od::value& v, std::optional<StepFetch>* out) {
       }
       if (!found) (*out)->emplace_back(std::string(key), std::move(raw));
     }
-  }
-  return true;
+    return next;
+  });
 }
 
 // []string: an array of strings or nulls, or null. Decoding follows Go's reuse of a
 // slice it holds: elements are decoded into in place (a null leaves one as it was),
 // the length set to the count, the capacity grown by half (at least 4).
-bool StepCodec::Impl::walk_levels(od::value& v, std::optional<std::vector<std::string>>* out) {
-  const char* p = v.raw_json_token().data();
-  if (*p == 'n') {
+std::uint32_t StepCodec::Impl::walk_levels(std::uint32_t v, std::optional<std::vector<std::string>>* out) {
+  constexpr const char* not_levels = "its ask's levels are no strings";
+  if (t.at(v) == 'n') {
+    std::uint32_t next = check(v, 3);
+    if (next != v + 1) return broken();
     if (out) out->reset();
     levels_backing.clear();
     levels_len = 0;
-    return true;
+    return next;
   }
-  if (*p != '[') return false;
-  od::array arr;
-  if (v.get_array().get(arr) != simdjson::SUCCESS) return false;
-  std::size_t i = 0;
-  for (auto element_result : arr) {
-    od::value ev;
-    if (std::move(element_result).get(ev) != simdjson::SUCCESS) return false;
-    const char* ep = ev.raw_json_token().data();
-    if (out) {
-      if (i >= levels_backing.size()) {
-        std::size_t cap = levels_backing.size() + levels_backing.size() / 2;
-        if (cap < 4) cap = 4;
-        std::vector<std::string> grown(cap);
-        for (std::size_t k = 0; k < levels_len; ++k) grown[k] = std::move(levels_backing[k]);
-        levels_backing = std::move(grown);
-      }
-      if (i >= levels_len) levels_len = i + 1;
-      if (!string_field(ep, &levels_backing[i])) return false;
-    } else if (!string_field(ep, static_cast<std::string*>(nullptr))) {
-      return false;
-    }
+  if (t.at(v) != '[') return wrong(v, 3, not_levels);
+  std::size_t count = 0;
+  std::uint32_t i = v + 1;
+  if (i < t.n && t.at(i) == ']') {
     ++i;
+  } else {
+    for (;;) {
+      if (i >= t.n) return broken();
+      std::string* into = nullptr;
+      if (out && !refused) {
+        if (count >= levels_backing.size()) {
+          std::size_t cap = levels_backing.size() + levels_backing.size() / 2;
+          if (cap < 4) cap = 4;
+          std::vector<std::string> grown(cap);
+          for (std::size_t k = 0; k < levels_len; ++k) grown[k] = std::move(levels_backing[k]);
+          levels_backing = std::move(grown);
+        }
+        if (count >= levels_len) levels_len = count + 1;
+        into = &levels_backing[count];
+      }
+      std::uint32_t next = step_json::no_token;
+      Got got = string_value(i, 4, next, nullptr, into);
+      if (got == Got::broken) return broken();
+      if (got == Got::wrong_type && refused == nullptr) refused = not_levels;
+      ++count;
+      if (next >= t.n) return broken();
+      if (t.at(next) == ']') {
+        i = next + 1;
+        break;
+      }
+      if (t.at(next) != ',') return broken();
+      i = next + 1;
+    }
   }
-  if (out) {
-    if (i < levels_len) levels_len = i;
-    if (i == 0) levels_backing.clear();
+  if (out && !refused) {
+    if (count < levels_len) levels_len = count;
+    if (count == 0) levels_backing.clear();
     out->emplace(levels_backing.begin(), levels_backing.begin() + static_cast<std::ptrdiff_t>(levels_len));
   }
-  return true;
+  return i;
 }
 
 StepCodec::StepCodec() : impl_(std::make_unique<Impl>()) {}
@@ -629,12 +748,38 @@ std::optional<Step> StepCodec::decode(std::string_view value) {
   return step;
 }
 
+StepCodecAccess::Within StepCodecAccess::read(StepCodec& codec, const step_json::TokenText& text, bool masked,
+                                              std::uint32_t first, int outer, StepView& out) {
+  return codec.impl_->read_within(text, masked, first, outer, out);
+}
+
+Result<StepAsk> StepCodec::decode_ask(std::string_view json) {
+  Impl& m = *impl_;
+  const char* e = json.data() + json.size();
+  const char* p = step_json::skip_ws(json.data(), e);
+  m.reset(nullptr);
+  m.t.text = json.data();
+  m.outer = 0;
+  // One object and nothing after it, before it is read in its place in a step.
+  if (p == e || *p != '{' || json.size() > 0xFFFFFFF0u || !m.index(json) || m.check(0, 1) != m.t.n)
+    return Error{Errc::parse, "the ask is no JSON object"};
+  std::string wrapped;
+  wrapped.reserve(json.size() + 8);
+  wrapped.append("{\"ask\":").append(json).append("}");
+  auto step = decode(wrapped);
+  if (!step) return Error{Errc::parse, fmt::format("the ask is no ask: {}", m.why)};
+  if (!step->ask) return Error{Errc::not_found, "the step has no ask"};
+  return std::move(*step->ask);
+}
+
 std::string_view StepCodec::no_step_why() const noexcept {
   return impl_->why;
 }
 
 Result<std::string> StepCodec::end(std::string_view value, std::string_view why, Instant ended_at) {
+  impl_->want_spans = true;
   StepShape shape = impl_->parse(value, false, nullptr);
+  impl_->want_spans = false;
   if (shape != StepShape::step)
     return Error{Errc::parse, fmt::format("the value is no step object: {}",
                                           shape == StepShape::null_value ? "it is null" : impl_->why)};
@@ -864,19 +1009,29 @@ StepVerdict judge_running_step(std::string_view key, const StepView& step, const
   return {StepAction::leave, StepReason::started_since, {}};
 }
 
+bool is_step_key_of(std::string_view key, std::string_view node) noexcept {
+  StepKeyParts parts;
+  return split_step_key(key, parts) && parts.node == node;
+}
+
+StepVerdict plan_read_step(std::string_view key, std::string_view value, StepShape shape, const StepView& view,
+                           const StaleRules& rules, OwnerVerdicts* cache, HolderJudgement* judgement) {
+  if (!is_step_key_of(key, rules.node)) return {StepAction::leave, StepReason::other_node, {}};
+  if (value.empty()) return {StepAction::leave, StepReason::no_value, {}};
+  if (shape == StepShape::no_step) return {StepAction::leave, StepReason::no_step, {}};
+  if (shape == StepShape::null_value || view.state != step_running)
+    return {StepAction::leave, StepReason::not_running, {}};
+  return judge_running_step(key, view, rules, cache, judgement);
+}
+
 StepVerdict plan_step(std::string_view key, std::string_view value, const StaleRules& rules, StepCodec& codec,
-                      StepView* view, OwnerVerdicts* cache, HolderJudgement* judgement, bool padded) {
+                      StepView* view, OwnerVerdicts* cache, HolderJudgement* judgement) {
   StepView local;
   StepView& v = view != nullptr ? *view : local;
   v = StepView{};
-  StepKeyParts parts;
-  if (!split_step_key(key, parts) || parts.node != rules.node) return {StepAction::leave, StepReason::other_node, {}};
-  if (value.empty()) return {StepAction::leave, StepReason::no_value, {}};
-  StepShape shape = padded ? codec.read_padded(value, v) : codec.read(value, v);
-  if (shape == StepShape::no_step) return {StepAction::leave, StepReason::no_step, {}};
-  if (shape == StepShape::null_value || v.state != step_running)
-    return {StepAction::leave, StepReason::not_running, {}};
-  return judge_running_step(key, v, rules, cache, judgement);
+  if (!is_step_key_of(key, rules.node)) return {StepAction::leave, StepReason::other_node, {}};
+  StepShape shape = value.empty() ? StepShape::no_step : codec.read(value, v);
+  return plan_read_step(key, value, shape, v, rules, cache, judgement);
 }
 
 namespace {

@@ -1,5 +1,5 @@
 // Go's encoding/json, where the step rules need its exact behaviour and simdjson's
-// differs. Private to lib/.
+// differs. Private to lib/ (step_json.cpp holds the token checks).
 //
 // simdjson On-Demand finds the structure of a value (stage 1: UTF-8, string bounds,
 // unescaped control characters, then the tokens), but it does not check what it
@@ -17,9 +17,12 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
+
+#include "json_string.hpp"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -31,7 +34,8 @@ namespace leasejudge::step_json {
 inline constexpr int go_max_depth = 10000;
 
 inline bool is_ws(unsigned char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  constexpr std::uint64_t ws = (1ULL << ' ') | (1ULL << '\t') | (1ULL << '\n') | (1ULL << '\r');
+  return c <= ' ' && ((ws >> c) & 1) != 0;
 }
 inline bool is_digit(unsigned char c) noexcept {
   return c >= '0' && c <= '9';
@@ -50,55 +54,8 @@ inline const char* skip_ws(const char* p, const char* end) noexcept {
   return p;
 }
 
-// The length of the valid UTF-8 sequence at p as Go's utf8.DecodeRune takes it, or 0
-// when the byte at p begins none (Go then reads that one byte as U+FFFD).
-inline int utf8_width(const unsigned char* p, const unsigned char* end) noexcept {
-  unsigned char c = p[0];
-  if (c < 0x80) return 1;
-  auto cont = [&](std::ptrdiff_t i, unsigned char lo, unsigned char hi) {
-    return p + i < end && p[i] >= lo && p[i] <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1, 0x80, 0xBF) ? 2 : 0;
-  if (c == 0xE0) return cont(1, 0xA0, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
-  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) ? 3 : 0;
-  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2, 0x80, 0xBF) ? 3 : 0;
-  if (c == 0xF0) return cont(1, 0x90, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-  if (c >= 0xF1 && c <= 0xF3) return cont(1, 0x80, 0xBF) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2, 0x80, 0xBF) && cont(3, 0x80, 0xBF) ? 4 : 0;
-  return 0;
-}
-
-inline std::uint32_t utf8_decode(const unsigned char* p, int width) noexcept {
-  switch (width) {
-    case 1:
-      return p[0];
-    case 2:
-      return (std::uint32_t(p[0] & 0x1F) << 6) | (p[1] & 0x3F);
-    case 3:
-      return (std::uint32_t(p[0] & 0x0F) << 12) | (std::uint32_t(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
-    default:
-      return (std::uint32_t(p[0] & 0x07) << 18) | (std::uint32_t(p[1] & 0x3F) << 12) |
-             (std::uint32_t(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
-  }
-}
-
-inline void utf8_append(std::string& out, std::uint32_t r) {
-  if (r < 0x80) {
-    out.push_back(static_cast<char>(r));
-  } else if (r < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (r >> 6)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else if (r < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (r >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (r >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (r & 0x3F)));
-  }
-}
+using json_string::utf8_decode;
+using json_string::utf8_width;
 
 // Replace every byte that begins no valid UTF-8 sequence with 0x7F, in place. The
 // result has the same length and the same JSON structure for Go (a byte >= 0x80 is
@@ -121,171 +78,12 @@ inline void mask_invalid_utf8(char* b, std::size_t n) noexcept {
   }
 }
 
-// --- strings -------------------------------------------------------------------
-
-struct StringScan {
-  const char* end = nullptr;  // past the closing quote
-  bool escaped = false;       // holds a backslash: must be decoded
-  bool non_ascii = false;     // holds a byte >= 0x80: must be decoded (U+FFFD)
-};
-
-// Check the string whose opening quote is at p as Go's scanner does (escapes, no
-// control byte) and find its end. False on any error, including no closing quote.
-// Most bytes of a value sit in strings: runs without a quote, a backslash or a
-// control byte are passed 16 bytes at a time (SSE2, in every x86-64) or 8 (SWAR).
-inline bool scan_string(const char* p, const char* end, StringScan& out) noexcept {
-  const char* q = p + 1;
-  bool escaped = false, non_ascii = false;
-  for (;;) {
-#if defined(__SSE2__)
-    {
-      const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
-      unsigned high = 0;
-      while (end - q >= 16) {
-        __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-                                   _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
-        auto m = static_cast<unsigned>(_mm_movemask_epi8(hit));
-        auto h = static_cast<unsigned>(_mm_movemask_epi8(x));
-        if (m == 0) {
-          high |= h;
-          q += 16;
-          continue;
-        }
-        unsigned first = static_cast<unsigned>(__builtin_ctz(m));
-        high |= h & ((1u << first) - 1);
-        q += first;
-        break;
-      }
-      if (high != 0) non_ascii = true;
-    }
-#else
-    {
-      constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-      std::uint64_t seen = 0;
-      while (end - q >= 8) {
-        std::uint64_t x;
-        std::memcpy(&x, q, 8);
-        std::uint64_t qx = x ^ (ones * '"'), bx = x ^ (ones * '\\');
-        std::uint64_t hit = ((qx - ones) & ~qx) | ((bx - ones) & ~bx) | ((x - ones * 0x20) & ~x);
-        if (hit & highs) break;
-        seen |= x;
-        q += 8;
-      }
-      if (seen & highs) non_ascii = true;
-    }
-#endif
-    if (q >= end) return false;
-    unsigned char c = static_cast<unsigned char>(*q);
-    if (c == '"') {
-      out.end = q + 1;
-      out.escaped = escaped;
-      out.non_ascii = non_ascii;
-      return true;
-    }
-    if (c == '\\') {
-      escaped = true;
-      if (end - q < 2) return false;
-      switch (q[1]) {
-        case '"':
-        case '\\':
-        case '/':
-        case 'b':
-        case 'f':
-        case 'n':
-        case 'r':
-        case 't':
-          q += 2;
-          continue;
-        case 'u':
-          if (end - q < 6) return false;
-          for (int i = 2; i < 6; ++i)
-            if (!is_hex(static_cast<unsigned char>(q[i]))) return false;
-          q += 6;
-          continue;
-        default:
-          return false;
-      }
-    }
-    if (c < 0x20) return false;
-    if (c >= 0x80) non_ascii = true;
-    ++q;
-  }
-}
-
-// Go's getu4: the \uXXXX at p (p[0] == '\\'), or -1.
-inline int getu4(const char* p, const char* end) noexcept {
-  if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return -1;
-  int r = 0;
-  for (int i = 2; i < 6; ++i) {
-    auto c = static_cast<unsigned char>(p[i]);
-    if (!is_hex(c)) return -1;
-    r = r * 16 + hex_value(c);
-  }
-  return r;
-}
-
-// Append Go's decoding of a string body [b, e) (between the quotes, already checked by
-// scan_string) to out: escapes undone, a lone surrogate and each byte of invalid UTF-8
-// as U+FFFD. Grows out by at most 3 * (e - b) bytes.
+// Append Go's decoding of a string body [b, e) (between the quotes, checked already):
+// escapes undone, a lone surrogate and each byte of invalid UTF-8 as U+FFFD. Grows out by
+// at most 3 * (e - b) bytes.
 inline void unquote_append(const char* b, const char* e, std::string& out) {
-  const char* p = b;
-  while (p < e) {
-    auto c = static_cast<unsigned char>(*p);
-    if (c == '\\') {
-      char k = p[1];
-      p += 2;
-      switch (k) {
-        case 'b':
-          out.push_back('\b');
-          break;
-        case 'f':
-          out.push_back('\f');
-          break;
-        case 'n':
-          out.push_back('\n');
-          break;
-        case 'r':
-          out.push_back('\r');
-          break;
-        case 't':
-          out.push_back('\t');
-          break;
-        case 'u': {
-          int r = getu4(p - 2, e);
-          p += 4;
-          if (r >= 0xD800 && r < 0xE000) {
-            int r2 = getu4(p, e);
-            if (r < 0xDC00 && r2 >= 0xDC00 && r2 < 0xE000) {
-              utf8_append(out, 0x10000 + ((std::uint32_t(r) - 0xD800) << 10) + (std::uint32_t(r2) - 0xDC00));
-              p += 6;
-              break;
-            }
-            r = 0xFFFD;
-          }
-          utf8_append(out, static_cast<std::uint32_t>(r));
-          break;
-        }
-        default:
-          out.push_back(k);
-          break;  // " \ /
-      }
-      continue;
-    }
-    if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-      ++p;
-      continue;
-    }
-    int w = utf8_width(reinterpret_cast<const unsigned char*>(p), reinterpret_cast<const unsigned char*>(e));
-    if (w == 0) {
-      out.append("\xEF\xBF\xBD");
-      ++p;
-    } else {
-      out.append(p, static_cast<std::size_t>(w));
-      p += w;
-    }
-  }
+  json_string::append_unescaped(std::string_view(b, static_cast<std::size_t>(e - b)), out,
+                                json_string::LoneSurrogate::replace);
 }
 
 // --- numbers and literals ----------------------------------------------------------
@@ -394,80 +192,93 @@ struct NestStack {
   }
 };
 
-// Check the one JSON value that begins at p (no white space before it) as Go's
-// scanner would, `outer` containers deep already; numbers must also fit a float64
-// when float_check (Go reads them into `any`). Returns the end of the value, or
-// nullptr. Iterative: a 10000-deep value costs no stack.
-inline const char* check_value(const char* p, const char* end, int outer, bool float_check, NestStack& nest) noexcept {
-  const int budget = go_max_depth - outer;
-  int depth = 0;
-  StringScan s;
-value:
-  if (p >= end) return nullptr;
-  switch (*p) {
-    case '{':
-      if (++depth > budget) return nullptr;
-      nest.set(depth, false);
-      p = skip_ws(p + 1, end);
-      if (p < end && *p == '}') {
-        ++p;
-        --depth;
-        goto after;
-      }
-      goto key;
-    case '[':
-      if (++depth > budget) return nullptr;
-      nest.set(depth, true);
-      p = skip_ws(p + 1, end);
-      if (p < end && *p == ']') {
-        ++p;
-        --depth;
-        goto after;
-      }
-      goto value;
-    case '"':
-      if (!scan_string(p, end, s)) return nullptr;
-      p = s.end;
-      goto after;
-    case 't':
-      p = scan_literal(p, end, "true");
-      break;
-    case 'f':
-      p = scan_literal(p, end, "false");
-      break;
-    case 'n':
-      p = scan_literal(p, end, "null");
-      break;
-    default: {
-      const char* b = p;
-      p = scan_number(p, end);
-      if (p != nullptr && float_check && !float_fits(b, p)) return nullptr;
-      break;
-    }
+// --- values, token by token ------------------------------------------------------
+
+// The tokens of a text as simdjson's stage 1 finds them: the offset of each structural
+// character ({ } [ ] , :), of each string's opening quote and of each other scalar's
+// first byte. Stage 1 also checks that the text is UTF-8, that every string is closed
+// and holds no raw byte below 0x20; index() adds the escapes (one scan for backslashes
+// over the whole text: outside a string a backslash breaks the grammar anyway). The
+// rest of Go's grammar is checked over the tokens: a string is then valid as it is, a
+// number or a literal is read again. White space never makes a token of its own, and a
+// byte glued to a scalar belongs to it, so a scalar is all the bytes up to the next
+// token, white space off its end; a string is its quotes and what they enclose.
+//
+// The index is read from simdjson's dom_parser_implementation (its stage 1 entry point,
+// internal to simdjson but in its public header): On-Demand, simdjson's public way to
+// it, skips what it does not read without checking it and rescans the document when a
+// `}` follows the value, so a checked value would be read three times.
+class Tokens {
+ public:
+  Tokens();
+  ~Tokens();
+  Tokens(Tokens&&) noexcept;
+  Tokens& operator=(Tokens&&) noexcept;
+  Tokens(const Tokens&) = delete;
+  Tokens& operator=(const Tokens&) = delete;
+
+  enum class Found : std::uint8_t {
+    ok,
+    bad_utf8,  // the text is not UTF-8 (Go takes that inside strings: mask_invalid_utf8)
+    invalid,   // an unclosed string, a raw control byte or a bad escape in one, no token, no memory
+  };
+  // Index text[0, len), len < 4 GiB. No padding needed: stage 1 copies its last block.
+  // The index grows geometrically, so a run of reads allocates O(log size) times.
+  Found index(const char* text, std::size_t len) noexcept;
+  // The same as Go reads a text: where it is not UTF-8 (Go takes that inside strings, as
+  // U+FFFD), a copy with the bad bytes masked (mask_invalid_utf8) is indexed and masked
+  // set; the strings are still to be decoded from text itself.
+  Found index_go(const char* text, std::size_t len, bool& masked);
+  const std::uint32_t* offsets() const noexcept;  // offsets()[count()] is the text's length
+  std::uint32_t count() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+inline constexpr std::uint32_t no_token = 0xFFFFFFFFu;
+
+// A text and its tokens, for the checks below.
+struct TokenText {
+  const char* text = nullptr;
+  const std::uint32_t* tok = nullptr;  // tok[n] is the text's length
+  std::uint32_t n = 0;
+
+  // The first byte of token i < n: its kind.
+  char at(std::uint32_t i) const noexcept { return text[tok[i]]; }
+  // Where the scalar or string at token i ends: the next token, white space off.
+  std::uint32_t end_of(std::uint32_t i) const noexcept {
+    std::uint32_t e = tok[i + 1];
+    while (e > tok[i] && is_ws(static_cast<unsigned char>(text[e - 1]))) --e;
+    return e;
   }
-  if (p == nullptr) return nullptr;
-after:
-  if (depth == 0) return p;
-  p = skip_ws(p, end);
-  if (p >= end) return nullptr;
-  if (*p == ',') {
-    p = skip_ws(p + 1, end);
-    if (nest.array_at(depth)) goto value;
-    goto key;
-  }
-  if (*p == (nest.array_at(depth) ? ']' : '}')) {
-    ++p;
-    --depth;
-    goto after;
-  }
-  return nullptr;
-key:
-  if (p >= end || *p != '"' || !scan_string(p, end, s)) return nullptr;
-  p = skip_ws(s.end, end);
-  if (p >= end || *p != ':') return nullptr;
-  p = skip_ws(p + 1, end);
-  goto value;
+};
+
+// A string token: its body [begin, end) between the quotes.
+struct StringToken {
+  std::uint32_t begin = 0, end = 0;
+  bool escaped = false;  // holds a backslash: decode it
+};
+
+// Is token i a string (of a text index() took)? Its body and whether it must be decoded.
+// Without find_escapes, escaped is left false (for text read raw, as Go reads times).
+bool string_token(const TokenText& t, std::uint32_t i, StringToken& out, bool find_escapes = true) noexcept;
+
+// Is [b, e) exactly one JSON number, or the literal word? (a scalar token's bytes)
+inline bool is_number(const char* b, const char* e) noexcept {
+  return scan_number(b, e) == e;
 }
+inline bool is_literal(const char* b, const char* e, std::string_view word) noexcept {
+  return static_cast<std::size_t>(e - b) == word.size() && std::memcmp(b, word.data(), word.size()) == 0;
+}
+
+// Check the one JSON value at token i as Go's scanner would, `outer` containers deep
+// already. With float_check (Go reads numbers into `any`), a number beyond a float64
+// sets *float_bad and the check goes on to the value's end. Returns the token after the
+// value, or no_token. Iterative: a 10000-deep value costs no stack.
+std::uint32_t check_tokens(const TokenText& t, std::uint32_t i, int outer, bool float_check, NestStack& nest,
+                           bool* float_bad = nullptr) noexcept;
 
 // --- field names ---------------------------------------------------------------
 
@@ -498,6 +309,34 @@ inline bool name_matches(std::string_view key, std::string_view name) noexcept {
 
 // --- writing -----------------------------------------------------------------------
 
+// Does s need no escape as json.Marshal writes it (printable ASCII but " \\ < > &)?
+inline bool plain_json(std::string_view s) noexcept {
+  auto plain = [](unsigned char c) {
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+  };
+#if defined(__SSE2__)
+  if (s.size() >= 16) {
+    auto special = [](const char* p) {
+      __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      __m128i hit = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('<')), _mm_cmpeq_epi8(x, _mm_set1_epi8('>'))),
+                       _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('&')),
+                                    _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1F)), x))));
+      return (_mm_movemask_epi8(hit) | _mm_movemask_epi8(x)) != 0;
+    };
+    const char* p = s.data();
+    const char* end = p + s.size();
+    for (; end - p >= 16; p += 16)
+      if (special(p)) return false;
+    return p == end || !special(end - 16);  // the tail, in a last block that overlaps
+  }
+#endif
+  for (char c : s)
+    if (!plain(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
 // Append s as json.Marshal writes a Go string: quoted, with <, > and & as \u003c,
 // \u003e, \u0026, control bytes as \n \r \t or \u00XX, U+2028 and U+2029 escaped, and
 // each byte of invalid UTF-8 as \ufffd.
@@ -506,12 +345,37 @@ inline void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const auto* end = p + s.size();
+  auto plain = [](unsigned char c) {
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+  };
   while (p < end) {
     unsigned char c = *p;
+    if (plain(c)) {  // a run that needs no escape goes in one append
+      const unsigned char* q = p + 1;
+#if defined(__SSE2__)
+      // 16 bytes at a time: stop at a byte below 0x20 or above 0x7F, or " \\ < > &.
+      while (end - q >= 16) {
+        __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+        __m128i special = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('<')), _mm_cmpeq_epi8(x, _mm_set1_epi8('>'))),
+                         _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('&')),
+                                      _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1F)), x))));
+        auto m = static_cast<unsigned>(_mm_movemask_epi8(special) | _mm_movemask_epi8(x));
+        if (m != 0) {
+          q += __builtin_ctz(m);
+          break;
+        }
+        q += 16;
+      }
+#endif
+      while (q < end && plain(*q)) ++q;
+      out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(q - p));
+      p = q;
+      continue;
+    }
     if (c < 0x80) {
-      if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
-        out.push_back(static_cast<char>(c));
-      } else if (c == '"' || c == '\\') {
+      if (c == '"' || c == '\\') {
         out.push_back('\\');
         out.push_back(static_cast<char>(c));
       } else if (c == '\n') {

@@ -386,7 +386,6 @@ SweepReport end_stale(Store& store, std::string_view node, Instant before, const
           verdicts.resize(batch.entries.size());
           Status planned = plan_batch(verdicts, batch.buffer, batch.padding, batch.entries, rules, 1);
           if (!planned.ok()) return planned;
-          const std::size_t readable = batch.buffer.size() + batch.padding;
           for (std::size_t i = 0; i < batch.entries.size(); ++i) {
             const BatchEntry& b = batch.entries[i];
             if (verdicts[i].action == StepAction::leave && !opts.on_key) {
@@ -397,10 +396,9 @@ SweepReport end_stale(Store& store, std::string_view node, Instant before, const
             // judgement (the later word stands where it differs).
             SweepEntry e{batch.buffer.substr(b.key_offset, b.key_len), b.revision,
                          batch.buffer.substr(b.value_offset, b.value_len)};
-            bool padded = readable - (b.value_offset + b.value_len) >= step_padding;
             StepView view;
             HolderJudgement judgement;
-            StepVerdict v = plan_step(e.key, e.value, rules, codec, &view, &cache, &judgement, padded);
+            StepVerdict v = plan_step(e.key, e.value, rules, codec, &view, &cache, &judgement);
             if (v.action == StepAction::leave) {
               count_leave(report.counts, v);
               observe_leave(opts, e, v, view);
@@ -580,54 +578,22 @@ std::optional<SweepReport> end_stale_round(Store& store, std::string_view node, 
 
 namespace {
 
-void plan_run(std::span<BatchVerdict> out, std::string_view buffer, std::size_t padding,
-              std::span<const BatchEntry> entries, const StaleRules& rules, StepCodec& codec, BatchSummary& summary) {
+void plan_run(std::span<BatchVerdict> out, std::string_view buffer, std::span<const BatchEntry> entries,
+              const StaleRules& rules, StepCodec& codec, BatchSummary& summary) {
   OwnerVerdicts cache;
   StepView view;
-  const std::size_t readable = buffer.size() + padding;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const BatchEntry& e = entries[i];
     std::string_view key(buffer.data() + e.key_offset, e.key_len);
     std::string_view value(buffer.data() + e.value_offset, e.value_len);
-    StepVerdict v;
-    auto dot = key.find('.');
-    if (dot == std::string_view::npos || dot == 0 || dot + 1 == key.size() || key.substr(0, dot) != rules.node) {
-      v = {StepAction::leave, StepReason::other_node, {}};
-    } else if (value.empty()) {
-      v = {StepAction::leave, StepReason::no_value, {}};
-    } else {
-      bool in_place = readable - (e.value_offset + e.value_len) >= step_padding;
-      StepShape shape = in_place ? codec.read_padded(value, view) : codec.read(value, view);
-      if (shape == StepShape::no_step) {
-        v = {StepAction::leave, StepReason::no_step, {}};
-      } else if (shape == StepShape::null_value || view.state != step_running) {
-        v = {StepAction::leave, StepReason::not_running, {}};
-      } else {
-        v = judge_running_step(key, view, rules, &cache, nullptr);
-      }
-    }
+    StepVerdict v = plan_step(key, value, rules, codec, &view, &cache);
     BatchVerdict& o = out[i];
     o.action = v.action;
     o.reason = v.reason;
     o.reserved = 0;
     o.bound_sec = v.bound_at.sec;
     o.bound_nsec = v.bound_at.nsec;
-    switch (v.reason) {
-      case StepReason::other_node:
-        ++summary.other_node;
-        break;
-      case StepReason::no_value:
-      case StepReason::no_step:
-        ++summary.no_step;
-        break;
-      default:
-        if (v.action == StepAction::end)
-          ++summary.end;
-        else if (v.action == StepAction::remove)
-          ++summary.remove;
-        else
-          ++summary.leave;
-    }
+    summary.add(v);
   }
 }
 
@@ -647,12 +613,12 @@ Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::siz
       return Status(Errc::invalid_argument,
                     fmt::format("batch entry {} lies outside the buffer of {} bytes", i, buffer.size()));
   }
-  padding = std::min(padding, step_padding);  // never more is read; no overflow below
+  (void)padding;  // every value is read where it is, never past its end
   BatchSummary total;
   // Below a few thousand entries a thread costs more than it saves.
   unsigned runs = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(entries.size() / 2048)));
   if (runs <= 1) {
-    plan_run(out, buffer, padding, entries, rules, tl_codec, total);
+    plan_run(out, buffer, entries, rules, tl_codec, total);
   } else {
     std::vector<BatchSummary> parts(runs);
     std::vector<std::thread> workers;
@@ -660,7 +626,7 @@ Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::siz
     std::size_t per = (entries.size() + runs - 1) / runs;
     auto run = [&](unsigned r, StepCodec& codec) {
       std::size_t b = std::min(entries.size(), r * per), e = std::min(entries.size(), b + per);
-      plan_run(out.subspan(b, e - b), buffer, padding, entries.subspan(b, e - b), rules, codec, parts[r]);
+      plan_run(out.subspan(b, e - b), buffer, entries.subspan(b, e - b), rules, codec, parts[r]);
     };
     for (unsigned r = 1; r < runs; ++r)
       workers.emplace_back([&, r] {

@@ -105,6 +105,19 @@ expected='{"key":"n1.a","action":"end",'$restart'}
 rc=0'
 same "--owner, --before, --bound, --rule" "$expected" "$(run leasejudge step plan --node n1 --owner x.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
   --rule provably-dead --now 2024-05-01T12:00:00Z "$WORK/steps.jsonl")"
+# A state larger than a read (1 MiB), read from a pipe as it comes: 3,000 copies of the
+# lines above, their answers 3,000 copies of the answers, the summary counting all.
+copies=3000
+lines=$(<"$WORK/steps.jsonl")
+for ((i = 0; i < copies; i++)); do printf '%s\n' "$lines"; done >"$WORK/big.jsonl"
+for ((i = 0; i < copies; i++)); do printf '%s\n' "${expected%$'\n'rc=0}"; done >"$WORK/big.expected"
+(cat "$WORK/big.jsonl" | leasejudge step plan --node n1 --owner x.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
+  --rule provably-dead --now 2024-05-01T12:00:00Z >"$WORK/big.out" 2>"$WORK/big.err")
+same "a state of $(($(wc -c <"$WORK/big.jsonl") / 1024)) KiB through a pipe: every answer, in order" "same" \
+  "$(cmp -s "$WORK/big.expected" "$WORK/big.out" && echo same || echo "differ: $(cmp "$WORK/big.expected" "$WORK/big.out" 2>&1)")"
+same "... and the summary of all" \
+  "step plan: $((8 * copies)) keys: $copies end, 0 delete, $((5 * copies)) leave, $copies no-step, $copies other-node, $copies malformed lines" \
+  "$(cat "$WORK/big.err")"
 same "an empty input: no lines" "rc=0" "$(run leasejudge step plan --node n1 </dev/null)"
 same "... and a summary of none" \
   "step plan: 0 keys: 0 end, 0 delete, 0 leave, 0 no-step, 0 other-node, 0 malformed lines" "$(cat "$WORK/err")"

@@ -43,7 +43,8 @@ extern "C" {
 /* The default of a time: now is the system clock, before and boot this process's
  * start (as the kernel recorded it). */
 #define LJ_STEP_DEFAULT_TIME LJ_TIME_DEFAULT
-/* Readable bytes a batch buffer needs after its end for values to be parsed in place. */
+/* Readable bytes a batch buffer once needed after its end for values to be parsed in
+ * place; every value is read in place now, with no padding. */
 #define LJ_STEP_PADDING 64
 /* Room lj_step_why needs, its NUL included. */
 #define LJ_STEP_WHY_MAX 128
@@ -162,8 +163,8 @@ typedef struct lj_step_plan_summary_t {
 } lj_step_plan_summary_t;
 
 /* Plan every entry of buffer into out[i] (out_count >= entry_count), in one call.
- * buffer_padding: readable bytes after buffer + buffer_len; with LJ_STEP_PADDING
- * or more, values are parsed where they are. summary may be NULL. LJ_EINVAL for an
+ * Values are read where they are, and no byte past an entry is read: buffer_padding
+ * (readable bytes after buffer + buffer_len) is no longer needed. summary may be NULL. LJ_EINVAL for an
  * entry outside the buffer, a short out, or no node. Nothing is allocated per key. */
 LJ_API int lj_step_plan_batch(lj_step_action_t *out, size_t out_count, lj_step_plan_summary_t *summary,
                               const char *buffer, size_t buffer_len, size_t buffer_padding,
@@ -178,10 +179,42 @@ LJ_API int lj_step_plan_batch(lj_step_action_t *out, size_t out_count, lj_step_p
  *   {"key":"..","action":"end"|"delete"|"leave","why":".."}
  * why "" for leave; a line that is no entry gives
  *   {"key":null,"action":"leave","why":"","malformed":"<what is wrong>"}
- * (its key when it could be read) and counts as malformed. *out is the caller's;
- * summary may be NULL. */
+ * (its key when it could be read) and counts as malformed. The input is read where
+ * it is (each line indexed once); the answer is the only other copy held. With
+ * opts->threads > 1 the input is cut at newlines into that many runs planned at once.
+ * *out is the caller's; summary may be NULL. */
 LJ_API int lj_step_plan_lines(char **out, size_t *out_len, lj_step_plan_summary_t *summary, const char *input,
                               size_t input_len, const lj_step_plan_options_t *opts, lj_error_t **err);
+/* The same plan streamed: the lines read from in_fd until its end, the answer lines
+ * written to out_fd as they are planned (a line cut across reads is joined first), so
+ * that a state larger than memory plans in bounded memory: about 1 MiB of input, the
+ * longest line and 256 KiB of answers are held at a time. One thread (opts->threads is
+ * not read). Blocking reads and writes; a pipe, a socket or a file. summary (optional)
+ * counts what was planned, also when an error stopped the plan. LJ_EINVAL for a
+ * negative descriptor; LJ_EIO when a read or a write fails (what was answered before
+ * stays written); LJ_EUSER when owner_state asked to stop. */
+LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t *summary, int in_fd, int out_fd,
+                                 const lj_step_plan_options_t *opts, lj_error_t **err);
+
+/* The same plan fed by the caller, for input that comes in pieces (a read loop that
+ * must stay interruptible, a socket, a decompressor): create a plan, feed it the input
+ * in pieces cut anywhere, finish it. Each feed plans the lines its piece completes and
+ * hands their answer lines to write, in order, in chunks of at most about 256 KiB
+ * (data lives during the call), before it returns; the end of a line cut short is kept
+ * for the next feed (so a plan holds one piece, the longest line and one chunk of
+ * answers). finish plans what is left (the last line, when the input did not end with
+ * a newline) and fills summary (optional). write returning non-zero stops the plan:
+ * LJ_EUSER, as does owner_state asking to stop. A plan is one thread's at a time;
+ * destroy(NULL) does nothing. */
+typedef struct lj_step_lines_plan_t lj_step_lines_plan_t;
+typedef int (*lj_step_lines_write_fn)(const char *data, size_t len, void *payload);
+LJ_API int lj_step_lines_plan_create(lj_step_lines_plan_t **out, const lj_step_plan_options_t *opts,
+                                     lj_error_t **err);
+LJ_API int lj_step_lines_plan_feed(lj_step_lines_plan_t *plan, const char *input, size_t input_len,
+                                   lj_step_lines_write_fn write, void *payload, lj_error_t **err);
+LJ_API int lj_step_lines_plan_finish(lj_step_plan_summary_t *summary, lj_step_lines_plan_t *plan,
+                                     lj_step_lines_write_fn write, void *payload, lj_error_t **err);
+LJ_API void lj_step_lines_plan_destroy(lj_step_lines_plan_t *plan);
 
 /* The summary line `leasejudge step plan` writes on stderr (no newline):
  * "step plan: <k> keys: <e> end, <d> delete, <l> leave, <n> no-step, <o> other-node,

@@ -12,6 +12,6 @@ namespace leasejudge {
 // \u00XX); <, > and & as \u003c, \u003e, \u0026; U+2028 and U+2029 escaped; each byte
 // of ill-formed UTF-8 as \ufffd.
 void append_json_string(std::string& out, std::string_view text);
-std::string json_string(std::string_view text);
+std::string json_quote(std::string_view text);
 
 }  // namespace leasejudge

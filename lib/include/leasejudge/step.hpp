@@ -66,6 +66,11 @@ bool is_canonical_uuid(std::string_view text) noexcept;
 // A pulled ask's step: its key parses as an ask's and its tool ends in " ask".
 bool is_ask_step(std::string_view key, std::string_view tool) noexcept;
 
+// Go's RFC 3339 text (parse_rfc3339) as nanoseconds since the Unix epoch, the unit of
+// the C ABI's times. Errc::parse "<text, quoted as Go quotes> is no RFC 3339 time";
+// Errc::invalid_argument "... is beyond the years 1677 to 2262".
+Result<std::int64_t> parse_step_time_ns(std::string_view text);
+
 // --- the codec -------------------------------------------------------------------
 
 // What a value is to Go's decoder.
@@ -118,10 +123,14 @@ struct Step {
   std::optional<StepAsk> ask;
 };
 
-// Readable bytes a padded read needs after the value (simdjson's padding).
+// Readable bytes a padded read once needed after the value (simdjson's padding). Every
+// read is in place now and reads nothing past the value; the constant stays for the
+// layouts built with it.
 inline constexpr std::size_t step_padding = 64;
 
-// Reads step values. Keeps its buffers between reads: one per thread, reused.
+// Reads step values. Keeps its buffers between reads: one per thread, reused. A read
+// indexes the value once (simdjson's stage 1) and checks Go's grammar token by token,
+// converting only what the rules read.
 class StepCodec {
  public:
   StepCodec();
@@ -133,11 +142,13 @@ class StepCodec {
 
   // Read value for the rules; out is filled for step and reset for the others.
   StepShape read(std::string_view value, StepView& out);
-  // The same over bytes that stay readable for step_padding bytes after the value:
-  // parsed where they are, without a copy. The padding bytes may hold anything.
+  // The same; for bytes followed by step_padding readable bytes, which it does not need.
   StepShape read_padded(std::string_view value, StepView& out);
   // Every field; nullopt when the value is no step (the JSON null gives Step{}).
   std::optional<Step> decode(std::string_view value);
+  // An ask object alone, as a step's "ask" decodes. Errc::parse "the ask is no JSON
+  // object" (one object and only white space after it), or "the ask is no ask: <why>".
+  Result<StepAsk> decode_ask(std::string_view json);
   // Why the last read or decode found no step, for messages ("" after a step).
   std::string_view no_step_why() const noexcept;
 
@@ -148,6 +159,7 @@ class StepCodec {
   Result<std::string> end(std::string_view value, std::string_view why, Instant ended);
 
  private:
+  friend struct StepCodecAccess;  // lib/src/step_codec.hpp: a value inside a larger text
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -237,11 +249,16 @@ StepVerdict judge_running_step(std::string_view key, const StepView& step, const
                                OwnerVerdicts* cache = nullptr, HolderJudgement* judgement = nullptr);
 
 // One key and its value through every rule: the node filter, the value's shape,
-// running, then judge_running_step. view (optional) receives the step read. padded:
-// step_padding readable bytes follow the value (read in place, StepCodec::read_padded).
+// running, then judge_running_step. view (optional) receives the step read.
 StepVerdict plan_step(std::string_view key, std::string_view value, const StaleRules& rules, StepCodec& codec,
-                      StepView* view = nullptr, OwnerVerdicts* cache = nullptr, HolderJudgement* judgement = nullptr,
-                      bool padded = false);
+                      StepView* view = nullptr, OwnerVerdicts* cache = nullptr, HolderJudgement* judgement = nullptr);
+// The same for a value read already: shape and view are what StepCodec::read gave for
+// value (unread when the key is another node's or value is empty).
+StepVerdict plan_read_step(std::string_view key, std::string_view value, StepShape shape, const StepView& view,
+                           const StaleRules& rules, OwnerVerdicts* cache = nullptr,
+                           HolderJudgement* judgement = nullptr);
+// Is key a step key of node? (the node filter of a plan; allocates nothing)
+bool is_step_key_of(std::string_view key, std::string_view node) noexcept;
 
 // The why of a verdict: restart_reason, "past the step bound: its asker stopped
 // waiting at <bound UTC, seconds>", or "" for leave.

@@ -241,13 +241,33 @@ inline StepVerdict to_verdict(const BatchVerdict& v) noexcept {
 // Counts of a batch: end + remove + leave + no_step + other_node == entries.
 struct BatchSummary {
   std::uint64_t end = 0, remove = 0, leave = 0, no_step = 0, other_node = 0;
+  // Count one verdict.
+  void add(const StepVerdict& v) noexcept {
+    switch (v.reason) {
+      case StepReason::other_node:
+        ++other_node;
+        return;
+      case StepReason::no_value:
+      case StepReason::no_step:
+        ++no_step;
+        return;
+      default:
+        break;
+    }
+    if (v.action == StepAction::end)
+      ++end;
+    else if (v.action == StepAction::remove)
+      ++remove;
+    else
+      ++leave;
+  }
 };
 
-// Plan every entry of buffer into out[i] (out.size() >= entries.size()). `padding` is
-// how many readable bytes follow the buffer: a value with step_padding readable bytes
-// after it is parsed in place, others through the codec's copy. threads > 1 splits the
-// entries into that many runs, one per thread. Errc::invalid_argument when an entry
-// lies outside the buffer or out is short. Allocates nothing per entry.
+// Plan every entry of buffer into out[i] (out.size() >= entries.size()). Every value is
+// read where it is and nothing past it is read: `padding` (how many readable bytes
+// follow the buffer) is no longer needed and not read. threads > 1 splits the entries
+// into that many runs, one per thread. Errc::invalid_argument when an entry lies outside
+// the buffer or out is short. Allocates nothing per entry.
 Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::size_t padding,
                   std::span<const BatchEntry> entries, const StaleRules& rules, unsigned threads = 1,
                   BatchSummary* summary = nullptr);

@@ -1,0 +1,228 @@
+// Go's grammar over simdjson's stage 1 tokens (step_json.hpp).
+#include "step_json.hpp"
+
+#include <simdjson.h>
+
+#include <algorithm>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace leasejudge::step_json {
+
+namespace {
+
+// The first backslash in [p, e), or e: 16 bytes at a time (SSE2, in every x86-64), inline,
+// as most strings are short and a call would cost more than the scan. Bytes up to limit
+// may be read (the text goes on after the string): a short tail is one more load.
+inline const char* find_backslash(const char* p, const char* e, const char* limit) noexcept {
+#if defined(__SSE2__)
+  const __m128i backslash = _mm_set1_epi8('\\');
+  while (p < e) {
+    if (limit - p < 16) break;
+    __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    auto m = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, backslash)));
+    if (e - p < 16) m &= (1u << (e - p)) - 1;
+    if (m != 0) return p + __builtin_ctz(m);
+    p += 16;
+  }
+#else
+  (void)limit;
+#endif
+  while (p < e && *p != '\\') ++p;
+  return p < e ? p : e;
+}
+
+// Are the escapes of text [p, e) Go's? A backslash is valid only inside a string, so
+// once stage 1 has found the strings, one scan of the whole text checks every escape of
+// every string: a backslash outside one breaks the grammar as a scalar would.
+bool escapes_valid(const char* p, const char* e) noexcept {
+  while ((p = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(e - p)))) != nullptr) {
+    if (e - p < 2) return false;
+    switch (p[1]) {
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
+        p += 2;
+        break;
+      case 'u':
+        if (e - p < 6) return false;
+        for (int k = 2; k < 6; ++k)
+          if (!is_hex(static_cast<unsigned char>(p[k]))) return false;
+        p += 6;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+struct Tokens::Impl {
+  std::unique_ptr<simdjson::internal::dom_parser_implementation> parser;
+  std::size_t capacity = 0;
+  std::unique_ptr<char[]> masked_copy;  // index_go's copy of a text that is not UTF-8
+  std::size_t masked_capacity = 0;
+};
+
+Tokens::Tokens() : impl_(std::make_unique<Impl>()) {}
+Tokens::~Tokens() = default;
+Tokens::Tokens(Tokens&&) noexcept = default;
+Tokens& Tokens::operator=(Tokens&&) noexcept = default;
+
+Tokens::Found Tokens::index(const char* text, std::size_t len) noexcept {
+  if (len == 0 || len > simdjson::SIMDJSON_MAXSIZE_BYTES) return Found::invalid;
+  Impl& m = *impl_;
+  if (m.capacity < len) {
+    std::size_t cap =
+        std::min<std::size_t>(std::max<std::size_t>({len, 2 * m.capacity, 4096}), simdjson::SIMDJSON_MAXSIZE_BYTES);
+    simdjson::error_code e = m.parser ? m.parser->set_capacity(cap)
+                                      : simdjson::get_active_implementation()->create_dom_parser_implementation(
+                                            cap, /*max_depth, for stage 2 only*/ 1, m.parser);
+    if (e != simdjson::SUCCESS) {
+      m.parser.reset();
+      m.capacity = 0;
+      return Found::invalid;
+    }
+    m.capacity = cap;
+  }
+  simdjson::error_code e =
+      m.parser->stage1(reinterpret_cast<const std::uint8_t*>(text), len, simdjson::stage1_mode::regular);
+  if (e == simdjson::UTF8_ERROR) return Found::bad_utf8;
+  if (e != simdjson::SUCCESS || !escapes_valid(text, text + len)) return Found::invalid;
+  return Found::ok;
+}
+
+Tokens::Found Tokens::index_go(const char* text, std::size_t len, bool& masked) {
+  masked = false;
+  Found found = index(text, len);
+  if (found != Found::bad_utf8) return found;
+  Impl& m = *impl_;
+  if (m.masked_capacity < len) {
+    std::size_t cap = std::max(len, 2 * m.masked_capacity);
+    m.masked_copy.reset(new char[cap]);
+    m.masked_capacity = cap;
+  }
+  std::memcpy(m.masked_copy.get(), text, len);
+  mask_invalid_utf8(m.masked_copy.get(), len);
+  masked = true;
+  return index(m.masked_copy.get(), len);
+}
+
+const std::uint32_t* Tokens::offsets() const noexcept {
+  return impl_->parser ? impl_->parser->structural_indexes.get() : nullptr;
+}
+
+std::uint32_t Tokens::count() const noexcept {
+  return impl_->parser ? impl_->parser->n_structural_indexes : 0;
+}
+
+bool string_token(const TokenText& t, std::uint32_t i, StringToken& out, bool find_escapes) noexcept {
+  std::uint32_t b = t.tok[i];
+  if (t.text[b] != '"') return false;
+  // The closing quote is the last byte before the next token but white space: a byte
+  // after it would have been a token of its own.
+  std::uint32_t e = t.end_of(i);
+  if (e < b + 2 || t.text[e - 1] != '"') return false;
+  const char* body_end = t.text + e - 1;
+  out.begin = b + 1;
+  out.end = e - 1;
+  out.escaped = find_escapes && find_backslash(t.text + b + 1, body_end, t.text + t.tok[t.n]) != body_end;
+  return true;
+}
+
+namespace {
+
+// The scalar at token i: exactly a literal word, or a number (that fits a float64 when
+// float_check; one that does not sets *float_bad, or fails without it).
+bool scalar_valid(const TokenText& t, std::uint32_t i, bool float_check, bool* float_bad) noexcept {
+  const char* b = t.text + t.tok[i];
+  const char* e = t.text + t.end_of(i);
+  switch (*b) {
+    case 't':
+      return is_literal(b, e, "true");
+    case 'f':
+      return is_literal(b, e, "false");
+    case 'n':
+      return is_literal(b, e, "null");
+    default:
+      if (!is_number(b, e)) return false;
+      if (float_check && !float_fits(b, e)) {
+        if (float_bad == nullptr) return false;
+        *float_bad = true;
+      }
+      return true;
+  }
+}
+
+}  // namespace
+
+std::uint32_t check_tokens(const TokenText& t, std::uint32_t i, int outer, bool float_check, NestStack& nest,
+                           bool* float_bad) noexcept {
+  const int budget = go_max_depth - outer;
+  const std::uint32_t n = t.n;
+  int depth = 0;
+value:
+  if (i >= n) return no_token;
+  switch (t.at(i)) {
+    case '{':
+      if (++depth > budget) return no_token;
+      nest.set(depth, false);
+      if (++i < n && t.at(i) == '}') {
+        ++i;
+        --depth;
+        goto after;
+      }
+      goto key;
+    case '[':
+      if (++depth > budget) return no_token;
+      nest.set(depth, true);
+      if (++i < n && t.at(i) == ']') {
+        ++i;
+        --depth;
+        goto after;
+      }
+      goto value;
+    case '"':  // a string: stage 1 found its bounds, index() checked its escapes
+      ++i;
+      goto after;
+    case '}':
+    case ']':
+    case ',':
+    case ':':
+      return no_token;
+    default:
+      if (!scalar_valid(t, i, float_check, float_bad)) return no_token;
+      ++i;
+      goto after;
+  }
+after:
+  if (depth == 0) return i;
+  if (i >= n) return no_token;
+  if (t.at(i) == ',') {
+    ++i;
+    if (nest.array_at(depth)) goto value;
+    goto key;
+  }
+  if (t.at(i) == (nest.array_at(depth) ? ']' : '}')) {
+    ++i;
+    --depth;
+    goto after;
+  }
+  return no_token;
+key:
+  if (i >= n || t.at(i) != '"') return no_token;
+  if (++i >= n || t.at(i) != ':') return no_token;
+  ++i;
+  goto value;
+}
+
+}  // namespace leasejudge::step_json

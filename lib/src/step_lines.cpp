@@ -1,0 +1,456 @@
+// The JSON lines of `leasejudge step plan` (step_lines.hpp).
+#include "leasejudge/step_lines.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "step_codec.hpp"
+#include "step_json.hpp"
+
+namespace leasejudge {
+
+namespace {
+
+constexpr const char* not_one_value = "the line is not one JSON value";
+
+// A JSON number that is an integer from 0 to 2^64-1 (what a revision is), into out.
+bool revision_of(const char* b, const char* e, Revision& out) noexcept {
+  if (b == e || e - b > 20) return false;
+  Revision v = 0;
+  for (const char* p = b; p < e; ++p) {
+    if (!step_json::is_digit(static_cast<unsigned char>(*p))) return false;
+    auto d = static_cast<Revision>(*p - '0');
+    // 19 digits always fit; the 20th may not.
+    if (p - b == 19 && v > (std::numeric_limits<Revision>::max() - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  out = v;
+  return true;
+}
+
+}  // namespace
+
+struct StepLineReader::Impl {
+  step_json::Tokens tokens;
+  step_json::NestStack nest;
+  std::string key, stored, name;  // what was decoded: the key, a value carried as a string, a name
+  StepLine line;
+
+  // The read in progress.
+  step_json::TokenText t;
+  bool masked = false;
+  const char* wrong = nullptr;  // the first field of the wrong type
+
+  const StepLine& read(std::string_view text, StepCodec* codec, StepView* view, std::string_view node);
+  // A line indexed already, with many others (its tokens and the text they are offsets into).
+  const StepLine& read_indexed(const step_json::TokenText& tokens, StepCodec* codec, StepView* view,
+                               std::string_view node);
+  const StepLine& walk(StepCodec* codec, StepView* view, std::string_view node);
+  const StepLine& malformed(const char* why) {
+    line.malformed = why;
+    return line;
+  }
+  // A line that is no JSON value names no key, whatever it held before it broke.
+  const StepLine& broken() {
+    line.has_key = false;
+    return malformed(not_one_value);
+  }
+  bool index(std::string_view text);
+  std::string_view decoded(const step_json::StringToken& s, std::string& into) {
+    if (!(s.escaped || masked)) return std::string_view(t.text + s.begin, s.end - s.begin);
+    into.clear();
+    step_json::unquote_append(t.text + s.begin, t.text + s.end, into);
+    return into;
+  }
+  std::uint32_t check(std::uint32_t v) noexcept {
+    if (v < t.n && t.at(v) == '"') return v + 1;  // a string: valid once indexed
+    return step_json::check_tokens(t, v, 1, false, nest);
+  }
+  std::uint32_t field(std::string_view name, std::uint32_t v, StepCodec* codec, StepView* view, std::string_view node);
+  std::uint32_t value_field(std::uint32_t v, StepCodec* codec, StepView* view, std::string_view node);
+};
+
+StepLineReader::StepLineReader() : impl_(std::make_unique<Impl>()) {}
+StepLineReader::~StepLineReader() = default;
+StepLineReader::StepLineReader(StepLineReader&&) noexcept = default;
+StepLineReader& StepLineReader::operator=(StepLineReader&&) noexcept = default;
+
+const StepLine& StepLineReader::read(std::string_view line) {
+  return impl_->read(line, nullptr, nullptr, {});
+}
+
+const StepLine& StepLineReader::read_planned(std::string_view line, StepCodec& codec, StepView& view,
+                                             std::string_view node) {
+  return impl_->read(line, &codec, &view, node);
+}
+
+// Stage 1 over the line, as Go reads it (invalid UTF-8 masked for stage 1).
+bool StepLineReader::Impl::index(std::string_view text) {
+  if (tokens.index_go(text.data(), text.size(), masked) != step_json::Tokens::Found::ok) return false;
+  t.text = text.data();
+  t.tok = tokens.offsets();
+  t.n = tokens.count();
+  return true;
+}
+
+const StepLine& StepLineReader::Impl::read(std::string_view text, StepCodec* codec, StepView* view,
+                                           std::string_view node) {
+  line = StepLine{};
+  masked = false;
+  wrong = nullptr;
+  const char* e = text.data() + text.size();
+  if (step_json::skip_ws(text.data(), e) == e || text.size() >= 0xFFFFFFF0u || !index(text)) return broken();
+  return walk(codec, view, node);
+}
+
+const StepLine& StepLineReader::Impl::read_indexed(const step_json::TokenText& tokens, StepCodec* codec, StepView* view,
+                                                   std::string_view node) {
+  line = StepLine{};
+  masked = false;
+  wrong = nullptr;
+  t = tokens;
+  return walk(codec, view, node);
+}
+
+const StepLine& StepLineReader::Impl::walk(StepCodec* codec, StepView* view, std::string_view node) {
+  if (t.at(0) != '{') return check(0) == t.n ? malformed("the line is no JSON object") : broken();
+  // The object, field by field. Go's grammar is checked to the end before a field of
+  // the wrong type is told; after one, the rest is only checked.
+  std::uint32_t i = 1;
+  if (i < t.n && t.at(i) == '}') {
+    ++i;
+  } else {
+    for (;;) {
+      step_json::StringToken ks;
+      // A name is looked for escapes only when it is none of the three byte for byte.
+      if (i + 2 >= t.n || !step_json::string_token(t, i, ks, false) || t.at(i + 1) != ':') return broken();
+      std::string_view raw(t.text + ks.begin, ks.end - ks.begin);
+      if (masked || (raw != "key" && raw != "revision" && raw != "value")) {
+        ks.escaped = raw.find('\\') != std::string_view::npos;
+        raw = decoded(ks, name);
+      }
+      std::uint32_t v = i + 2;
+      std::uint32_t next = wrong != nullptr ? check(v) : field(raw, v, codec, view, node);
+      if (next == step_json::no_token || next >= t.n) return broken();
+      i = next + 1;
+      if (t.at(next) == '}') break;
+      if (t.at(next) != ',') return broken();
+    }
+  }
+  if (i != t.n) return broken();
+  if (wrong != nullptr) return malformed(wrong);
+  if (!line.has_key) return malformed("it names no key");
+  if (line.key.size() > 0xFFFFFFFFu || line.value.size() > 0xFFFFFFFFu)
+    return malformed("its key or value is over 4 GiB");
+  return line;
+}
+
+std::uint32_t StepLineReader::Impl::field(std::string_view field_name, std::uint32_t v, StepCodec* codec,
+                                          StepView* view, std::string_view node) {
+  if (field_name == "key") {
+    step_json::StringToken s;
+    if (t.at(v) != '"') {
+      wrong = "its key is no string";
+      return check(v);
+    }
+    if (!step_json::string_token(t, v, s)) return step_json::no_token;
+    line.key = decoded(s, key);
+    line.has_key = true;
+    return v + 1;
+  }
+  if (field_name == "revision") {
+    std::uint32_t next = check(v);
+    if (next == step_json::no_token) return next;
+    const char* b = t.text + t.tok[v];
+    if (next == v + 1 && *b == 'n') {
+      line.revision = 0;
+    } else if (next != v + 1 || !revision_of(b, t.text + t.end_of(v), line.revision)) {
+      wrong = "its revision is no integer from 0 to 2^64-1";
+    }
+    return next;
+  }
+  if (field_name == "value") return value_field(v, codec, view, node);
+  return check(v);
+}
+
+std::uint32_t StepLineReader::Impl::value_field(std::uint32_t v, StepCodec* codec, StepView* view,
+                                                std::string_view node) {
+  line.read = false;
+  if (t.at(v) == '"') {
+    // A JSON string carries stored bytes that are not JSON.
+    step_json::StringToken s;
+    if (!step_json::string_token(t, v, s)) return step_json::no_token;
+    line.value = decoded(s, stored);
+    return v + 1;
+  }
+  std::uint32_t next;
+  // Read as a step from this index, unless the key already said whose it is not.
+  if (codec != nullptr && !(line.has_key && !is_step_key_of(line.key, node))) {
+    StepCodecAccess::Within w = StepCodecAccess::read(*codec, t, masked, v, 1, *view);
+    if (w.broken) return step_json::no_token;
+    next = w.after;
+    line.read = true;
+    line.shape = w.shape;
+  } else {
+    next = check(v);
+    if (next == step_json::no_token) return next;
+  }
+  std::uint32_t end = t.at(v) == '{' || t.at(v) == '[' ? t.tok[next - 1] + 1 : t.end_of(v);
+  line.value = std::string_view(t.text + t.tok[v], end - t.tok[v]);
+  return next;
+}
+
+void append_step_plan_line(std::string& out, std::string_view key, const StepVerdict& verdict) {
+  char why[step_why_max];
+  std::string_view why_text(why, step_why(verdict, why));
+  std::string_view action = step_action_name(verdict.action);
+  constexpr std::string_view a = "{\"key\":\"", b = "\",\"action\":\"", c = "\",\"why\":\"", d = "\"}\n";
+  if (key.size() <= 1024 && step_json::plain_json(key) && step_json::plain_json(why_text)) {
+    // Nearly every line: nothing to escape, the line put together once.
+    char line[1024 + step_why_max + 64];
+    char* p = line;
+    for (std::string_view piece : {a, key, b, action, c, why_text, d}) {
+      std::memcpy(p, piece.data(), piece.size());
+      p += piece.size();
+    }
+    out.append(line, static_cast<std::size_t>(p - line));
+    return;
+  }
+  out.append("{\"key\":");
+  step_json::append_json_string(out, key);
+  out.append(",\"action\":\"");
+  out.append(action);
+  out.append("\",\"why\":");
+  step_json::append_json_string(out, why_text);
+  out.append("}\n");
+}
+
+void append_step_malformed_line(std::string& out, const StepLine& line) {
+  out.append("{\"key\":");
+  if (line.has_key)
+    step_json::append_json_string(out, line.key);
+  else
+    out.append("null");
+  out.append(",\"action\":\"leave\",\"why\":\"\",\"malformed\":");
+  step_json::append_json_string(out, line.malformed != nullptr ? line.malformed : "");
+  out.append("}\n");
+}
+
+// --- the plan ----------------------------------------------------------------------------
+
+namespace {
+// Lines are indexed this many bytes at a time (a longer line alone): one stage 1 call for
+// many lines costs less than a call a line.
+constexpr std::size_t lines_at_once = 256 << 10;
+}  // namespace
+
+struct StepLinesPlan::Impl {
+  StaleRules rules;
+  StepLineReader reader;
+  step_json::Tokens tokens;  // of many lines at once
+  StepCodec codec;
+  OwnerVerdicts cache;
+  StepView view;
+  std::string pending;  // a line cut short by the end of a chunk
+  StepLinesSummary summary;
+
+  void answer(const StepLine& l, std::string& out) {
+    if (l.malformed != nullptr) {
+      ++summary.malformed;
+      append_step_malformed_line(out, l);
+      return;
+    }
+    StepShape shape = l.shape;
+    if (!l.read && !l.value.empty() && is_step_key_of(l.key, rules.node)) shape = codec.read(l.value, view);
+    StepVerdict v = plan_read_step(l.key, l.value, shape, view, rules, &cache);
+    summary.plan.add(v);
+    append_step_plan_line(out, l.key, v);
+  }
+  void plan_line(std::string_view text, std::string& out) {
+    const char* e = text.data() + text.size();
+    if (step_json::skip_ws(text.data(), e) == e) return;  // blank lines get no answer
+    answer(reader.read_planned(text, codec, view, rules.node), out);
+  }
+  // Complete lines: indexed a chunk at a time, each line read from its part of the index.
+  // A chunk stage 1 refuses (a line not UTF-8, a string left open, a bad escape: a string
+  // never spans lines in an index that stands) is read line by line instead.
+  void plan_lines(std::string_view text, std::string& out) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      std::size_t cut = std::min(text.size(), pos + lines_at_once);
+      if (cut < text.size()) {
+        std::size_t nl = text.rfind('\n', cut - 1);
+        cut = nl != std::string_view::npos && nl >= pos ? nl + 1 : text.find('\n', pos);
+        cut = cut == std::string_view::npos ? text.size() : std::max(cut, pos + 1);
+      }
+      std::string_view chunk = text.substr(pos, cut - pos);
+      if (!plan_indexed(chunk, out)) each_line(chunk, [&](std::string_view line) { plan_line(line, out); });
+      pos = cut;
+    }
+  }
+  template <typename Each>
+  static void each_line(std::string_view chunk, Each&& each) {
+    std::size_t at = 0;
+    while (at < chunk.size()) {
+      std::size_t nl = chunk.find('\n', at);
+      if (nl == std::string_view::npos) nl = chunk.size();
+      each(chunk.substr(at, nl - at));
+      at = nl + 1;
+    }
+  }
+  bool plan_indexed(std::string_view chunk, std::string& out) {
+    if (chunk.size() >= 0xFFFFFFF0u || tokens.index(chunk.data(), chunk.size()) != step_json::Tokens::Found::ok)
+      return false;
+    const std::uint32_t* tok = tokens.offsets();
+    const std::uint32_t n = tokens.count();
+    std::uint32_t j = 0;
+    std::size_t at = 0;
+    each_line(chunk, [&](std::string_view line) {
+      auto line_end = static_cast<std::uint32_t>(line.data() + line.size() - chunk.data());
+      std::uint32_t first = j;
+      j = static_cast<std::uint32_t>(std::lower_bound(tok + j, tok + n, line_end) - tok);
+      at = line_end + 1;
+      if (first == j) return;  // blank: white space only
+      // The line's tokens; the one after its last (the next line's first, or the chunk's
+      // end) bounds its last token as the text's end would.
+      answer(reader.impl_->read_indexed(step_json::TokenText{chunk.data(), tok + first, j - first}, &codec, &view,
+                                        rules.node),
+             out);
+    });
+    (void)at;
+    return true;
+  }
+};
+
+StepLinesPlan::StepLinesPlan(StaleRules rules) : impl_(std::make_unique<Impl>()) {
+  impl_->rules = std::move(rules);
+}
+StepLinesPlan::~StepLinesPlan() = default;
+StepLinesPlan::StepLinesPlan(StepLinesPlan&&) noexcept = default;
+StepLinesPlan& StepLinesPlan::operator=(StepLinesPlan&&) noexcept = default;
+
+void StepLinesPlan::feed(std::string_view input, std::string& out) {
+  Impl& m = *impl_;
+  std::size_t pos = 0;
+  if (!m.pending.empty()) {
+    std::size_t nl = input.find('\n');
+    if (nl == std::string_view::npos) {
+      m.pending.append(input);
+      return;
+    }
+    m.pending.append(input.substr(0, nl));
+    m.plan_line(m.pending, out);
+    m.pending.clear();
+    pos = nl + 1;
+  }
+  std::size_t last = input.rfind('\n');
+  if (last == std::string_view::npos || last < pos) {
+    m.pending.assign(input.substr(pos));
+    return;
+  }
+  m.plan_lines(input.substr(pos, last + 1 - pos), out);
+  m.pending.assign(input.substr(last + 1));
+}
+
+void StepLinesPlan::finish(std::string& out) {
+  if (impl_->pending.empty()) return;
+  impl_->plan_line(impl_->pending, out);
+  impl_->pending.clear();
+}
+
+const StepLinesSummary& StepLinesPlan::summary() const noexcept {
+  return impl_->summary;
+}
+
+std::string plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads,
+                            StepLinesSummary& summary) {
+  // Runs of at least 1 MiB each, cut after a newline.
+  std::size_t runs = std::max<std::size_t>(1, std::min<std::size_t>(threads, text.size() >> 20));
+  std::vector<std::string_view> parts;
+  std::size_t pos = 0;
+  for (std::size_t r = 1; r < runs && pos < text.size(); ++r) {
+    std::size_t cut = std::max(pos, text.size() * r / runs);
+    std::size_t nl = text.find('\n', cut);
+    if (nl == std::string_view::npos) break;
+    parts.push_back(text.substr(pos, nl + 1 - pos));
+    pos = nl + 1;
+  }
+  parts.push_back(text.substr(pos));
+  std::vector<std::string> answers(parts.size());
+  std::vector<StepLinesSummary> sums(parts.size());
+  auto run = [&](std::size_t r) {
+    StepLinesPlan plan(rules);
+    answers[r].reserve(parts[r].size() / 6 + 64);
+    plan.feed(parts[r], answers[r]);
+    plan.finish(answers[r]);
+    sums[r] = plan.summary();
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t r = 1; r < parts.size(); ++r) workers.emplace_back(run, r);
+  run(0);
+  for (auto& w : workers) w.join();
+  summary = StepLinesSummary{};
+  std::size_t total = 0;
+  for (const auto& a : answers) total += a.size();
+  std::string out = std::move(answers[0]);
+  out.reserve(total);
+  for (std::size_t r = 0; r < parts.size(); ++r) {
+    if (r > 0) out.append(answers[r]);
+    const BatchSummary& p = sums[r].plan;
+    summary.plan.end += p.end;
+    summary.plan.remove += p.remove;
+    summary.plan.leave += p.leave;
+    summary.plan.no_step += p.no_step;
+    summary.plan.other_node += p.other_node;
+    summary.malformed += sums[r].malformed;
+  }
+  return out;
+}
+
+namespace {
+
+Status write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status(Errc::io, fmt::format("writing the plan: {}", std::strerror(errno)));
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+Status plan_step_lines_fd(StepLinesPlan& plan, int in_fd, int out_fd, const std::atomic<bool>* stop) {
+  constexpr std::size_t chunk = 1 << 20;
+  std::unique_ptr<char[]> in(new char[chunk]);
+  std::string out;
+  out.reserve(chunk / 2);
+  for (;;) {
+    if (stop != nullptr && stop->load()) return Status::success();
+    ssize_t n = ::read(in_fd, in.get(), chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status(Errc::io, fmt::format("reading the lines: {}", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    plan.feed(std::string_view(in.get(), static_cast<std::size_t>(n)), out);
+    if (out.size() >= chunk / 4) {
+      if (Status st = write_all(out_fd, out); !st.ok()) return st;
+      out.clear();
+    }
+  }
+  plan.finish(out);
+  return write_all(out_fd, out);
+}
+
+}  // namespace leasejudge

@@ -1,0 +1,363 @@
+// The JSON lines of `leasejudge step plan`: the reader, the writer, the plan as lines come
+// (in chunks cut anywhere, over threads, between file descriptors). Expected answers are
+// written out by hand or come from Go's own json.Unmarshal (the step fixtures).
+#include "leasejudge/step_lines.hpp"
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fixtures/step/step_cases.hpp"
+
+using namespace leasejudge;
+
+namespace {
+
+constexpr std::string_view restart = "the build module restarted while it ran";
+const std::string running_other = R"({"id":"h","tool":"go build","state":"running","owner":"o.1.2"})";
+
+std::string plan_all(std::string_view text, unsigned threads = 1, StepLinesSummary* summary = nullptr) {
+  StepLinesSummary s;
+  std::string out = plan_step_lines(text, step_cases::rules(), threads, s);
+  if (summary != nullptr) *summary = s;
+  return out;
+}
+
+// Each line planned alone, answers joined: what any split and any index must give.
+std::string plan_each(std::string_view text) {
+  std::string out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) nl = text.size();
+    StepLinesPlan plan(step_cases::rules());
+    plan.feed(text.substr(at, nl - at), out);
+    plan.finish(out);
+    at = nl + 1;
+  }
+  return out;
+}
+
+std::string malformed(std::string_view key_json, std::string_view why) {
+  return "{\"key\":" + std::string(key_json) + ",\"action\":\"leave\",\"why\":\"\",\"malformed\":\"" +
+         std::string(why) + "\"}\n";
+}
+
+// The fixture's cases as lines, each value carried as a JSON string of its bytes (the
+// values hold bytes that are no JSON), and the answers Go's own decoder gave.
+struct GoLines {
+  std::string text, answers;
+  std::size_t count = 0;
+};
+GoLines go_lines() {
+  GoLines g;
+  std::string fixture =
+      step_cases::read_file(std::string(LEASEJUDGE_SOURCE_DIR) + "/tests/fixtures/step/go_cases.jsonl");
+  simdjson::dom::parser parser;
+  std::size_t pos = 0;
+  while (pos < fixture.size()) {
+    std::size_t nl = fixture.find('\n', pos);
+    if (nl == std::string::npos) nl = fixture.size();
+    std::string line = fixture.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.empty()) continue;
+    simdjson::dom::element e = parser.parse(line);
+    auto text_of = [&](const char* field) { return std::string(std::string_view(e[field])); };
+    std::string key = text_of("key"), value = step_cases::unhex(text_of("value_hex"));
+    std::string action = text_of("action"), why = text_of("why");
+    // The value's bytes as a JSON string: quotes, backslashes and control bytes escaped.
+    // A string carries text: a value that is no UTF-8 cannot travel in a line.
+    if (!simdjson::validate_utf8(value.data(), value.size())) continue;
+    std::string quoted = "\"";
+    for (unsigned char c : value) {
+      if (c == '"' || c == '\\') {
+        quoted += '\\';
+        quoted += static_cast<char>(c);
+      } else if (c >= 0x20) {
+        quoted += static_cast<char>(c);
+      } else {
+        quoted += "\\u00";
+        quoted += "0123456789abcdef"[c >> 4];
+        quoted += "0123456789abcdef"[c & 15];
+      }
+    }
+    quoted += '"';
+    if (value.empty()) {
+      g.text += "{\"key\":\"" + key + "\",\"revision\":7}\n";
+    } else {
+      g.text += "{\"key\":\"" + key + "\",\"revision\":7,\"value\":" + quoted + "}\n";
+    }
+    g.answers += "{\"key\":\"" + key + "\",\"action\":\"" + action + "\",\"why\":\"" + why + "\"}\n";
+    ++g.count;
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST_SUITE("step lines") {
+  TEST_CASE("a line read: key, value, revision, as they are or decoded") {
+    StepLineReader reader;
+    {
+      std::string line = R"({"key":"n1.h","revision":42,"value":)" + running_other + "}";
+      const StepLine& l = reader.read(line);
+      CHECK(l.malformed == nullptr);
+      CHECK(l.has_key);
+      CHECK(l.key == "n1.h");
+      CHECK(l.revision == 42);
+      CHECK(l.value == running_other);
+      CHECK(l.value.data() > line.data());  // read where it is
+      CHECK(l.value.data() < line.data() + line.size());
+    }
+    {
+      // Escapes undone in the key and the names; a value carried as a JSON string is
+      // the stored bytes; revision null is 0; unknown names skipped; the last repeat wins.
+      const StepLine& l = reader.read(
+          R"( {"x":[1,{"y":null}],"k\u0065y":"n1.\u00e9","revision":null,"value":"a\"b\\c","value":"{\"s\":1}"} )");
+      CHECK(l.malformed == nullptr);
+      CHECK(l.key == "n1.\xC3\xA9");
+      CHECK(l.revision == 0);
+      CHECK(l.value == "{\"s\":1}");
+    }
+    {
+      const StepLine& l = reader.read(R"({"key":"n1.e","revision":18446744073709551615})");
+      CHECK(l.malformed == nullptr);
+      CHECK(l.revision == 18446744073709551615ULL);
+      CHECK(l.value.empty());  // no value: the key holds none
+    }
+    {
+      // Invalid UTF-8 in a key reads as U+FFFD, as Go reads it.
+      const StepLine& l = reader.read("{\"key\":\"n1.\xff\",\"value\":1}");
+      CHECK(l.malformed == nullptr);
+      CHECK(l.key == "n1.\xEF\xBF\xBD");
+      CHECK(l.value == "1");
+    }
+  }
+
+  TEST_CASE("lines that are no entry, each with what is wrong") {
+    StepLineReader reader;
+    struct Bad {
+      std::string line;
+      std::string_view why;
+      bool has_key;
+    };
+    const std::string not_json = "the line is not one JSON value";
+    const std::vector<Bad> bad = {
+        {"", not_json, false},
+        {" \t\r", not_json, false},
+        {R"({"key":"n1.a")", not_json, false},                              // cut short
+        {R"({"key":"n1.a"} x)", not_json, false},                           // bytes after it
+        {R"({"key":"n1.a"}{})", not_json, false},                           // a second value
+        {R"({"key":"n1.a","value":{"state":"running"})", not_json, false},  // the value's brace missing
+        {R"({"key":"n1.a","value":01})", not_json, false},
+        {R"({"key":"n1.a","value":"a\qb"})", not_json, false},  // an escape JSON does not have
+        {std::string("{\"key\":\"n1.a\",\"value\":\"a\x01\"}"), not_json, false},
+        {std::string("{\"key\":\"n1.a\"}\0", 15), not_json, false},
+        {std::string("{\"key\":\"n1\0a\"}", 14), not_json, false},
+        {"{\"key\":\"n1.a\",\xff:1}", not_json, false},       // a byte that is no UTF-8, outside a string
+        {"\xEF\xBB\xBF{\"key\":\"n1.a\"}", not_json, false},  // a byte-order mark
+        {R"({"key":"n1.a","value":)" + std::string(10000, '[') + std::string(10000, ']') + "}", not_json, false},
+        {"[1]", "the line is no JSON object", false},
+        {R"("n1.a")", "the line is no JSON object", false},
+        {"null", "the line is no JSON object", false},
+        {R"({"key":7})", "its key is no string", false},
+        {R"({"key":null})", "its key is no string", false},
+        {R"({"key":["n1.a"]})", "its key is no string", false},
+        {R"({"key":"n1.a","revision":-1})", "its revision is no integer from 0 to 2^64-1", true},
+        {R"({"key":"n1.a","revision":1.5})", "its revision is no integer from 0 to 2^64-1", true},
+        {R"({"key":"n1.a","revision":1e3})", "its revision is no integer from 0 to 2^64-1", true},
+        {R"({"key":"n1.a","revision":"5"})", "its revision is no integer from 0 to 2^64-1", true},
+        {R"({"key":"n1.a","revision":18446744073709551616})", "its revision is no integer from 0 to 2^64-1", true},
+        {R"({"key":"n1.a","revision":99999999999999999999})", "its revision is no integer from 0 to 2^64-1", true},
+        {R"({"revision":-1,"key":"n1.a"})", "its revision is no integer from 0 to 2^64-1", false},  // key after
+        {R"({"key":"n1.a","revision":true,"value":01})", not_json, false},  // broken JSON told first
+        {"{}", "it names no key", false},
+        {R"({"Key":"n1.a","value":{}})", "it names no key", false},  // names matched exactly
+    };
+    for (const Bad& b : bad) {
+      CAPTURE(b.line.substr(0, 80));
+      const StepLine& l = reader.read(b.line);
+      REQUIRE(l.malformed != nullptr);
+      CHECK(std::string_view(l.malformed) == b.why);
+      CHECK(l.has_key == b.has_key);
+      if (b.has_key) CHECK(l.key == "n1.a");
+    }
+    // 9999 open containers in the value, the line's object the 10000th: Go's limit.
+    const StepLine& deep =
+        reader.read(R"({"key":"n1.a","value":)" + std::string(9999, '[') + std::string(9999, ']') + "}");
+    CHECK(deep.malformed == nullptr);
+  }
+
+  TEST_CASE("answer lines as json.Marshal writes them") {
+    std::string out;
+    append_step_plan_line(out, "n1.h", StepVerdict{StepAction::end, StepReason::owner_not_self, {}});
+    append_step_plan_line(out, "n1.q", StepVerdict{StepAction::leave, StepReason::not_running, {}});
+    append_step_plan_line(out, "n1.a", StepVerdict{StepAction::remove, StepReason::owner_not_self, {}});
+    append_step_plan_line(out, "n1.b",
+                          StepVerdict{StepAction::end, StepReason::ask_past_bound, Instant{1714561200, 5}});
+    CHECK(out == "{\"key\":\"n1.h\",\"action\":\"end\",\"why\":\"" + std::string(restart) +
+                     "\"}\n"
+                     "{\"key\":\"n1.q\",\"action\":\"leave\",\"why\":\"\"}\n"
+                     "{\"key\":\"n1.a\",\"action\":\"delete\",\"why\":\"" +
+                     std::string(restart) +
+                     "\"}\n"
+                     "{\"key\":\"n1.b\",\"action\":\"end\",\"why\":\"past the step bound: its asker stopped waiting at "
+                     "2024-05-01T11:00:00Z\"}\n");
+    // Keys that need escapes, short and long (the escaping reads 16 bytes at a time).
+    for (std::string pad : {std::string(), std::string(40, 'x')}) {
+      out.clear();
+      std::string key = "n1." + pad + "<a&b>\"\\\n\x01\xff\xE2\x80\xA8\xC3\xA9" + pad;
+      append_step_plan_line(out, key, StepVerdict{});
+      CHECK(out == "{\"key\":\"n1." + pad + "\\u003ca\\u0026b\\u003e\\\"\\\\\\n\\u0001\\ufffd\\u2028\xC3\xA9" + pad +
+                       "\",\"action\":\"leave\",\"why\":\"\"}\n");
+    }
+    StepLineReader reader;
+    out.clear();
+    append_step_malformed_line(out, reader.read(R"({"key":"n1.<r>","revision":-1})"));
+    append_step_malformed_line(out, reader.read("{"));
+    CHECK(out == malformed("\"n1.\\u003cr\\u003e\"", "its revision is no integer from 0 to 2^64-1") +
+                     malformed("null", "the line is not one JSON value"));
+  }
+
+  TEST_CASE("the plan answers every line as Go decides its value") {
+    GoLines g = go_lines();
+    REQUIRE(g.count > 380);
+    StepLinesSummary s;
+    CHECK(plan_all(g.text, 1, &s) == g.answers);
+    CHECK(s.malformed == 0);
+    CHECK(s.plan.end + s.plan.remove + s.plan.leave + s.plan.no_step + s.plan.other_node == g.count);
+    CHECK(s.plan.end > 50);
+    CHECK(s.plan.remove > 30);
+    CHECK(s.plan.no_step > 100);
+  }
+
+  TEST_CASE("any split of the input, any index, any number of threads: the same answers") {
+    // A corpus as lines, with blank lines, CRLF, broken lines among good ones and a last
+    // line with no newline.
+    auto cases = step_cases::corpus(3000, 11);
+    std::string text;
+    std::mt19937 rng(5);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const auto& c = cases[i];
+      std::string value = c.value;
+      bool json_value = !value.empty() && value.front() == '{' && value.back() == '}';
+      text += "{\"key\":\"" + c.key + "\",\"revision\":" + std::to_string(c.revision);
+      if (json_value) text += ",\"value\":" + value;
+      text += i % 7 == 3 ? "}\r\n" : "}\n";
+      if (i % 97 == 5) text += "\n  \n";
+      if (i % 101 == 7) text += "{\"key\":\"n1.broken\",\"value\":{\"state\":\"running\"\n";
+      if (i % 103 == 9) text += "{\"key\":\"n1.bad\",\"value\":\"\\q\"}\n";
+    }
+    text += R"({"key":"n1.last","value":)" + running_other + "}";
+    StepLinesSummary whole_sum;
+    std::string whole = plan_all(text, 1, &whole_sum);
+    CHECK(whole == plan_each(text));
+    // Every broken line among them is told, each once.
+    std::size_t told = 0;
+    for (std::size_t at = 0; (at = whole.find("\"malformed\":", at)) != std::string::npos; ++at) ++told;
+    CHECK(whole_sum.malformed == told);
+    CHECK(told >= 60);
+    CHECK(whole.ends_with("{\"key\":\"n1.last\",\"action\":\"end\",\"why\":\"" + std::string(restart) + "\"}\n"));
+    for (unsigned threads : {2u, 3u}) CHECK(plan_all(text, threads) == whole);
+    // Fed in chunks of every size from one byte.
+    for (std::size_t step : {std::size_t(1), std::size_t(7), std::size_t(4096), std::size_t(300000)}) {
+      CAPTURE(step);
+      StepLinesPlan plan(step_cases::rules());
+      std::string out;
+      for (std::size_t at = 0; at < text.size(); at += step) plan.feed(std::string_view(text).substr(at, step), out);
+      plan.finish(out);
+      CHECK(out == whole);
+      CHECK(plan.summary().malformed == whole_sum.malformed);
+      CHECK(plan.summary().plan.end == whole_sum.plan.end);
+    }
+    // Random cuts.
+    StepLinesPlan plan(step_cases::rules());
+    std::string out;
+    for (std::size_t at = 0; at < text.size();) {
+      std::size_t n = rng() % 2000;
+      plan.feed(std::string_view(text).substr(at, n), out);
+      at += n;
+    }
+    plan.finish(out);
+    CHECK(out == whole);
+  }
+
+  TEST_CASE("empty input, blank input, a line longer than a chunk") {
+    StepLinesSummary s;
+    CHECK(plan_all("", 1, &s).empty());
+    CHECK(s.malformed == 0);
+    CHECK(plan_all("\n\n \r\n", 2, &s).empty());
+    // A 3 MiB value: longer than the chunk the plan indexes at once and than a read.
+    std::string big = R"({"key":"n1.big","value":{"id":"big","state":"running","owner":"o","result":")" +
+                      std::string(3 << 20, 'x') + "\"}}\n";
+    std::string two = big + big.substr(0, big.size() - 3) + "\n";  // the second cut short
+    CHECK(plan_all(two) == "{\"key\":\"n1.big\",\"action\":\"end\",\"why\":\"" + std::string(restart) + "\"}\n" +
+                               malformed("null", "the line is not one JSON value"));
+  }
+
+  TEST_CASE("the plan streamed between file descriptors") {
+    GoLines g = go_lines();
+    std::string text = g.text + g.text + g.text;
+    std::string expected = g.answers + g.answers + g.answers;
+    int in[2], out[2];
+    REQUIRE(::pipe(in) == 0);
+    REQUIRE(::pipe(out) == 0);
+    // The input written in small pieces, the answer read as it comes.
+    std::thread writer([&] {
+      for (std::size_t at = 0; at < text.size(); at += 777) {
+        std::size_t n = std::min<std::size_t>(777, text.size() - at);
+        if (::write(in[1], text.data() + at, n) != static_cast<ssize_t>(n)) break;
+      }
+      ::close(in[1]);
+    });
+    std::string answer;
+    std::thread reader([&] {
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::read(out[0], buf, sizeof buf)) > 0) answer.append(buf, static_cast<std::size_t>(n));
+    });
+    StepLinesPlan plan(step_cases::rules());
+    Status st = plan_step_lines_fd(plan, in[0], out[1]);
+    ::close(out[1]);
+    writer.join();
+    reader.join();
+    ::close(in[0]);
+    ::close(out[0]);
+    CHECK(st.ok());
+    CHECK(answer == expected);
+    CHECK(plan.summary().plan.end + plan.summary().plan.remove + plan.summary().plan.leave +
+              plan.summary().plan.no_step + plan.summary().plan.other_node ==
+          3 * g.count);
+
+    // A stop asked for before the first chunk: nothing read, nothing written.
+    std::atomic<bool> stop{true};
+    int devnull = ::open("/dev/null", O_RDWR);
+    REQUIRE(devnull >= 0);
+    StepLinesPlan stopped(step_cases::rules());
+    CHECK(plan_step_lines_fd(stopped, devnull, devnull, &stop).ok());
+    CHECK(stopped.summary().plan.end == 0);
+    // Descriptors that cannot be read or written: Errc::io, with what failed.
+    StepLinesPlan bad(step_cases::rules());
+    Status unreadable = plan_step_lines_fd(bad, -1, devnull);
+    CHECK(unreadable.code() == Errc::io);
+    CHECK(unreadable.error().message.rfind("reading the lines: ", 0) == 0);
+    int rd = ::open("/dev/null", O_RDONLY);
+    int src[2];
+    REQUIRE(::pipe(src) == 0);
+    REQUIRE(::write(src[1], g.text.data(), 4096) == 4096);
+    ::close(src[1]);
+    Status unwritable = plan_step_lines_fd(bad, src[0], rd);
+    CHECK(unwritable.code() == Errc::io);
+    CHECK(unwritable.error().message.rfind("writing the plan: ", 0) == 0);
+    ::close(src[0]);
+    ::close(rd);
+    ::close(devnull);
+  }
+}
