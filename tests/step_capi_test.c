@@ -26,6 +26,9 @@ static const char *SELF = "0b5c3e0e-7d7a-4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8";
 #define BEFORE_NS INT64_C(1714561200000000000) /* 2024-05-01T11:00:00Z */
 #define ASK_ID "6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f"
 #define RESTART "the build module restarted while it ran"
+/* The answer line of a line that is no entry. */
+#define MALFORMED(key, what) \
+  "{\"key\":" key ",\"action\":\"leave\",\"reason\":\"malformed\",\"why\":\"" what "\",\"malformed\":\"" what "\"}\n"
 
 static lj_step_plan_options_t plan_options(void) {
   lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
@@ -396,16 +399,16 @@ static void test_lines(void) {
       "{\"key\":\"n1.\xff\",\"value\":{\"state\":\"running\",\"owner\":\"\xfe\"}}\r\n"
       "{\"key\":\"n1.s\",\"value\":\"{\\\"state\\\":\\\"running\\\",\\\"owner\\\":\\\"o\\\"}\"}";
   const char *expected =
-      "{\"key\":\"n1.h\",\"action\":\"end\",\"why\":\"" RESTART "\"}\n"
-      "{\"key\":\"n2.x\",\"action\":\"leave\",\"why\":\"\"}\n"
-      "{\"key\":\"n1.q\",\"action\":\"leave\",\"why\":\"\"}\n"
-      "{\"key\":\"n1.e\",\"action\":\"leave\",\"why\":\"\"}\n"
-      "{\"key\":null,\"action\":\"leave\",\"why\":\"\",\"malformed\":\"the line is not one JSON value\"}\n"
-      "{\"key\":null,\"action\":\"leave\",\"why\":\"\",\"malformed\":\"it names no key\"}\n"
-      "{\"key\":null,\"action\":\"leave\",\"why\":\"\",\"malformed\":\"its key is no string\"}\n"
-      "{\"key\":\"n1.r\",\"action\":\"leave\",\"why\":\"\",\"malformed\":\"its revision is no integer from 0 to 2^64-1\"}\n"
-      "{\"key\":\"n1.\xef\xbf\xbd\",\"action\":\"end\",\"why\":\"" RESTART "\"}\n"
-      "{\"key\":\"n1.s\",\"action\":\"end\",\"why\":\"" RESTART "\"}\n";
+      "{\"key\":\"n1.h\",\"action\":\"end\",\"reason\":\"owner-not-self\",\"why\":\"" RESTART "\"}\n"
+      "{\"key\":\"n2.x\",\"action\":\"leave\",\"reason\":\"other-node\",\"why\":\"the key is no step key of this node\"}\n"
+      "{\"key\":\"n1.q\",\"action\":\"leave\",\"reason\":\"no-step\",\"why\":\"the value is no step (Go's decoder refuses it)\"}\n"
+      "{\"key\":\"n1.e\",\"action\":\"leave\",\"reason\":\"no-value\",\"why\":\"the key holds no value\"}\n"
+      MALFORMED("null", "the line is not one JSON value")
+      MALFORMED("null", "it names no key")
+      MALFORMED("null", "its key is no string")
+      MALFORMED("\"n1.r\"", "its revision is no integer from 0 to 2^64-1")
+      "{\"key\":\"n1.\xef\xbf\xbd\",\"action\":\"end\",\"reason\":\"owner-not-self\",\"why\":\"" RESTART "\"}\n"
+      "{\"key\":\"n1.s\",\"action\":\"end\",\"reason\":\"owner-not-self\",\"why\":\"" RESTART "\"}\n";
   char *out = NULL, *line = NULL;
   size_t out_len = 0, line_len = 0;
   lj_step_plan_summary_t sum;

@@ -46,14 +46,26 @@ std::string plan_each(std::string_view text) {
 }
 
 std::string malformed(std::string_view key_json, std::string_view why) {
-  return "{\"key\":" + std::string(key_json) + ",\"action\":\"leave\",\"why\":\"\",\"malformed\":\"" +
-         std::string(why) + "\"}\n";
+  return "{\"key\":" + std::string(key_json) + ",\"action\":\"leave\",\"reason\":\"malformed\",\"why\":\"" +
+         std::string(why) + "\",\"malformed\":\"" + std::string(why) + "\"}\n";
+}
+
+// An answer line: {"key","action","reason","why"}, the why a leave's sentence.
+std::string answer(std::string_view key, std::string_view action, std::string_view reason, std::string_view why) {
+  return "{\"key\":\"" + std::string(key) + "\",\"action\":\"" + std::string(action) + "\",\"reason\":\"" +
+         std::string(reason) + "\",\"why\":\"" + std::string(why) + "\"}\n";
 }
 
 // The fixture's cases as lines, each value carried as a JSON string of its bytes (the
-// values hold bytes that are no JSON), and the answers Go's own decoder gave.
+// values hold bytes that are no JSON), and what Go's own decoder and the seed's rules
+// gave each: its action, why (an end's or a delete's) and, where the fixture names it,
+// the reason it is left.
+struct GoAnswer {
+  std::string key, action, why, reason;  // reason "": not named by the fixture
+};
 struct GoLines {
-  std::string text, answers;
+  std::string text;
+  std::vector<GoAnswer> answers;
   std::size_t count = 0;
 };
 GoLines go_lines() {
@@ -94,7 +106,8 @@ GoLines go_lines() {
     } else {
       g.text += "{\"key\":\"" + key + "\",\"revision\":7,\"value\":" + quoted + "}\n";
     }
-    g.answers += "{\"key\":\"" + key + "\",\"action\":\"" + action + "\",\"why\":\"" + why + "\"}\n";
+    std::string verdict = text_of("verdict");
+    g.answers.push_back(GoAnswer{key, action, why, verdict == "leave" ? std::string() : verdict});
     ++g.count;
   }
   return g;
@@ -195,6 +208,40 @@ TEST_SUITE("step lines") {
     CHECK(deep.malformed == nullptr);
   }
 
+  TEST_CASE("state lines written for a key read back as the same key, revision and bytes") {
+    StepLineReader reader;
+    struct Case {
+      std::string key, value, line;
+      bool kept;
+    };
+    const std::vector<Case> cases = {
+        {"n1.a", R"({"id":"a","state":"running"})",
+         R"({"key":"n1.a","revision":7,"value":{"id":"a","state":"running"}})", true},
+        {"n1.b", "", R"({"key":"n1.b","revision":7})", true},
+        {"n1.c", "not json", R"({"key":"n1.c","revision":7,"value":"not json"})", true},
+        {"n1.d", "\"a string\"", R"({"key":"n1.d","revision":7,"value":"\"a string\""})", true},
+        {"n1.e", "{\n\"id\": 1\n}", R"({"key":"n1.e","revision":7,"value":"{\n\"id\": 1\n}"})", true},
+        {"n1.f", " [1] ", R"({"key":"n1.f","revision":7,"value":" [1] "})", true},
+        {"n1.g", "[1] x", R"({"key":"n1.g","revision":7,"value":"[1] x"})", true},
+        {"n1.<h>", "7", R"({"key":"n1.\u003ch\u003e","revision":7,"value":7})", true},
+        {"n1.i",
+         "a\xff"
+         "b",
+         R"({"key":"n1.i","revision":7,"value":"a\ufffdb"})", false},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.key);
+      std::string out;
+      CHECK(append_step_line(out, c.key, 7, c.value) == c.kept);
+      CHECK(out == c.line + "\n");
+      const StepLine& l = reader.read(std::string_view(out).substr(0, out.size() - 1));
+      REQUIRE(l.malformed == nullptr);
+      CHECK(l.key == c.key);
+      CHECK(l.revision == 7);
+      if (c.kept) CHECK(l.value == c.value);
+    }
+  }
+
   TEST_CASE("answer lines as json.Marshal writes them") {
     std::string out;
     append_step_plan_line(out, "n1.h", StepVerdict{StepAction::end, StepReason::owner_not_self, {}});
@@ -202,21 +249,19 @@ TEST_SUITE("step lines") {
     append_step_plan_line(out, "n1.a", StepVerdict{StepAction::remove, StepReason::owner_not_self, {}});
     append_step_plan_line(out, "n1.b",
                           StepVerdict{StepAction::end, StepReason::ask_past_bound, Instant{1714561200, 5}});
-    CHECK(out == "{\"key\":\"n1.h\",\"action\":\"end\",\"why\":\"" + std::string(restart) +
-                     "\"}\n"
-                     "{\"key\":\"n1.q\",\"action\":\"leave\",\"why\":\"\"}\n"
-                     "{\"key\":\"n1.a\",\"action\":\"delete\",\"why\":\"" +
-                     std::string(restart) +
-                     "\"}\n"
-                     "{\"key\":\"n1.b\",\"action\":\"end\",\"why\":\"past the step bound: its asker stopped waiting at "
-                     "2024-05-01T11:00:00Z\"}\n");
+    CHECK(out == answer("n1.h", "end", "owner-not-self", restart) +
+                     answer("n1.q", "leave", "not-running", "the step is not running") +
+                     answer("n1.a", "delete", "owner-not-self", restart) +
+                     answer("n1.b", "end", "ask-past-bound",
+                            "past the step bound: its asker stopped waiting at 2024-05-01T11:00:00Z"));
     // Keys that need escapes, short and long (the escaping reads 16 bytes at a time).
     for (std::string pad : {std::string(), std::string(40, 'x')}) {
       out.clear();
       std::string key = "n1." + pad + "<a&b>\"\\\n\x01\xff\xE2\x80\xA8\xC3\xA9" + pad;
       append_step_plan_line(out, key, StepVerdict{});
       CHECK(out == "{\"key\":\"n1." + pad + "\\u003ca\\u0026b\\u003e\\\"\\\\\\n\\u0001\\ufffd\\u2028\xC3\xA9" + pad +
-                       "\",\"action\":\"leave\",\"why\":\"\"}\n");
+                       "\",\"action\":\"leave\",\"reason\":\"other-node\",\"why\":\"the key is no step key of this "
+                       "node\"}\n");
     }
     StepLineReader reader;
     out.clear();
@@ -230,7 +275,34 @@ TEST_SUITE("step lines") {
     GoLines g = go_lines();
     REQUIRE(g.count > 380);
     StepLinesSummary s;
-    CHECK(plan_all(g.text, 1, &s) == g.answers);
+    std::string out = plan_all(g.text, 1, &s);
+    simdjson::dom::parser parser;
+    std::size_t at = 0, i = 0;
+    for (; at < out.size() && i < g.answers.size(); ++i) {
+      std::size_t nl = out.find('\n', at);
+      REQUIRE(nl != std::string::npos);
+      simdjson::dom::element e = parser.parse(out.substr(at, nl - at));
+      at = nl + 1;
+      const GoAnswer& want = g.answers[i];
+      CAPTURE(want.key);
+      CHECK(std::string_view(e["key"]) == want.key);
+      CHECK(std::string_view(e["action"]) == want.action);
+      std::string_view reason = e["reason"], why = e["why"];
+      if (want.action != "leave") {
+        CHECK(why == want.why);
+      } else {
+        if (!want.reason.empty()) CHECK(reason == want.reason);
+        bool known = false;
+        for (int r = 0; r < step_reason_count; ++r)
+          if (reason == step_reason_name(static_cast<StepReason>(r))) {
+            known = true;
+            CHECK(why == step_leave_why(static_cast<StepReason>(r)));
+          }
+        CHECK(known);
+      }
+    }
+    CHECK(i == g.answers.size());
+    CHECK(at == out.size());
     CHECK(s.malformed == 0);
     CHECK(s.plan.end + s.plan.remove + s.plan.leave + s.plan.no_step + s.plan.other_node == g.count);
     CHECK(s.plan.end > 50);
@@ -264,7 +336,7 @@ TEST_SUITE("step lines") {
     for (std::size_t at = 0; (at = whole.find("\"malformed\":", at)) != std::string::npos; ++at) ++told;
     CHECK(whole_sum.malformed == told);
     CHECK(told >= 60);
-    CHECK(whole.ends_with("{\"key\":\"n1.last\",\"action\":\"end\",\"why\":\"" + std::string(restart) + "\"}\n"));
+    CHECK(whole.ends_with(answer("n1.last", "end", "owner-not-self", restart)));
     for (unsigned threads : {2u, 3u}) CHECK(plan_all(text, threads) == whole);
     // Fed in chunks of every size from one byte.
     for (std::size_t step : {std::size_t(1), std::size_t(7), std::size_t(4096), std::size_t(300000)}) {
@@ -298,14 +370,16 @@ TEST_SUITE("step lines") {
     std::string big = R"({"key":"n1.big","value":{"id":"big","state":"running","owner":"o","result":")" +
                       std::string(3 << 20, 'x') + "\"}}\n";
     std::string two = big + big.substr(0, big.size() - 3) + "\n";  // the second cut short
-    CHECK(plan_all(two) == "{\"key\":\"n1.big\",\"action\":\"end\",\"why\":\"" + std::string(restart) + "\"}\n" +
-                               malformed("null", "the line is not one JSON value"));
+    CHECK(plan_all(two) ==
+          answer("n1.big", "end", "owner-not-self", restart) + malformed("null", "the line is not one JSON value"));
   }
 
   TEST_CASE("the plan streamed between file descriptors") {
     GoLines g = go_lines();
     std::string text = g.text + g.text + g.text;
-    std::string expected = g.answers + g.answers + g.answers;
+    // The in-memory plan's answers (held to Go's above), three times.
+    const std::string one = plan_all(g.text);
+    std::string expected = one + one + one;
     int in[2], out[2];
     REQUIRE(::pipe(in) == 0);
     REQUIRE(::pipe(out) == 0);

@@ -275,7 +275,7 @@ func (b *Batch) Plan(opts *PlanOptions) ([]Action, PlanSummary, error) {
 
 // PlanLines is the plan of `leasejudge step plan` over JSON lines
 // {"key":..,"revision":..,"value":..}: one line out per line in,
-// {"key","action","why"}, in order.
+// {"key","action","reason","why"}, in order (a leave's why says why it is left).
 func PlanLines(input []byte, opts *PlanOptions) ([]byte, PlanSummary, error) {
 	c, cb, free, err := planOptions(opts)
 	if err != nil {

@@ -163,14 +163,16 @@ func TestPlanLines(t *testing.T) {
 		t.Fatalf("%d lines out for %d in:\n%s", len(lines), len(cases)+1, out)
 	}
 	for i, c := range cases {
-		var got struct{ Key, Action, Why string }
+		var got struct{ Key, Action, Reason, Why string }
 		if err := json.Unmarshal([]byte(lines[i]), &got); err != nil {
 			t.Fatalf("line %d: %v", i, err)
 		}
 		if strings.HasSuffix(c.value, " x") {
 			continue
 		}
-		if got.Key != c.key || got.Action != c.action.String() || got.Why != c.why {
+		// A leave says why in a sentence of its reason; an end or a delete says the sweep's why.
+		if got.Key != c.key || got.Action != c.action.String() || got.Reason != c.reason.String() ||
+			(c.action != StepLeave && got.Why != c.why) || (c.action == StepLeave && got.Why == "") {
 			t.Errorf("line %d: %s", i, lines[i])
 		}
 	}

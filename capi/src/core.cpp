@@ -102,6 +102,22 @@ LJ_API int lj_machine_id(char** out, size_t* out_len, lj_error_t** err) {
   });
 }
 
+LJ_API int lj_owner_token_parse(char** out_boot_id, size_t* out_boot_id_len, int32_t* out_pid, int64_t* out_start_ms,
+                                const char* token, size_t token_len, lj_error_t** err) {
+  reset(err);
+  if (out_boot_id != nullptr) *out_boot_id = nullptr;
+  std::string_view text;
+  if (!view_of(token, token_len, text)) return fail(err, LJ_EINVAL, "token is NULL with a non-zero length");
+  return guard(err, [&] {
+    auto parsed = leasejudge::parse_owner_token(text);
+    if (!parsed) return fail(err, LJ_EPARSE, "the text is no owner token <boot id>.<pid>.<start ms base 36>");
+    if (out_pid != nullptr) *out_pid = parsed->pid;
+    if (out_start_ms != nullptr) *out_start_ms = parsed->start_ms;
+    if (out_boot_id != nullptr) return give(out_boot_id, out_boot_id_len, parsed->boot_id, err);
+    return LJ_OK;
+  });
+}
+
 namespace {
 const leasejudge::capi::OptionsVersions<lj_owner_options_t, 1> owner_options_versions{
     "lj_owner_options_t", LJ_OWNER_OPTIONS_INIT, {sizeof(lj_owner_options_t)}};

@@ -264,6 +264,48 @@ LJ_API int lj_step_plan_lines(char** out, size_t* out_len, lj_step_plan_summary_
   });
 }
 
+LJ_API int lj_step_lines_entry(char** out, size_t* out_len, int* out_kept, const char* key, size_t key_len,
+                               uint64_t revision, const char* value, size_t value_len, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  std::string_view k, v;
+  if (!view_of(key, key_len, k) || !view_of(value, value_len, v))
+    return fail(err, LJ_EINVAL, "a NULL key or value with a length");
+  return guard(err, [&] {
+    std::string line;
+    bool kept = append_step_line(line, k, revision, v);
+    if (out_kept != nullptr) *out_kept = kept ? 1 : 0;
+    return give(out, out_len, line, err);
+  });
+}
+
+LJ_API int lj_step_lines_read(const char* input, size_t input_len, lj_step_line_cb each, void* payload,
+                              lj_error_t** err) {
+  reset(err);
+  std::string_view in;
+  if (each == nullptr) return fail(err, LJ_EINVAL, "each is NULL");
+  if (!view_of(input, input_len, in)) return fail(err, LJ_EINVAL, "the input is NULL with a length");
+  return guard(err, [&] {
+    StepLineReader reader;
+    std::string key;  // NUL-terminated for C
+    std::size_t at = 0;
+    while (at < in.size()) {
+      std::size_t nl = in.find('\n', at);
+      if (nl == std::string_view::npos) nl = in.size();
+      std::string_view text = in.substr(at, nl - at);
+      at = nl + 1;
+      if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      const StepLine& l = reader.read(text);
+      key.assign(l.key);
+      int rc = each(l.has_key ? key.c_str() : nullptr, l.has_key ? key.size() : 0, l.revision, l.value.data(),
+                    l.value.size(), l.malformed, payload);
+      if (rc != 0) return fail(err, LJ_EUSER, fmt::format("the line callback asked to stop ({})", rc));
+    }
+    return LJ_OK;
+  });
+}
+
 LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t* summary, int in_fd, int out_fd,
                                  const lj_step_plan_options_t* opts, lj_error_t** err) {
   reset(err);
@@ -281,8 +323,7 @@ LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t* summary, int in_fd, int
   });
 }
 
-LJ_API int lj_step_lines_plan_create(lj_step_lines_plan_t** out, const lj_step_plan_options_t* opts,
-                                     lj_error_t** err) {
+LJ_API int lj_step_lines_plan_create(lj_step_lines_plan_t** out, const lj_step_plan_options_t* opts, lj_error_t** err) {
   reset(err);
   return guard(err, [&] {
     if (out == nullptr) return fail(err, LJ_EINVAL, "out must not be NULL");

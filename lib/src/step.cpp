@@ -1054,6 +1054,31 @@ std::size_t step_why(const StepVerdict& verdict, char* out) noexcept {
   }
 }
 
+std::string_view step_leave_why(StepReason reason) noexcept {
+  switch (reason) {
+    case StepReason::other_node:
+      return "the key is no step key of this node";
+    case StepReason::no_value:
+      return "the key holds no value";
+    case StepReason::no_step:
+      return "the value is no step (Go's decoder refuses it)";
+    case StepReason::not_running:
+      return "the step is not running";
+    case StepReason::owned_by_self:
+      return "this process owns it";
+    case StepReason::owner_alive:
+      return "its owner is alive";
+    case StepReason::owner_unknown:
+      return "its owner cannot be judged, so it is not proven gone";
+    case StepReason::ask_within_bound:
+      return "its asker still waits for it";
+    case StepReason::started_since:
+      return "it names no owner and started since this process began";
+    default:
+      return {};
+  }
+}
+
 std::string step_why(const StepVerdict& verdict) {
   char buf[step_why_max];
   return std::string(buf, step_why(verdict, buf));

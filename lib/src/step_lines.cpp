@@ -2,6 +2,7 @@
 #include "leasejudge/step_lines.hpp"
 
 #include <fmt/format.h>
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -209,14 +210,17 @@ std::uint32_t StepLineReader::Impl::value_field(std::uint32_t v, StepCodec* code
 
 void append_step_plan_line(std::string& out, std::string_view key, const StepVerdict& verdict) {
   char why[step_why_max];
-  std::string_view why_text(why, step_why(verdict, why));
+  std::string_view why_text = verdict.action == StepAction::leave ? step_leave_why(verdict.reason)
+                                                                  : std::string_view(why, step_why(verdict, why));
   std::string_view action = step_action_name(verdict.action);
-  constexpr std::string_view a = "{\"key\":\"", b = "\",\"action\":\"", c = "\",\"why\":\"", d = "\"}\n";
+  std::string_view reason = step_reason_name(verdict.reason);
+  constexpr std::string_view a = "{\"key\":\"", b = "\",\"action\":\"", c = "\",\"reason\":\"", d = "\",\"why\":\"",
+                             e = "\"}\n";
   if (key.size() <= 1024 && step_json::plain_json(key) && step_json::plain_json(why_text)) {
     // Nearly every line: nothing to escape, the line put together once.
-    char line[1024 + step_why_max + 64];
+    char line[1024 + step_why_max + 96];
     char* p = line;
-    for (std::string_view piece : {a, key, b, action, c, why_text, d}) {
+    for (std::string_view piece : {a, key, b, action, c, reason, d, why_text, e}) {
       std::memcpy(p, piece.data(), piece.size());
       p += piece.size();
     }
@@ -227,9 +231,36 @@ void append_step_plan_line(std::string& out, std::string_view key, const StepVer
   step_json::append_json_string(out, key);
   out.append(",\"action\":\"");
   out.append(action);
+  out.append("\",\"reason\":\"");
+  out.append(reason);
   out.append("\",\"why\":");
   step_json::append_json_string(out, why_text);
   out.append("}\n");
+}
+
+bool append_step_line(std::string& out, std::string_view key, Revision revision, std::string_view value) {
+  out.append("{\"key\":");
+  step_json::append_json_string(out, key);
+  out.append(fmt::format(",\"revision\":{}", revision));
+  bool kept = simdjson::validate_utf8(key.data(), key.size());
+  if (!value.empty()) {
+    out.append(",\"value\":");
+    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    // A stored JSON string is carried as a string of its bytes: a string value in a
+    // line always is one.
+    bool one_line = value.front() != '"' && value.find_first_of("\n\r") == std::string_view::npos &&
+                    !space(value.front()) && !space(value.back());
+    thread_local simdjson::dom::parser parser;
+    simdjson::dom::element ignored;
+    if (one_line && parser.parse(value.data(), value.size()).get(ignored) == simdjson::SUCCESS) {
+      out.append(value);  // one valid JSON value: as it is (stage 1 checked its UTF-8)
+    } else {
+      kept = kept && simdjson::validate_utf8(value.data(), value.size());
+      step_json::append_json_string(out, value);
+    }
+  }
+  out.append("}\n");
+  return kept;
 }
 
 void append_step_malformed_line(std::string& out, const StepLine& line) {
@@ -238,8 +269,11 @@ void append_step_malformed_line(std::string& out, const StepLine& line) {
     step_json::append_json_string(out, line.key);
   else
     out.append("null");
-  out.append(",\"action\":\"leave\",\"why\":\"\",\"malformed\":");
-  step_json::append_json_string(out, line.malformed != nullptr ? line.malformed : "");
+  std::string_view what = line.malformed != nullptr ? line.malformed : "";
+  out.append(",\"action\":\"leave\",\"reason\":\"malformed\",\"why\":");
+  step_json::append_json_string(out, what);
+  out.append(",\"malformed\":");
+  step_json::append_json_string(out, what);
   out.append("}\n");
 }
 

@@ -77,15 +77,16 @@ not json
 {"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","value":{"id":"0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","tool":"check ask","state":"running","started":"2024-05-01T10:00:00Z"}}
 EOF
 restart='"why":"the build module restarted while it ran"'
-expected='{"key":"n1.a","action":"end",'$restart'}
-{"key":"n1.b","action":"leave","why":""}
-{"key":"n2.c","action":"leave","why":""}
-{"key":null,"action":"leave","why":"","malformed":"the line is not one JSON value"}
-{"key":"n1.d","action":"leave","why":""}
-{"key":"n1.e","action":"end",'$restart'}
-{"key":"n1.f","action":"leave","why":""}
-{"key":"n1.g","action":"leave","why":""}
-{"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","action":"end","why":"past the step bound: its asker stopped waiting at 2024-05-01T11:00:00Z"}
+malformed='{"key":null,"action":"leave","reason":"malformed","why":"the line is not one JSON value","malformed":"the line is not one JSON value"}'
+expected='{"key":"n1.a","action":"end","reason":"owner-not-self",'$restart'}
+{"key":"n1.b","action":"leave","reason":"not-running","why":"the step is not running"}
+{"key":"n2.c","action":"leave","reason":"other-node","why":"the key is no step key of this node"}
+'$malformed'
+{"key":"n1.d","action":"leave","reason":"owned-by-self","why":"this process owns it"}
+{"key":"n1.e","action":"end","reason":"started-before",'$restart'}
+{"key":"n1.f","action":"leave","reason":"started-since","why":"it names no owner and started since this process began"}
+{"key":"n1.g","action":"leave","reason":"no-value","why":"the key holds no value"}
+{"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","action":"end","reason":"ask-past-bound","why":"past the step bound: its asker stopped waiting at 2024-05-01T11:00:00Z"}
 rc=0'
 same "step plan: one line per key in order; the shell's token and start as defaults" "$expected" \
   "$(run leasejudge step plan --node n1 --now 2024-05-01T12:00:00Z "$WORK/steps.jsonl")"
@@ -93,15 +94,15 @@ same "... and the summary on stderr" \
   "step plan: 8 keys: 3 end, 0 delete, 3 leave, 1 no-step, 1 other-node, 1 malformed lines" "$(cat "$WORK/err")"
 (leasejudge step plan --node n1 --now 2024-05-01T12:00:00Z <"$WORK/steps.jsonl" >"$WORK/sub.out" 2>/dev/null)
 same "from stdin, in a subshell: still the shell's token" "$expected" "$(cat "$WORK/sub.out"; echo rc=0)"
-expected='{"key":"n1.a","action":"end",'$restart'}
-{"key":"n1.b","action":"leave","why":""}
-{"key":"n2.c","action":"leave","why":""}
-{"key":null,"action":"leave","why":"","malformed":"the line is not one JSON value"}
-{"key":"n1.d","action":"leave","why":""}
-{"key":"n1.e","action":"leave","why":""}
-{"key":"n1.f","action":"leave","why":""}
-{"key":"n1.g","action":"leave","why":""}
-{"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","action":"leave","why":""}
+expected='{"key":"n1.a","action":"end","reason":"owner-gone",'$restart'}
+{"key":"n1.b","action":"leave","reason":"not-running","why":"the step is not running"}
+{"key":"n2.c","action":"leave","reason":"other-node","why":"the key is no step key of this node"}
+'$malformed'
+{"key":"n1.d","action":"leave","reason":"owner-alive","why":"its owner is alive"}
+{"key":"n1.e","action":"leave","reason":"started-since","why":"it names no owner and started since this process began"}
+{"key":"n1.f","action":"leave","reason":"started-since","why":"it names no owner and started since this process began"}
+{"key":"n1.g","action":"leave","reason":"no-value","why":"the key holds no value"}
+{"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","action":"leave","reason":"ask-within-bound","why":"its asker still waits for it"}
 rc=0'
 same "--owner, --before, --bound, --rule" "$expected" "$(run leasejudge step plan --node n1 --owner x.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
   --rule provably-dead --now 2024-05-01T12:00:00Z "$WORK/steps.jsonl")"

@@ -21,6 +21,12 @@ LJ_API int lj_boot_id(char **out, size_t *out_len, lj_error_t **err);
 
 /* The step owner token of pid (0: this process). LJ_ENOTFOUND: no such pid. */
 LJ_API int lj_owner_token(char **out, size_t *out_len, int32_t pid, lj_error_t **err);
+/* A token's fields: its boot id (out_boot_id, optional, the caller's), pid and start
+ * in ms since the epoch. LJ_EPARSE for text that is no owner token (exactly three
+ * '.'-separated fields: a boot id, a decimal pid in 1..2^31-1, the start in lowercase
+ * base 36). */
+LJ_API int lj_owner_token_parse(char **out_boot_id, size_t *out_boot_id_len, int32_t *out_pid,
+                                int64_t *out_start_ms, const char *token, size_t token_len, lj_error_t **err);
 
 /* The lease identity line of pid (0: this process), as the lease-directory seed
  * writes it. LJ_ENOTFOUND when the pid has no readable identity. */

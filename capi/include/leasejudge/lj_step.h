@@ -176,9 +176,10 @@ LJ_API int lj_step_plan_batch(lj_step_action_t *out, size_t out_count, lj_step_p
  * where value is the stored JSON itself, or a JSON string holding the stored bytes
  * (for values that are not JSON), and absent when the key holds none; revision is
  * optional. *out gets one line per input line (blank lines skipped), in order:
- *   {"key":"..","action":"end"|"delete"|"leave","why":".."}
- * why "" for leave; a line that is no entry gives
- *   {"key":null,"action":"leave","why":"","malformed":"<what is wrong>"}
+ *   {"key":"..","action":"end"|"delete"|"leave","reason":"<lj_step_reason_name>","why":".."}
+ * (why: the sweep's for an end or a delete, why the key is left for a leave); a line
+ * that is no entry gives
+ *   {"key":null,"action":"leave","reason":"malformed","why":"<what is wrong>","malformed":"<the same>"}
  * (its key when it could be read) and counts as malformed. The input is read where
  * it is (each line indexed once); the answer is the only other copy held. With
  * opts->threads > 1 the input is cut at newlines into that many runs planned at once.
@@ -215,6 +216,24 @@ LJ_API int lj_step_lines_plan_feed(lj_step_lines_plan_t *plan, const char *input
 LJ_API int lj_step_lines_plan_finish(lj_step_plan_summary_t *summary, lj_step_lines_plan_t *plan,
                                      lj_step_lines_write_fn write, void *payload, lj_error_t **err);
 LJ_API void lj_step_lines_plan_destroy(lj_step_lines_plan_t *plan);
+
+/* A steps state's JSON lines themselves (`leasejudge step export` writes them, step
+ * import and step plan read them). lj_step_lines_entry writes the line of one key
+ * ({"key":..,"revision":N,"value":..}, newline included): the value as it is when it
+ * is one JSON value on one line that is no string, else a JSON string of its bytes;
+ * no value when value_len is 0. *out_kept (optional) is 0 when key or value held
+ * bytes that are no UTF-8, written as U+FFFD (they do not read back the same). *out is
+ * the caller's. */
+LJ_API int lj_step_lines_entry(char **out, size_t *out_len, int *out_kept, const char *key, size_t key_len,
+                               uint64_t revision, const char *value, size_t value_len, lj_error_t **err);
+/* Read every line of input (blank lines skipped), each through each: its key (NULL
+ * when the line names none it could read), revision and value (the stored bytes;
+ * value_len 0: none), and malformed (NULL for an entry, else what is wrong, with
+ * whatever key came first). They live during the call. Non-zero: stop, LJ_EUSER. */
+typedef int (*lj_step_line_cb)(const char *key, size_t key_len, uint64_t revision, const char *value,
+                               size_t value_len, const char *malformed, void *payload);
+LJ_API int lj_step_lines_read(const char *input, size_t input_len, lj_step_line_cb each, void *payload,
+                              lj_error_t **err);
 
 /* The summary line `leasejudge step plan` writes on stderr (no newline):
  * "step plan: <k> keys: <e> end, <d> delete, <l> leave, <n> no-step, <o> other-node,

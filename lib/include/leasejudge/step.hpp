@@ -266,6 +266,9 @@ std::string step_why(const StepVerdict& verdict);
 inline constexpr std::size_t step_why_max = 128;
 // The same into out (at least step_why_max bytes); the length written.
 std::size_t step_why(const StepVerdict& verdict, char* out) noexcept;
+// Why a key is left, by its reason: "this process owns it", "the step is not
+// running", ...; "" for the reasons of an end or a delete (step_why says those).
+std::string_view step_leave_why(StepReason reason) noexcept;
 // What the log says of the owner: "its owner <owner> is not this process <self>",
 // "its owner <owner> is provably gone: <judgement>", "it names no owner (an older
 // build wrote it)" (and "... and started before this process"); "" for leave.

@@ -1,8 +1,9 @@
 // The JSON lines of `leasejudge step plan`: a steps state as one line per key,
 //   {"key":"<node>.<id>","revision":N,"value":<the stored value>}
 // and the plan's answer, one line per line read, in order:
-//   {"key":"..","action":"end"|"delete"|"leave","why":".."}
-//   {"key":null,"action":"leave","why":"","malformed":"<what is wrong>"}
+//   {"key":"..","action":"end"|"delete"|"leave","reason":"<reason code>","why":".."}
+//   {"key":null,"action":"leave","reason":"malformed","why":"<what is wrong>","malformed":"<the same>"}
+// (why: the seed's for an end or a delete, step_leave_why for a leave)
 //
 // The value is the stored JSON itself, or a JSON string holding the stored bytes (for
 // values that are not JSON); a line without one is a key that holds none. revision is
@@ -66,6 +67,13 @@ class StepLineReader {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// A state's line for a key: {"key":..,"revision":N,"value":..}, the value as it is
+// when it is one JSON value on one line (no line break, no white space around it, not
+// a string), else a JSON string of its bytes; no value when it is empty. What StepLineReader
+// reads back as the same key, revision and bytes, but for bytes that are no UTF-8
+// (written as U+FFFD: false says so).
+bool append_step_line(std::string& out, std::string_view key, Revision revision, std::string_view value);
 
 // The answer line of a key and its verdict, appended to out.
 void append_step_plan_line(std::string& out, std::string_view key, const StepVerdict& verdict);
