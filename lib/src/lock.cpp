@@ -326,9 +326,10 @@ std::string format_lock_body(const LockBody& body) {
 }
 
 BodyAuthor this_author() {
+  const auto evidence = this_machine_evidence().get();
   BodyAuthor author;
-  author.host = host_name();
-  author.machine = machine_id();
+  author.host = evidence->host;
+  author.machine = evidence->machine_id;
   author.pid = static_cast<double>(::getpid());
   const std::string& token = self_owner_token();
   if (!token.empty()) author.owner = token;
@@ -450,16 +451,38 @@ const char* lock_verdict_kind_name(LockVerdict::Kind kind) noexcept {
   return "";
 }
 
-Here this_machine() {
+bool process_alive(double pid) noexcept {
+  // Only a positive 32-bit pid can be asked; any other number proves nothing.
+  if (!(pid >= 1 && pid <= std::numeric_limits<Pid>::max()) || pid != std::floor(pid)) return true;
+  return liveness(static_cast<Pid>(pid)) != Liveness::dead;
+}
+
+namespace {
+
+Here machine_of(const MachineEvidence& evidence) {
   Here here;
-  here.host = host_name();
-  here.machine = MachineField::from(machine_id());
-  here.alive = [](double pid) {
-    // Only a positive 32-bit pid can be asked; any other number proves nothing.
-    if (!(pid >= 1 && pid <= std::numeric_limits<Pid>::max()) || pid != std::floor(pid)) return true;
-    return liveness(static_cast<Pid>(pid)) != Liveness::dead;
-  };
+  here.host = evidence.host;
+  here.machine = MachineField::from(evidence.machine_id);
+  here.alive = process_alive;
   here.owner_state = [](std::string_view owner) { return judge_owner_token(owner).state; };
+  return here;
+}
+
+}  // namespace
+
+Here this_machine() {
+  return machine_of(*this_machine_evidence().get());
+}
+
+const Here& this_machine_kept() {
+  thread_local std::uint64_t seen = 0;
+  thread_local Here here;
+  MachineEvidenceCache& cache = this_machine_evidence();
+  if (cache.generation() != seen) {
+    const auto evidence = cache.get();
+    here = machine_of(*evidence);
+    seen = evidence->generation;
+  }
   return here;
 }
 
