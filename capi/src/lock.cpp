@@ -402,7 +402,35 @@ LJ_API int lj_execution_describe(lj_execution_kind_t* out_kind, char** out_detai
   });
 }
 
+LJ_API int lj_execution_describe_args(char** out, size_t* out_len, size_t* out_count, const lj_execution_ref_t* ref,
+                                      lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  if (ref == nullptr) return fail(err, LJ_EINVAL, "ref is NULL");
+  return guard(err, [&] {
+    ExecutionRef r;
+    if (!ref_of(ref, r)) return fail(err, LJ_EINVAL, "ref has a NULL field");
+    const std::vector<std::string> args = leasejudge::describe_execution_args(r);
+    std::string joined;
+    for (const std::string& arg : args) {
+      joined.append(is_c_text(arg) ? arg : c_text(arg));
+      joined.push_back('\0');
+    }
+    if (int rc = give(out, out_len, joined, err); rc != LJ_OK) return rc;
+    if (out_count != nullptr) *out_count = args.size();
+    return LJ_OK;
+  });
+}
+
 // --- judging ---------------------------------------------------------------------------
+
+LJ_API int lj_process_alive(int* out, double pid, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = leasejudge::process_alive(pid) ? 1 : 0;
+  return LJ_OK;
+}
 
 LJ_API int lj_lock_here_init(lj_lock_here_t* here, uint32_t version) {
   return init_options(here, version, lock_here_versions);
@@ -466,6 +494,19 @@ LJ_API int lj_lock_body_renew(char** out, size_t* out_len, const char* body, siz
     auto renewed = leasejudge::renewed_lock_body(*parsed, instant_of(now_ms), lease_ms);
     if (!renewed) return fail(err, renewed.error());
     return give(out, out_len, *renewed, err);
+  });
+}
+
+LJ_API int lj_lock_body_parse(char** out, size_t* out_len, const char* body, size_t body_len, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  std::string_view b;
+  if (!view_of(body, body_len, b)) return fail(err, LJ_EINVAL, "body is NULL");
+  return guard(err, [&] {
+    auto parsed = leasejudge::parse_lock_body(b);
+    if (!parsed) return fail(err, parsed.error());
+    return give(out, out_len, leasejudge::format_lock_body(*parsed), err);
   });
 }
 
