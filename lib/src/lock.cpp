@@ -102,31 +102,61 @@ bool is_utf8(std::string_view text) {
   return simdjson::validate_utf8(text.data(), text.size());
 }
 
+// A part of a why that is WTF-8 read from a body, written as UTF-8.
+struct Utf8Of {
+  std::string_view wtf8;
+};
+
+std::size_t size_of(std::string_view part) {
+  return part.size();
+}
+std::size_t size_of(const Utf8Of& part) {
+  return part.wtf8.size();
+}  // a surrogate's 3 bytes become U+FFFD's 3
+void append_part(std::string& out, std::string_view part) {
+  out.append(part);
+}
+void append_part(std::string& out, const Utf8Of& part) {
+  js::append_utf8(out, part.wtf8);
+}
+
+// The parts joined, in one allocation: a judge writes a why per body, by the thousand.
+template <typename... Parts>
+std::string join(const Parts&... parts) {
+  std::string out;
+  out.reserve((size_of(parts) + ...));
+  (append_part(out, parts), ...);
+  return out;
+}
+
 // "purpose (run X, started T)" / "purpose (on host, pid N, started T)": the JS code's
 // holder text, with JavaScript's truthiness (an empty host or start, a pid of 0).
 std::string holder_text(const LockBody& body) {
-  std::string parts;
-  auto add = [&](std::string_view part) {
-    if (!parts.empty()) parts.append(", ");
-    parts.append(part);
-  };
+  std::string who;
+  who.reserve(body.purpose.size() + 64 + (body.host ? body.host->size() : 0) +
+              (body.started_at ? body.started_at->size() : 0) + (body.execution ? body.execution->name.size() : 0));
+  js::append_utf8(who, body.purpose);
+  const std::size_t bare = who.size();
+  auto open = [&] { who.append(who.size() == bare ? " (" : ", "); };
   if (body.execution) {
-    add("run " + to_utf8(body.execution->name));
+    open();
+    who.append("run ");
+    js::append_utf8(who, body.execution->name);
   } else if (body.host && !body.host->empty()) {
-    std::string on = "on " + to_utf8(*body.host);
+    open();
+    who.append("on ");
+    js::append_utf8(who, *body.host);
     if (body.pid && *body.pid != 0 && !std::isnan(*body.pid)) {
-      on.append(", pid ");
-      js::append_number(on, *body.pid);
+      who.append(", pid ");
+      js::append_number(who, *body.pid);
     }
-    add(on);
   }
-  if (body.started_at && !body.started_at->empty()) add("started " + to_utf8(*body.started_at));
-  std::string who = to_utf8(body.purpose);
-  if (!parts.empty()) {
-    who.append(" (");
-    who.append(parts);
-    who.push_back(')');
+  if (body.started_at && !body.started_at->empty()) {
+    open();
+    who.append("started ");
+    js::append_utf8(who, *body.started_at);
   }
+  if (who.size() != bare) who.push_back(')');
   return who;
 }
 
@@ -150,7 +180,7 @@ LockVerdict judge_process(const LockBody& body, const std::string& who, std::int
   const bool here_too = same_machine(body, here);
   if (body.pid && here_too && here.alive && !here.alive(*body.pid)) {
     return verdict(K::break_lock, LockReason::process_gone, false,
-                   who + " has ended (its process is gone on this machine)");
+                   join(who, " has ended (its process is gone on this machine)"));
   }
   // Beyond the JS code: the owner token leasejudge writes names the holder's boot and
   // start, so a reboot or a reused pid is proof the holder is gone.
@@ -160,13 +190,13 @@ LockVerdict judge_process(const LockBody& body, const std::string& who, std::int
       switch (here.owner_state(*body.owner)) {
         case HolderState::other_boot:
           return verdict(K::break_lock, LockReason::holder_rebooted, false,
-                         who + " has ended (this machine has restarted since it took the lock)");
+                         join(who, " has ended (this machine has restarted since it took the lock)"));
         case HolderState::recycled:
           return verdict(K::break_lock, LockReason::pid_reused, false,
-                         who + " has ended (its pid now belongs to another process)");
+                         join(who, " has ended (its pid now belongs to another process)"));
         case HolderState::dead:
           return verdict(K::break_lock, LockReason::process_gone, false,
-                         who + " has ended (its process is gone on this machine)");
+                         join(who, " has ended (its process is gone on this machine)"));
         case HolderState::alive:
         case HolderState::unknown:
           break;
@@ -176,20 +206,20 @@ LockVerdict judge_process(const LockBody& body, const std::string& who, std::int
   if (!body.lease_until) {
     // A lock without a lease, whose host may be another machine: only a person
     // may remove it.
-    return verdict(K::held, LockReason::no_lease, true, "held by " + who);
+    return verdict(K::held, LockReason::no_lease, true, join("held by ", who));
   }
   auto lease_end = parse_js_date(*body.lease_until);
   if (!lease_end) {
     return verdict(K::held, LockReason::lease_unreadable, true,
-                   "held by " + who + ", whose lock carries no readable lease");
+                   join("held by ", who, ", whose lock carries no readable lease"));
   }
-  const std::string until = to_utf8(*body.lease_until);
+  const Utf8Of until{*body.lease_until};
   if (now_ms > *lease_end) {
     return verdict(K::break_lock, LockReason::lease_ended, false,
-                   who + " stopped renewing its lock; its lease ended at " + until);
+                   join(who, " stopped renewing its lock; its lease ended at ", until));
   }
   return verdict(K::held, LockReason::lease_runs, false,
-                 "held by " + who + "; its lease runs until " + until + " unless renewed");
+                 join("held by ", who, "; its lease runs until ", until, " unless renewed"));
 }
 
 bool add_ms(std::int64_t a, std::int64_t b, std::int64_t& out) {
@@ -507,25 +537,25 @@ LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant
   switch (state.kind) {
     case ExecutionState::Kind::finished:
       return verdict(K::break_lock, LockReason::execution_finished, false,
-                     who + " has " + text_of(state.detail) + ", but its lock was left behind");
+                     join(who, " has ", text_of(state.detail), ", but its lock was left behind"));
     case ExecutionState::Kind::running:
-      return verdict(K::held, LockReason::execution_running, false, who + " is still running");
+      return verdict(K::held, LockReason::execution_running, false, join(who, " is still running"));
     case ExecutionState::Kind::not_found:
       if (!lease_end) {
         return verdict(K::held, LockReason::execution_not_found_no_lease, true,
-                       who + " is unknown to Cloud Run and its lock carries no readable lease");
+                       join(who, " is unknown to Cloud Run and its lock carries no readable lease"));
       }
       if (now_ms > *lease_end) {
         return verdict(K::break_lock, LockReason::execution_not_found_lease_ended, false,
-                       who + " is unknown to Cloud Run and its lease ended at " + to_utf8(*body.lease_until));
+                       join(who, " is unknown to Cloud Run and its lease ended at ", Utf8Of{*body.lease_until}));
       }
       return verdict(K::held, LockReason::execution_not_found_lease_runs, false,
-                     who + " is unknown to Cloud Run, but its lease runs until " + to_utf8(*body.lease_until));
+                     join(who, " is unknown to Cloud Run, but its lease runs until ", Utf8Of{*body.lease_until}));
     case ExecutionState::Kind::unknown:
       break;
   }
   return verdict(K::unknown, LockReason::execution_unknown, false,
-                 "could not check whether " + who + " is still running: " + text_of(state.detail));
+                 join("could not check whether ", who, " is still running: ", text_of(state.detail)));
 }
 
 std::string format_verdict_text(const LockVerdict& v) {

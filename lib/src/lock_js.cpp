@@ -674,9 +674,38 @@ Read JsonReader::skip(od::value v, int depth) {
   return Read::bad_json;
 }
 
+namespace {
+
+constexpr std::size_t shared_text_max = std::size_t(1) << 20;
+thread_local ReaderBuffers shared_buffers;
+
+}  // namespace
+
+JsonReader::~JsonReader() {
+  if (buffers_ == &shared_buffers) shared_buffers.lent = false;
+}
+
 Read JsonReader::open_object(std::string_view text, od::object& root) {
-  text_ = simdjson::padded_string(text);
-  if (parser_.iterate(text_).get(doc_) != SUCCESS) return Read::bad_json;
+  if (buffers_ == nullptr) {
+    if (!shared_buffers.lent && text.size() <= shared_text_max) {
+      shared_buffers.lent = true;
+      buffers_ = &shared_buffers;
+    } else {
+      own_ = std::make_unique<ReaderBuffers>();
+      buffers_ = own_.get();
+    }
+  }
+  const std::size_t need = text.size() + simdjson::SIMDJSON_PADDING;
+  if (buffers_->capacity < need) {
+    buffers_->text = std::make_unique<char[]>(need);
+    buffers_->capacity = need;
+  }
+  char* padded = buffers_->text.get();
+  if (!text.empty()) std::memcpy(padded, text.data(), text.size());
+  std::memset(padded + text.size(), 0, simdjson::SIMDJSON_PADDING);
+  text_ = std::string_view(padded, text.size());
+  if (buffers_->parser.iterate(simdjson::padded_string_view(padded, text.size(), need)).get(doc_) != SUCCESS)
+    return Read::bad_json;
   od::json_type type;
   if (doc_.type().get(type) != SUCCESS) return Read::bad_json;
   if (type == od::json_type::object) {

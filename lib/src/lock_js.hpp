@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -79,9 +80,21 @@ inline constexpr int max_depth = 1000;
 
 // One JSON text read as JSON.parse reads it. The text is copied into simdjson's
 // padded buffer; views handed out live as long as the reader. Not copyable.
+// The parser and padded copy a reader works with. Each thread keeps one for texts of
+// up to a MiB and lends it to one reader at a time (a judge reads bodies by the
+// thousand: parser buffers made per body cost more than the reading); a reader
+// that finds it lent, or a larger text, uses its own.
+struct ReaderBuffers {
+  simdjson::ondemand::parser parser;
+  std::unique_ptr<char[]> text;
+  std::size_t capacity = 0;  // bytes of text, padding included
+  bool lent = false;
+};
+
 class JsonReader {
  public:
   JsonReader() = default;
+  ~JsonReader();
   JsonReader(const JsonReader&) = delete;
   JsonReader& operator=(const JsonReader&) = delete;
 
@@ -121,8 +134,9 @@ class JsonReader {
   static bool read_key(simdjson::simdjson_result<simdjson::ondemand::field>& field, std::string& out);
   Read check_root_scalar(simdjson::ondemand::json_type type);
 
-  simdjson::ondemand::parser parser_;
-  simdjson::padded_string text_;
+  ReaderBuffers* buffers_ = nullptr;  // this thread's, or own_
+  std::unique_ptr<ReaderBuffers> own_;
+  std::string_view text_;  // the padded copy being read
   simdjson::ondemand::document doc_;
 };
 
