@@ -873,6 +873,9 @@ static void test_seed_forms(void) {
                "\"execution\":{\"projectId\":\"p\",\"region\":\"r\",\"name\":\"n\"},\"leaseUntil\":\"x\","
                "\"owner\":\"o\"}"));
   lj_free(out);
+  CHECK(lj_lock_body_parse(&out, &len, S("{\"pid\":-0,\"purpose\":\"\\\"pid\\\":0\"}"), NULL) == LJ_OK);
+  CHECK(str_is(out, len, "{\"purpose\":\"\\\"pid\\\":0\",\"pid\":-0}"));
+  lj_free(out);
   CHECK(lj_lock_body_parse(&out, &len, S("{\"purpose\":1}"), &err) == LJ_EPARSE && out == NULL);
   lj_error_destroy(err);
   CHECK(lj_lock_body_parse(&out, &len, NULL, 0, NULL) == LJ_EPARSE);

@@ -506,7 +506,18 @@ LJ_API int lj_lock_body_parse(char** out, size_t* out_len, const char* body, siz
   return guard(err, [&] {
     auto parsed = leasejudge::parse_lock_body(b);
     if (!parsed) return fail(err, parsed.error());
-    return give(out, out_len, leasejudge::format_lock_body(*parsed), err);
+    std::string text = leasejudge::format_lock_body(*parsed);
+    // JSON.stringify writes a pid of -0 as 0; JSON.parse must give the -0 back. The key
+    // is found as written: a quote inside a string value is always escaped.
+    if (parsed->pid && *parsed->pid == 0 && std::signbit(*parsed->pid)) {
+      if (auto at = text.find("\"pid\":0"); at != std::string::npos) {
+        std::string negative;
+        negative.reserve(text.size() + 1);
+        negative.append(text, 0, at + 6).append("-").append(text, at + 6);
+        text.swap(negative);
+      }
+    }
+    return give(out, out_len, text, err);
   });
 }
 

@@ -224,8 +224,9 @@ LJ_API int lj_lock_body_renew(char **out, size_t *out_len, const char *body, siz
 /* The body as the schema reads it, written back as JSON.stringify writes what the
  * schema keeps: its fields in the schema's order (purpose, id, host, machine, pid,
  * startedAt, execution, leaseUntil), then owner; unknown keys dropped, a lone
- * surrogate kept as its \u escape, so JSON.parse of *out gives exactly the
- * JavaScript code's parseLockBody() (owner aside). *out is the caller's.
+ * surrogate kept as its \u escape and a pid of -0 written -0, so JSON.parse of
+ * *out gives exactly the JavaScript code's parseLockBody() (owner aside). *out is
+ * the caller's.
  * LJ_EPARSE when body is not a readable lock body. */
 LJ_API int lj_lock_body_parse(char** out, size_t* out_len, const char* body, size_t body_len, lj_error_t** err);
 /* The body's acquisition id (a NUL or lone surrogate in it given as U+FFFD).
