@@ -134,20 +134,15 @@ int ljn_text_of(napi_env env, napi_value v, const char* what, size_t max, bool b
     return 0;
   }
   if (bytes_too && type == napi_object) {
+    /* A Buffer is a Uint8Array; napi_is_buffer would take any view. */
     bool is = false;
     void* data = NULL;
-    size_t len = 0;
-    LJN_CHECK(env, napi_is_buffer(env, v, &is));
-    if (is) {
-      LJN_CHECK(env, napi_get_buffer_info(env, v, &data, &len));
-    } else {
-      napi_typedarray_type kind;
-      napi_value ab;
-      size_t offset;
-      LJN_CHECK(env, napi_is_typedarray(env, v, &is));
-      if (is) LJN_CHECK(env, napi_get_typedarray_info(env, v, &kind, &len, &data, &ab, &offset));
-      if (!is || kind != napi_uint8_array) return type_error(env, what, "a string, a Buffer or a Uint8Array");
-    }
+    size_t len = 0, offset = 0;
+    napi_typedarray_type kind = napi_int8_array;
+    napi_value ab;
+    LJN_CHECK(env, napi_is_typedarray(env, v, &is));
+    if (is) LJN_CHECK(env, napi_get_typedarray_info(env, v, &kind, &len, &data, &ab, &offset));
+    if (!is || kind != napi_uint8_array) return type_error(env, what, "a string, a Buffer or a Uint8Array");
     if (len > max) return too_long(env, what, max);
     out->data = len == 0 ? "" : (const char*)data;
     out->len = len;

@@ -12,8 +12,9 @@
 #include "addon.h"
 
 typedef struct ljn_store {
-  lj_store_t* store;
-  int refs; /* the JS object (until closed) and each lock handle */
+  lj_store_t* store; /* NULL once destroyed */
+  bool handle;       /* its JS object is not collected yet */
+  int locks;         /* lock handles that borrow it */
   bool closed;
 } ljn_store;
 
@@ -26,20 +27,23 @@ typedef struct ljn_lock {
 static const napi_type_tag store_tag = {0x6c6a2d73746f7265ULL, 0x6e6f64652d616464ULL};
 static const napi_type_tag lock_tag = {0x6c6a2d6c6f636b21ULL, 0x6e6f64652d616464ULL};
 
-static void store_unref(ljn_store* s) {
-  if (--s->refs > 0) return;
-  lj_store_destroy(s->store);
-  free(s);
+/* Destroy the store once closed and borrowed by no lock; free s once nothing
+ * points at it. */
+static void store_settle(ljn_store* s) {
+  if (s->store != NULL && s->closed && s->locks == 0) {
+    lj_store_destroy(s->store);
+    s->store = NULL;
+  }
+  if (!s->handle && s->locks == 0) free(s);
 }
 
 static void store_collected(napi_env env, void* data, void* hint) {
   ljn_store* s = (ljn_store*)data;
   (void)env;
   (void)hint;
-  if (!s->closed) {
-    s->closed = true;
-    store_unref(s);
-  }
+  s->handle = false;
+  s->closed = true;
+  store_settle(s);
 }
 
 static napi_value wrap_store(napi_env env, int rc, lj_store_t* store, lj_error_t* err) {
@@ -51,9 +55,11 @@ static napi_value wrap_store(napi_env env, int rc, lj_store_t* store, lj_error_t
     return ljn_throw_code(env, LJ_ENOMEM, NULL);
   }
   s->store = store;
-  s->refs = 1;
+  s->handle = true;
   if (napi_create_external(env, s, store_collected, NULL, &ext) != napi_ok) {
-    store_unref(s);
+    s->handle = false;
+    s->closed = true;
+    store_settle(s);
     return ljn_napi_failed(env);
   }
   LJN_CALL(env, napi_type_tag_object(env, ext, &store_tag));
@@ -194,7 +200,7 @@ static napi_value store_close(napi_env env, napi_callback_info info) {
   ljn_store* s = store_of(env, argc < 1 ? NULL : arg);
   if (s == NULL) return NULL;
   s->closed = true;
-  store_unref(s);
+  store_settle(s);
   LJN_CALL(env, napi_get_undefined(env, &undefined));
   return undefined;
 }
@@ -342,7 +348,8 @@ static void lock_collected(napi_env env, void* data, void* hint) {
   (void)env;
   (void)hint;
   lj_lock_destroy(l->lock);
-  store_unref(l->store);
+  l->store->locks--;
+  store_settle(l->store);
   free(l);
 }
 
@@ -370,7 +377,7 @@ static napi_value wrap_lock(napi_env env, lj_lock_t* lock, ljn_store* s) {
   }
   l->lock = lock;
   l->store = s;
-  s->refs++;
+  s->locks++;
   if (napi_create_external(env, l, lock_collected, NULL, &ext) != napi_ok) {
     lock_collected(env, l, NULL);
     return ljn_napi_failed(env);
