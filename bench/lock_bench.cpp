@@ -17,6 +17,9 @@
 // and why given back as C text: what every binding pays before its own crossing.
 // bench/run runs it with --benchmark_format=json and reads items_per_second of the
 // two mixes (their medians, when run with repetitions).
+// --write-mix FILE writes the bodies instead, one `name<TAB>breaks (0 or 1)<TAB>body`
+// line each, this process's pid written @SELF@, for the rows of the other bindings
+// (bench/lock_rows.sh), which put their own pid there.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -159,6 +162,8 @@ void judge_capi(benchmark::State& state, std::size_t first, std::size_t count) {
   state.SetItemsProcessed(static_cast<std::int64_t>(judged));
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
   state.counters["breaks"] = static_cast<double>(broken);
+  struct rusage ru {};
+  if (getrusage(RUSAGE_SELF, &ru) == 0) state.counters["peak_rss_kb"] = static_cast<double>(ru.ru_maxrss);
 }
 
 void register_all() {
@@ -175,16 +180,42 @@ void register_all() {
 
 }  // namespace
 
+bool breaks(std::string_view name) {
+  return name == "process/dead" || name == "process/expired" || name == "process/owner" || name == "execution/finished";
+}
+
+int write_mix(const char* path) {
+  std::FILE* out = std::fopen(path, "w");
+  if (out == nullptr) return 2;
+  const std::string self = std::to_string(getpid());
+  for (const Body& b : bodies()) {
+    std::string text = b.text;
+    for (std::size_t at = 0; (at = text.find(self, at)) != std::string::npos;) {
+      // Only the pid itself: "pid":N and the owner token's ".N.".
+      const bool whole =
+          (at > 0 && (text[at - 1] == ':' || text[at - 1] == '.')) &&
+          (at + self.size() < text.size() && (text[at + self.size()] == ',' || text[at + self.size()] == '.'));
+      if (whole) {
+        text.replace(at, self.size(), "@SELF@");
+        at += 6;
+      } else {
+        at += self.size();
+      }
+    }
+    std::fprintf(out, "%s\t%d\t%s\n", b.name, breaks(b.name) ? 1 : 0, text.c_str());
+  }
+  return std::fclose(out) == 0 ? 0 : 2;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string_view(argv[1]) == "--write-mix") return write_mix(argv[2]);
   // The verdicts the bodies are meant to get, checked once: a benchmark of the wrong
   // branch would measure nothing.
   {
     Here here = this_machine();
     for (const Body& b : bodies()) {
       LockVerdict v = judge_lock(b.text, fake_cloud_run, kNow, here);
-      std::string_view name = b.name;
-      bool want_break = name == "process/dead" || name == "process/expired" || name == "process/owner" ||
-                        name == "execution/finished";
+      bool want_break = breaks(b.name);
       if ((v.kind == LockVerdict::Kind::break_lock) != want_break) {
         std::fprintf(stderr, "leasejudge-bench-lock: %s is judged %s: %s\n", b.name, lock_verdict_kind_name(v.kind),
                      v.why.c_str());

@@ -3,7 +3,8 @@
 # repetition, repetitions, verdicts end/delete/leave; one row per round). Each contender's best round counts, with the
 # highest peak RSS of its rounds. Writes the CSV (csv), the allocations (alloc), the plot
 # (svg) and the Markdown report (md; extras is appended to it). A lock-judge row (one
-# judgment a "key") goes to the CSV only.
+# judgment a "key"; lock-judge-capi, -bash, -go, -node... for the bindings) goes to the
+# CSV only.
 #
 # Targets (ratios within this run): plan on one thread >= 25x the Go encoding/json sweep and
 # >= 60% of the raw simdjson pass; the Go binding's PlanBatch >= 15x the Go sweep; no
@@ -37,7 +38,7 @@ function verdict(ok) { return ok ? "met" : "**missed**" }
 {
   c = $1; t = $2 + 0; n = $3 + 0; s = $4 + 0
   if (s <= 0) next
-  if (c == "lock-judge") {  # not a sweep: the CSV only (one judgment per "key")
+  if (c ~ /^lock-judge/) {  # not a sweep: the CSV only (one judgment per "key")
     lock_rows[++nlock] = sprintf("%s,%d,%d,%.0f,%.1f,%.1f", c, n, t, n / s, $5 / s / 1e6, ($6 == "" ? 0 : $6 / 1024))
     next
   }
