@@ -212,6 +212,11 @@ std::string slice_utf16(std::string_view wtf8, std::size_t n) {
 }
 
 void append_utf8(std::string& out, std::string_view wtf8) {
+  // A lone surrogate's WTF-8 starts with 0xED: without one, the text is UTF-8 already.
+  if (std::memchr(wtf8.data(), 0xED, wtf8.size()) == nullptr) {
+    out.append(wtf8);
+    return;
+  }
   std::size_t start = 0;
   for (std::size_t i = 0; i < wtf8.size();) {
     if (is_lone_surrogate(wtf8, i)) {
@@ -320,6 +325,13 @@ void append_number(std::string& out, double v) {
     return;
   }
   if (v < 0) out.push_back('-');
+  // A whole number below 2^53 is its decimal digits, exactly (a pid, say).
+  if (std::fabs(v) < 9007199254740992.0 && v == std::floor(v)) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(std::fabs(v)));
+    out.append(buf, r.ptr);
+    return;
+  }
   // The shortest round-trip digits, then ECMAScript's Number::toString layout.
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, std::fabs(v), std::chars_format::scientific);

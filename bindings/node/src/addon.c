@@ -115,13 +115,11 @@ int ljn_text_of(napi_env env, napi_value v, const char* what, size_t max, bool b
   ljn_text_init(out);
   napi_valuetype type = ljn_type(env, v);
   if (type == napi_string) {
-    size_t units = 0, bytes = 0;
-    LJN_CHECK(env, napi_get_value_string_utf16(env, v, NULL, 0, &units));
-    /* A UTF-16 unit is at most 3 bytes of UTF-8. */
-    if (units <= (sizeof out->stack - 1) / 3) {
-      LJN_CHECK(env, napi_get_value_string_utf8(env, v, out->stack, sizeof out->stack, &out->len));
-      return 0;
-    }
+    size_t bytes = 0;
+    /* Written whole characters at a time: with room for one more (4 bytes) left
+     * over, the whole string was written. */
+    LJN_CHECK(env, napi_get_value_string_utf8(env, v, out->stack, sizeof out->stack, &out->len));
+    if (out->len + 4 < sizeof out->stack - 1) return 0;
     LJN_CHECK(env, napi_get_value_string_utf8(env, v, NULL, 0, &bytes));
     if (bytes > max) return too_long(env, what, max);
     out->heap = (char*)malloc(bytes + 1);
