@@ -592,22 +592,20 @@ bool unescape_json_string(std::string_view raw, std::string& out) {
   return true;
 }
 
-bool JsonReader::read_key(simdjson::simdjson_result<od::field>& field, std::string& out) {
+bool JsonReader::read_key(simdjson::simdjson_result<od::field>& field, std::string_view& out, std::string& storage) {
   od::raw_json_string raw;
   if (field.key().get(raw) != SUCCESS) return false;
-  std::string_view key;
-  auto error = field.unescaped_key().get(key);
-  if (error == SUCCESS) {
-    out.assign(key);
-    return true;
-  }
+  auto error = field.unescaped_key().get(out);
+  if (error == SUCCESS) return true;
   if (error != simdjson::STRING_ERROR) return false;
   // simdjson refuses lone surrogates; JSON.parse keeps them. The raw key sits in
   // the padded buffer and its closing quote was found by simdjson already.
   const char* p = raw.raw();
   std::size_t i = 0;
   while (p[i] != '"') i += p[i] == '\\' ? 2 : 1;
-  return unescape_json_string(std::string_view(p, i), out);
+  if (!unescape_json_string(std::string_view(p, i), storage)) return false;
+  out = storage;
+  return true;
 }
 
 Read JsonReader::string(od::value v, std::string& out) {
@@ -627,6 +625,24 @@ Read JsonReader::string(od::value v, std::string& out) {
   std::string_view contents;
   if (!string_contents(token, contents, false)) return Read::bad_json;
   return unescape_json_string(contents, out) ? Read::ok : Read::bad_json;
+}
+
+Read JsonReader::text(od::value v, std::string_view& out, std::forward_list<std::string>& spill) {
+  od::json_type type;
+  if (v.type().get(type) != SUCCESS) return Read::bad_json;
+  if (type != od::json_type::string) {
+    return skip(v, 0) == Read::ok ? Read::wrong_type : Read::bad_json;
+  }
+  auto error = v.get_string().get(out);
+  if (error == SUCCESS) return Read::ok;
+  if (error != simdjson::STRING_ERROR) return Read::bad_json;
+  std::string_view token = v.raw_json_token();
+  std::string_view contents;
+  if (!string_contents(token, contents, false)) return Read::bad_json;
+  std::string& kept = spill.emplace_front();
+  if (!unescape_json_string(contents, kept)) return Read::bad_json;
+  out = kept;
+  return Read::ok;
 }
 
 Read JsonReader::number(od::value v, double& out) {

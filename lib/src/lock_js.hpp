@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <forward_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -108,6 +109,10 @@ class JsonReader {
 
   // A string value, unescaped into out as WTF-8.
   static Read string(simdjson::ondemand::value v, std::string& out);
+  // The same as a view: into the reader's parser (valid while the reader lives), or
+  // for a string that keeps a lone surrogate (which simdjson refuses) into a new
+  // string of spill, whose strings stay where they are.
+  static Read text(simdjson::ondemand::value v, std::string_view& out, std::forward_list<std::string>& spill);
   // A number value as JSON.parse gives it (out of range: +-Infinity or +-0).
   static Read number(simdjson::ondemand::value v, double& out);
   // Any value, checked to be valid JSON and dropped.
@@ -119,19 +124,23 @@ class JsonReader {
   template <typename Each>
   static Read fields(simdjson::ondemand::object obj, int depth, Each&& each) {
     if (depth > max_depth) return Read::bad_json;
-    std::string key;
+    std::string storage;
     for (auto field : obj) {
       if (field.error()) return Read::bad_json;
-      if (!read_key(field, key)) return Read::bad_json;
+      std::string_view key;
+      if (!read_key(field, key, storage)) return Read::bad_json;
       simdjson::ondemand::value v;
       if (field.value().get(v) != simdjson::SUCCESS) return Read::bad_json;
-      if (each(std::string_view(key), v, depth + 1) != Read::ok) return Read::bad_json;
+      if (each(key, v, depth + 1) != Read::ok) return Read::bad_json;
     }
     return Read::ok;
   }
 
  private:
-  static bool read_key(simdjson::simdjson_result<simdjson::ondemand::field>& field, std::string& out);
+  // The key, unescaped: a view into the parser, or into storage for a key that keeps
+  // a lone surrogate.
+  static bool read_key(simdjson::simdjson_result<simdjson::ondemand::field>& field, std::string_view& out,
+                       std::string& storage);
   Read check_root_scalar(simdjson::ondemand::json_type type);
 
   ReaderBuffers* buffers_ = nullptr;  // this thread's, or own_
