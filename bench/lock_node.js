@@ -15,7 +15,7 @@
 const fs = require('fs');
 
 const [packageDir, mixPath, minText, seedPath] = process.argv.slice(2);
-const lj = require(packageDir);
+const lj = require(require("path").resolve(packageDir));
 const minSeconds = Number(minText) > 0 ? Number(minText) : 1;
 const now = new Date(Date.UTC(2024, 5, 1, 12, 0, 0));
 const mix = fs.readFileSync(mixPath, 'utf8').trim().split('\n').map((line) => {
@@ -64,7 +64,7 @@ rate(lj, mix, Math.min(0.2, minSeconds));  // warm-up: the JIT and the library's
 console.log(JSON.stringify({row: 'node', bodies: 'mix', judgments_per_s: Math.round(rate(lj, mix, minSeconds))}));
 
 if (seedPath) {
-  const seed = require(seedPath);
+  const seed = require(require("path").resolve(seedPath));
   const holders =
       mix.filter((b) => ['process/alive', 'process/dead', 'process/elsewhere', 'process/expired'].includes(b.name));
   check(seed, holders, 'the seed');

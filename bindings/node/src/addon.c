@@ -113,13 +113,19 @@ static int too_long(napi_env env, const char* what, size_t max) {
 
 int ljn_text_of(napi_env env, napi_value v, const char* what, size_t max, bool bytes_too, ljn_text* out) {
   ljn_text_init(out);
-  napi_valuetype type = ljn_type(env, v);
+  /* A string is tried first (the judge's case): its own call says when it is none.
+   * Written whole characters at a time: with room for one more (4 bytes) left over,
+   * the whole string was written. */
+  napi_status st =
+      v == NULL ? napi_string_expected : napi_get_value_string_utf8(env, v, out->stack, sizeof out->stack, &out->len);
+  if (st == napi_ok && out->len + 4 < sizeof out->stack - 1) return 0;
+  if (st != napi_ok && st != napi_string_expected) {
+    ljn_napi_failed(env);
+    return -1;
+  }
+  napi_valuetype type = st == napi_ok ? napi_string : ljn_type(env, v);
   if (type == napi_string) {
     size_t bytes = 0;
-    /* Written whole characters at a time: with room for one more (4 bytes) left
-     * over, the whole string was written. */
-    LJN_CHECK(env, napi_get_value_string_utf8(env, v, out->stack, sizeof out->stack, &out->len));
-    if (out->len + 4 < sizeof out->stack - 1) return 0;
     LJN_CHECK(env, napi_get_value_string_utf8(env, v, NULL, 0, &bytes));
     if (bytes > max) return too_long(env, what, max);
     out->heap = (char*)malloc(bytes + 1);
@@ -161,8 +167,9 @@ void ljn_text_release(ljn_text* t) {
 }
 
 int ljn_number_of(napi_env env, napi_value v, const char* what, double* out) {
-  if (ljn_type(env, v) != napi_number) return type_error(env, what, "a number");
-  LJN_CHECK(env, napi_get_value_double(env, v, out));
+  napi_status st = v == NULL ? napi_number_expected : napi_get_value_double(env, v, out);
+  if (st == napi_number_expected) return type_error(env, what, "a number");
+  LJN_CHECK(env, st);
   return 0;
 }
 
