@@ -3,16 +3,16 @@
 // callback, a callback returning junk, a store's get), one million in all. The
 // resident set after the first fifth (the heap and the allocator warmed up) and at
 // the end may differ by no more than 16 MiB: a leak of 21 bytes a call shows.
-// Under the sanitizers (ten times slower, their allocator holding freed memory in
-// a quarantine that fills over the first 200,000 calls) 400,000 calls, the last
-// half within 64 MiB. TAP output.
+// Under the sanitizers (a hundred times slower; their allocator holds freed memory in
+// a quarantine, which CMake keeps to 4 MiB for this test) 100,000 calls, the last
+// half within 32 MiB. TAP output.
 "use strict";
 const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
 
 const sanitized = process.env.LEASEJUDGE_SANITIZE === "ON";
-const CALLS = sanitized ? 400_000 : 1_000_000;
+const CALLS = sanitized ? 100_000 : 1_000_000;
 const MiB = 1 << 20;
-const bound = (sanitized ? 64 : 16) * MiB;
+const bound = (sanitized ? 32 : 16) * MiB;
 
 const now = new Date("2024-05-01T12:00:00.000Z");
 const processBody = '{"purpose":"caelo state lock","id":"5f0c6f7e-3a1b-4c2d-9e8f-0a1b2c3d4e5f","host":"devbox",' +
