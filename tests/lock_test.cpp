@@ -795,11 +795,12 @@ TEST_SUITE("lock") {
     // Once, unless this loop itself outlasted a second on a slow machine.
     CHECK(cache.reads() >= before + 1);
     CHECK(cache.reads() <= before + 2);
-    // this_machine_kept() is this machine as this_machine() says it.
-    const Here& kept = this_machine_kept();
-    CHECK(kept.host == host_name());
-    CHECK(kept.machine == MachineField::from(machine_id()));
-    CHECK(&kept == &this_machine_kept());
+    // this_machine_kept() is this machine as this_machine() says it, the same object
+    // while the evidence stays.
+    auto kept = this_machine_kept();
+    CHECK(kept->host == host_name());
+    CHECK(kept->machine == MachineField::from(machine_id()));
+    CHECK(kept == this_machine_kept());
   }
 
   // --- the lock's life on a store -------------------------------------------------------------

@@ -6,10 +6,11 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "internal.hpp"
-#include "options.hpp"
 #include "leasejudge/clock.hpp"
+#include "options.hpp"
 #include "store_handle.hpp"
 
 using leasejudge::Errc;
@@ -188,8 +189,9 @@ int check_options(const lj_lock_options_t* opts, LockCall& call, lj_error_t** er
 struct Judging {
   const LockCall* call = nullptr;
   leasejudge::Describer describe;
-  leasejudge::Here given;                  // the caller's here, when it gave one
-  const leasejudge::Here* here = nullptr;  // given, or this machine's kept one
+  std::optional<leasejudge::Here> given;         // the caller's here, when it gave one
+  std::shared_ptr<const leasejudge::Here> kept;  // else this machine's
+  const leasejudge::Here* here = nullptr;        // given or kept
   bool stopped = false;
   std::string stop_reason;
 
@@ -202,22 +204,23 @@ struct Judging {
 // A caller's here, used as given: its host and machine are never checked against
 // this machine's, and this machine's evidence is not read for it.
 void prepare_here(Judging& j, const lj_lock_here_t& h) {
-  j.here = &j.given;
-  j.given.host = std::string(h.host == nullptr ? "" : std::string_view(h.host, h.host_len));
+  leasejudge::Here& given = j.given.emplace();
+  j.here = &given;
+  given.host = std::string(h.host == nullptr ? "" : std::string_view(h.host, h.host_len));
   switch (enum_value(h.machine_kind)) {
     case LJ_MACHINE_ABSENT:
-      j.given.machine = leasejudge::MachineField::absent();
+      given.machine = leasejudge::MachineField::absent();
       break;
     case LJ_MACHINE_NONE:
-      j.given.machine = leasejudge::MachineField::none();
+      given.machine = leasejudge::MachineField::none();
       break;
     default:
-      j.given.machine = leasejudge::MachineField::of(
+      given.machine = leasejudge::MachineField::of(
           std::string(h.machine == nullptr ? "" : std::string_view(h.machine, h.machine_len)));
       break;
   }
   if (h.alive != nullptr) {
-    j.given.alive = [&j](double pid) {
+    given.alive = [&j](double pid) {
       if (j.stopped) return true;
       const lj_lock_here_t& here = *j.call->o.here;
       int alive = 1;
@@ -228,10 +231,10 @@ void prepare_here(Judging& j, const lj_lock_here_t& h) {
       return alive != 0;
     };
   } else {
-    j.given.alive = leasejudge::process_alive;
+    given.alive = leasejudge::process_alive;
   }
   if (h.owner_state != nullptr) {
-    j.given.owner_state = [&j](std::string_view token) {
+    given.owner_state = [&j](std::string_view token) {
       if (j.stopped) return leasejudge::HolderState::unknown;
       const lj_lock_here_t& here = *j.call->o.here;
       lj_holder_state_t state = LJ_HOLDER_UNKNOWN;
@@ -244,7 +247,7 @@ void prepare_here(Judging& j, const lj_lock_here_t& h) {
       return static_cast<leasejudge::HolderState>(value);
     };
   } else {
-    j.given.owner_state = [](std::string_view token) { return leasejudge::judge_owner_token(token).state; };
+    given.owner_state = [](std::string_view token) { return leasejudge::judge_owner_token(token).state; };
   }
 }
 
@@ -254,7 +257,8 @@ void prepare_here(Judging& j, const lj_lock_here_t& h) {
 void prepare(Judging& j, const LockCall& call) {
   j.call = &call;
   if (call.o.here == nullptr) {
-    j.here = &leasejudge::this_machine_kept();
+    j.kept = leasejudge::this_machine_kept();
+    j.here = j.kept.get();
   } else {
     prepare_here(j, *call.o.here);
   }

@@ -1,12 +1,14 @@
 #include "leasejudge/identity.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <ifaddrs.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <openssl/evp.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 #include <memory>
 
 #include "child.hpp"
@@ -523,6 +524,13 @@ std::optional<std::string> machine_id() {
 }
 
 // --- this machine's evidence, kept ----------------------------------------------------
+
+std::chrono::steady_clock::time_point MachineEvidenceCache::coarse_ticks() noexcept {
+  timespec ts{};
+  if (::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0) return std::chrono::steady_clock::now();
+  return std::chrono::steady_clock::time_point(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+}
 
 MachineEvidenceCache::MachineEvidenceCache(Source source, Ticks ticks, std::chrono::nanoseconds recheck)
     : source_(std::move(source)), ticks_(std::move(ticks)), recheck_(recheck) {}

@@ -561,13 +561,15 @@ Here this_machine() {
   return machine_of(*this_machine_evidence().get());
 }
 
-const Here& this_machine_kept() {
+std::shared_ptr<const Here> this_machine_kept() {
+  // A new Here for a new generation, never one changed in place: a judge still
+  // holding the old one (a describer judging again, on this thread) keeps it whole.
   thread_local std::uint64_t seen = 0;
-  thread_local Here here;
+  thread_local std::shared_ptr<const Here> here;
   MachineEvidenceCache& cache = this_machine_evidence();
-  if (cache.generation() != seen) {
+  if (here == nullptr || cache.generation() != seen) {
     const auto evidence = cache.get();
-    here = machine_of(*evidence);
+    here = std::make_shared<const Here>(machine_of(*evidence));
     seen = evidence->generation;
   }
   return here;

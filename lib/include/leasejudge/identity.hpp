@@ -186,7 +186,7 @@ struct MachineEvidence {
 
 // This machine's evidence, computed once and kept, for judging many locks: a judge
 // asks for it on every judgment and must not pay the system calls each time.
-// The rule: a call reads the clock; once `recheck` (default 1 s) has passed since the
+// The rule: a call reads the (coarse, monotonic) clock; once `recheck` (default 1 s) has passed since the
 // facts were last read, that call reads them again, and the id is computed again only
 // when they changed (a new host name, a card up or down or with another address, a
 // change of pid namespace or of the Cloud Run variables). So a change shows within
@@ -196,8 +196,11 @@ class MachineEvidenceCache {
  public:
   using Source = std::function<MachineFacts()>;
   using Ticks = std::function<std::chrono::steady_clock::time_point()>;
+  // The steady clock as CLOCK_MONOTONIC_COARSE reads it (a few ms of resolution, a
+  // fraction of the cost): plenty for a rule of a second.
+  static std::chrono::steady_clock::time_point coarse_ticks() noexcept;
 
-  explicit MachineEvidenceCache(Source source = read_machine_facts, Ticks ticks = std::chrono::steady_clock::now,
+  explicit MachineEvidenceCache(Source source = read_machine_facts, Ticks ticks = coarse_ticks,
                                 std::chrono::nanoseconds recheck = std::chrono::seconds(1));
   MachineEvidenceCache(const MachineEvidenceCache&) = delete;
   MachineEvidenceCache& operator=(const MachineEvidenceCache&) = delete;

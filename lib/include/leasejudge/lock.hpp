@@ -35,6 +35,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -270,8 +271,8 @@ bool process_alive(double pid) noexcept;
 // judge_owner_token.
 Here this_machine();
 // The same, kept per thread and made again only when the kept evidence changes: for
-// a judge that judges many locks. Valid until this thread's next call.
-const Here& this_machine_kept();
+// a judge that judges many locks.
+std::shared_ptr<const Here> this_machine_kept();
 
 // Decide whether the lock with body text may be broken, at now, judged from here.
 // describe is called only when the body names an execution.
