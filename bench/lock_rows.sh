@@ -11,7 +11,8 @@
 #   node   the Node package's judgeHeldLock (bench/lock_node.js), an in-process
 #          describer; and, where npm can install the pinned TypeScript and zod
 #          (tests/lock_seed.sh), the seed's own module against the package on the
-#          process-holder mix, in alternating rounds.
+#          process-holder mix, in alternating rounds (per CPU second, as
+#          leasejudge-bench-lock counts; bash and Go count wall time).
 # Prints one line per row: name<TAB>judgments/s<TAB>what; a row that cannot run here
 # prints name<TAB>-<TAB>why. Exits non-zero only when a row that ran failed.
 set -uo pipefail
