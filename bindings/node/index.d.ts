@@ -5,6 +5,16 @@
 // ABI's code name ("LJ_EINVAL", "LJ_ECHANGED", ...); a wrong argument type is a
 // TypeError with code "LJ_EINVAL". A callback that throws stops the call and its
 // exception is the one thrown.
+//
+// Where the answers differ from the JavaScript lock code's, on purpose: a new body of
+// a process (or of no holder) also carries this process's owner token ("owner"), which
+// that code's schema ignores, and parseLockBody keeps it; processAlive and the default
+// pid check never call dead a number that is no positive 32-bit pid; an alive callback
+// must return a boolean and a describer an ExecutionState (anything else is a
+// TypeError, not a verdict); a text past 16 MiB is a RangeError; a NUL or a lone
+// surrogate in a why or an execution state's detail comes back as U+FFFD; an explicit
+// empty id to lockBody gets a fresh one; a failed GcloudResult whose exitCode is 0 or
+// no number reads as exit code -1.
 
 // --- the lock-lease module's API ---------------------------------------------------------
 
