@@ -12,7 +12,14 @@
 //   execution/finished  an execution that finished: break
 //   unreadable          a body that is no lock body: held, for a person
 //   mix                 all of the above in turn: the figure bench/run reports
-// bench/run runs it with --benchmark_format=json and reads items_per_second of "mix".
+// judge_capi/<body> judges the same bodies through the C ABI (lj_lock_judge of
+// libleasejudge.so, no here: this machine's kept evidence; a C describer), verdict
+// and why given back as C text: what every binding pays before its own crossing.
+// bench/run runs it with --benchmark_format=json and reads items_per_second of the
+// two mixes (their medians, when run with repetitions).
+// --write-mix FILE writes the bodies instead, one `name<TAB>breaks (0 or 1)<TAB>body`
+// line each, this process's pid written @SELF@, for the rows of the other bindings
+// (bench/lock_rows.sh), which put their own pid there.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -20,8 +27,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "leasejudge.h"
 #include "leasejudge/identity.hpp"
 #include "leasejudge/lock.hpp"
 
@@ -115,29 +124,110 @@ void judge(benchmark::State& state, std::size_t first, std::size_t count) {
   if (getrusage(RUSAGE_SELF, &ru) == 0) state.counters["peak_rss_kb"] = static_cast<double>(ru.ru_maxrss);
 }
 
+// The C ABI's describer: the same answers as fake_cloud_run.
+int fake_cloud_run_c(lj_execution_state_t* state, const lj_execution_ref_t* ref, void*) {
+  if (std::string_view(ref->name, ref->name_len).ends_with("done1"))
+    return lj_execution_state_set(state, LJ_EXECUTION_FINISHED, "succeeded", 9);
+  return lj_execution_state_set(state, LJ_EXECUTION_RUNNING, nullptr, 0);
+}
+
+// One lj_lock_judge call as a binding makes it: options, the call, the verdict freed.
+int judge_c(const std::string& text, lj_lock_kind_t* kind, std::string* why) {
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  opts.describe = fake_cloud_run_c;
+  lj_lock_verdict_t v;
+  int rc = lj_lock_judge(&v, text.data(), text.size(), kNow.unix_ms(), &opts, nullptr);
+  if (rc != LJ_OK) return rc;
+  *kind = v.kind;
+  if (why != nullptr) why->assign(v.why, v.why_len);
+  lj_lock_verdict_clear(&v);
+  return LJ_OK;
+}
+
+void judge_capi(benchmark::State& state, std::size_t first, std::size_t count) {
+  const auto& all = bodies();
+  std::size_t i = 0, judged = 0, broken = 0, bytes = 0;
+  for (auto _ : state) {
+    const std::string& text = all[first + i].text;
+    bytes += text.size();
+    lj_lock_kind_t kind = LJ_LOCK_UNKNOWN;
+    if (judge_c(text, &kind, nullptr) != LJ_OK) {
+      state.SkipWithError("lj_lock_judge failed");
+      break;
+    }
+    broken += kind == LJ_LOCK_BREAK;
+    if (++i == count) i = 0;
+    ++judged;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(judged));
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+  state.counters["breaks"] = static_cast<double>(broken);
+  struct rusage ru {};
+  if (getrusage(RUSAGE_SELF, &ru) == 0) state.counters["peak_rss_kb"] = static_cast<double>(ru.ru_maxrss);
+}
+
 void register_all() {
   const auto& all = bodies();
   for (std::size_t k = 0; k < all.size(); ++k)
     benchmark::RegisterBenchmark((std::string("judge_lock/") + all[k].name).c_str(),
                                  [k](benchmark::State& s) { judge(s, k, 1); });
   benchmark::RegisterBenchmark("judge_lock/mix", [n = all.size()](benchmark::State& s) { judge(s, 0, n); });
+  for (std::size_t k = 0; k < all.size(); ++k)
+    benchmark::RegisterBenchmark((std::string("judge_capi/") + all[k].name).c_str(),
+                                 [k](benchmark::State& s) { judge_capi(s, k, 1); });
+  benchmark::RegisterBenchmark("judge_capi/mix", [n = all.size()](benchmark::State& s) { judge_capi(s, 0, n); });
 }
 
 }  // namespace
 
+bool breaks(std::string_view name) {
+  return name == "process/dead" || name == "process/expired" || name == "process/owner" || name == "execution/finished";
+}
+
+int write_mix(const char* path) {
+  std::FILE* out = std::fopen(path, "w");
+  if (out == nullptr) return 2;
+  const std::string self = std::to_string(getpid());
+  for (const Body& b : bodies()) {
+    std::string text = b.text;
+    for (std::size_t at = 0; (at = text.find(self, at)) != std::string::npos;) {
+      // Only the pid itself: "pid":N and the owner token's ".N.".
+      const bool whole =
+          (at > 0 && (text[at - 1] == ':' || text[at - 1] == '.')) &&
+          (at + self.size() < text.size() && (text[at + self.size()] == ',' || text[at + self.size()] == '.'));
+      if (whole) {
+        text.replace(at, self.size(), "@SELF@");
+        at += 6;
+      } else {
+        at += self.size();
+      }
+    }
+    std::fprintf(out, "%s\t%d\t%s\n", b.name, breaks(b.name) ? 1 : 0, text.c_str());
+  }
+  return std::fclose(out) == 0 ? 0 : 2;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string_view(argv[1]) == "--write-mix") return write_mix(argv[2]);
   // The verdicts the bodies are meant to get, checked once: a benchmark of the wrong
   // branch would measure nothing.
   {
     Here here = this_machine();
     for (const Body& b : bodies()) {
       LockVerdict v = judge_lock(b.text, fake_cloud_run, kNow, here);
-      std::string_view name = b.name;
-      bool want_break = name == "process/dead" || name == "process/expired" || name == "process/owner" ||
-                        name == "execution/finished";
+      bool want_break = breaks(b.name);
       if ((v.kind == LockVerdict::Kind::break_lock) != want_break) {
         std::fprintf(stderr, "leasejudge-bench-lock: %s is judged %s: %s\n", b.name, lock_verdict_kind_name(v.kind),
                      v.why.c_str());
+        return 1;
+      }
+      // The C ABI must say the same, word for word.
+      lj_lock_kind_t kind = LJ_LOCK_UNKNOWN;
+      std::string why;
+      if (int rc = judge_c(b.text, &kind, &why);
+          rc != LJ_OK || static_cast<int>(kind) != static_cast<int>(v.kind) || why != v.why) {
+        std::fprintf(stderr, "leasejudge-bench-lock: %s through the C ABI: %s (%d): %s\n", b.name,
+                     lj_lock_kind_name(kind), rc, why.c_str());
         return 1;
       }
     }

@@ -7,7 +7,8 @@
 # rows added to bench/run get ratios as they are. Writes the CSV (csv), the allocations
 # (alloc), the plot (svg) and the Markdown report (md; extras is appended to it); state_bytes
 # (keys, bytes of the state's file) and loads (keys, round, load averages) come from
-# bench/run. A lock-judge row (one judgment a "key") goes to the CSV only.
+# bench/run. A lock-judge row (one judgment a "key"; lock-judge-capi, -bash, -go, -node...
+# for the bindings) goes to the CSV only.
 #
 # Targets (medians of per-round ratios): plan on one thread >= 25x the Go encoding/json sweep
 # and >= 1.0x the raw simdjson pass; plan over 2 threads >= 1.8x one thread (on an idle
@@ -61,7 +62,7 @@ function verdict(ok) { return ok ? "met" : "**missed**" }
 {
   c = $1; t = $2 + 0; n = $3 + 0; s = $4 + 0; r = ($11 == "" ? 1 : $11 + 0)
   if (s <= 0) next
-  if (c == "lock-judge") {  # not a sweep: the CSV only (one judgment per "key")
+  if (c ~ /^lock-judge/) {  # not a sweep: the CSV only (one judgment per "key")
     lock_rows[++nlock] = sprintf("%s,%d,%d,%.0f,%.1f,%.1f", c, n, t, n / s, $5 / s / 1e6, ($6 == "" ? 0 : $6 / 1024))
     next
   }

@@ -6,11 +6,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "skip.hpp"
 
@@ -359,5 +363,131 @@ TEST_SUITE("identity") {
     CHECK(*id == "7529f6611c08b8e93a05ccea92d97a5f");
     CHECK_FALSE(machine_id_of("host", "pid:[1]", {{"lo", "00:00:00:00:00:00", true}}));
     CHECK_FALSE(machine_id_of("host", "pid:[1]", {}));
+  }
+
+  TEST_CASE("this machine's evidence: kept, read again at most once a second, made again on a change") {
+    using namespace std::chrono_literals;
+    using Clock = std::chrono::steady_clock;
+    // The facts of "machine id over given facts" above, and its digest (sha256sum).
+    MachineFacts facts{
+        "host",
+        "pid:[4026531836]",
+        {{"eth1", "aa:bb:cc:dd:ee:ff", false}, {"lo", "00:00:00:00:00:00", true}, {"eth0", "02:00:00:00:00:01", false}},
+        false};
+    const std::string id = "7529f6611c08b8e93a05ccea92d97a5f";
+    Clock::time_point t{1000s};
+    int sourced = 0;
+    MachineEvidenceCache cache(
+        [&] {
+          ++sourced;
+          return facts;
+        },
+        [&] { return t; }, 1s);
+    CHECK(cache.reads() == 0);
+
+    auto first = cache.get();
+    REQUIRE(first);
+    CHECK(first->host == "host");
+    CHECK(first->machine_id == id);
+    CHECK(first->generation == 1);
+    CHECK(sourced == 1);
+    CHECK(cache.computations() == 1);
+
+    SUBCASE("within the second: nothing is read, whatever changed") {
+      facts.host = "renamed";
+      for (auto at : {0ms, 1ms, 500ms, 999ms}) {
+        t = Clock::time_point{1000s} + at;
+        for (int i = 0; i < 1000; ++i) {
+          CHECK(cache.get() == first);
+          CHECK(cache.generation() == 1);
+        }
+      }
+      CHECK(sourced == 1);
+      CHECK(cache.reads() == 1);
+      // The second is up: the new name is read, and a new id made from it.
+      t = Clock::time_point{1001s};
+      auto renamed = cache.get();
+      CHECK(sourced == 2);
+      CHECK(renamed != first);
+      CHECK(renamed->host == "renamed");
+      // printf 'renamed\npid:[4026531836]\n02:00:00:00:00:01\naa:bb:cc:dd:ee:ff' | sha256sum | cut -c1-32
+      CHECK(renamed->machine_id == "6085860c13c1bb0a3af91391ca2250a9");
+      CHECK(renamed->generation == 2);
+      CHECK(cache.computations() == 2);
+      // The one that had it keeps its own copy intact.
+      CHECK(first->host == "host");
+    }
+    SUBCASE("after the second, unchanged facts are read but nothing is made again") {
+      t += 1s;
+      CHECK(cache.generation() == 1);
+      CHECK(cache.get() == first);
+      CHECK(sourced == 2);
+      CHECK(cache.computations() == 1);
+      t += 10s;
+      CHECK(cache.get() == first);
+      CHECK(sourced == 3);
+      CHECK(cache.computations() == 1);
+    }
+    SUBCASE("a card that goes down, then Cloud Run: no id") {
+      facts.cards = {{"lo", "00:00:00:00:00:00", true}};
+      t += 1s;
+      CHECK(cache.generation() == 2);
+      auto none = cache.get();
+      CHECK(none->host == "host");
+      CHECK_FALSE(none->machine_id);
+      facts.cards.push_back({"eth0", "02:00:00:00:00:01", false});
+      facts.cards.push_back({"eth1", "aa:bb:cc:dd:ee:ff", false});
+      t += 1s;
+      CHECK(cache.get()->machine_id == id);  // the same facts as at first, in another order
+      facts.cloud_run = true;
+      t += 1s;
+      auto cloud = cache.get();
+      CHECK_FALSE(cloud->machine_id);
+      CHECK(cloud->generation == 4);
+      CHECK(sourced == 4);
+    }
+  }
+
+  TEST_CASE("this machine's evidence from many threads at once") {
+    using namespace std::chrono_literals;
+    using Clock = std::chrono::steady_clock;
+    // Each read of the facts flips the host name; every evidence seen must be whole:
+    // its id the one its host gives.
+    std::atomic<std::int64_t> ms{0};
+    int flips = 0;  // under the cache's lock
+    std::vector<NetCard> cards = {{"eth0", "02:00:00:00:00:01", false}};
+    MachineEvidenceCache cache(
+        [&] {
+          ++flips;
+          return MachineFacts{flips % 2 ? "a" : "b", "ns", cards, false};
+        },
+        [&] { return Clock::time_point{std::chrono::milliseconds(ms.load())}; }, 1s);
+    const auto id_a = machine_id_of("a", "ns", cards), id_b = machine_id_of("b", "ns", cards);
+    std::atomic<int> torn{0};
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 4; ++k) {
+      threads.emplace_back([&, k] {
+        for (int i = 0; i < 20000; ++i) {
+          if (k == 0 && i % 100 == 0) ms += 250;
+          auto e = cache.get();
+          if (e->machine_id != (e->host == "a" ? id_a : id_b)) ++torn;
+          (void)cache.generation();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(torn.load() == 0);
+    // 200 steps of 250 ms: 50 s, so at most 51 reads (one a second and the first).
+    CHECK(cache.reads() >= 2);
+    CHECK(cache.reads() <= 51);
+    CHECK(cache.computations() == cache.reads());
+  }
+
+  TEST_CASE("the process's own evidence is this machine's") {
+    auto e = this_machine_evidence().get();
+    CHECK(e->host == host_name());
+    CHECK(e->machine_id == machine_id());
+    CHECK(e->machine_id == machine_id_of(read_machine_facts()));
+    CHECK(e->generation >= 1);
   }
 }

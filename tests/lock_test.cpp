@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "leasejudge.h"
 #include "leasejudge/store/file.hpp"
 #include "leasejudge/store/memory.hpp"
 
@@ -759,6 +760,47 @@ TEST_SUITE("lock") {
     REQUIRE(body.ok());
     NoDescriber none;
     CHECK(judge_lock(*body, none.get(), now, here).reason == LockReason::lease_runs);
+  }
+
+  TEST_CASE("judging reads this machine's facts at most once a second, and never for a given here") {
+    // The bodies name no execution, so no describer runs. After a pause longer than the
+    // rule's second, judges that bring their own here read nothing; the first judge on
+    // this machine's evidence reads the facts once, and the next thousand not again.
+    const std::string body =
+        R"({"purpose":"p","host":"build-7","machine":"m-aaa","pid":)" + std::to_string(::getpid()) + "}";
+    lj_lock_here_t here = LJ_LOCK_HERE_INIT;
+    here.host = "build-7";
+    here.host_len = 7;
+    here.machine_kind = LJ_MACHINE_ID;
+    here.machine = "m-aaa";
+    here.machine_len = 5;
+    lj_lock_options_t given = LJ_LOCK_OPTIONS_INIT;
+    given.here = &here;
+    MachineEvidenceCache& cache = this_machine_evidence();
+    (void)cache.get();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    const std::uint64_t before = cache.reads();
+    for (int i = 0; i < 1000; ++i) {
+      lj_lock_verdict_t v;
+      REQUIRE(lj_lock_judge(&v, body.data(), body.size(), now_ms, &given, nullptr) == LJ_OK);
+      CHECK(v.reason == LJ_LOCK_NO_LEASE);  // our own pid lives: held
+      lj_lock_verdict_clear(&v);
+    }
+    CHECK(cache.reads() == before);
+    for (int i = 0; i < 1000; ++i) {
+      lj_lock_verdict_t v;
+      REQUIRE(lj_lock_judge(&v, body.data(), body.size(), now_ms, nullptr, nullptr) == LJ_OK);
+      lj_lock_verdict_clear(&v);
+    }
+    // Once, unless this loop itself outlasted a second on a slow machine.
+    CHECK(cache.reads() >= before + 1);
+    CHECK(cache.reads() <= before + 2);
+    // this_machine_kept() is this machine as this_machine() says it, the same object
+    // while the evidence stays.
+    auto kept = this_machine_kept();
+    CHECK(kept->host == host_name());
+    CHECK(kept->machine == MachineField::from(machine_id()));
+    CHECK(kept == this_machine_kept());
   }
 
   // --- the lock's life on a store -------------------------------------------------------------

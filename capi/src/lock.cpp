@@ -6,10 +6,11 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "internal.hpp"
-#include "options.hpp"
 #include "leasejudge/clock.hpp"
+#include "options.hpp"
 #include "store_handle.hpp"
 
 using leasejudge::Errc;
@@ -92,12 +93,18 @@ std::string c_text(std::string_view text) {
   return out;
 }
 
+// Whether text is already C text: no NUL, and no lead byte of a surrogate.
+bool is_c_text(std::string_view text) {
+  return std::memchr(text.data(), '\0', text.size()) == nullptr &&
+         std::memchr(text.data(), '\xED', text.size()) == nullptr;
+}
+
 int put_verdict(lj_lock_verdict_t* out, const LockVerdict& v, lj_error_t** err) {
   lj_lock_verdict_t c{};
   c.kind = static_cast<lj_lock_kind_t>(static_cast<int>(v.kind));
   c.reason = static_cast<lj_lock_reason_t>(static_cast<int>(v.reason));
   c.manual_removal = v.manual_removal ? 1 : 0;
-  int rc = give(&c.why, &c.why_len, c_text(v.why), err);
+  int rc = is_c_text(v.why) ? give(&c.why, &c.why_len, v.why, err) : give(&c.why, &c.why_len, c_text(v.why), err);
   if (rc != LJ_OK) return rc;
   *out = c;
   return LJ_OK;
@@ -146,14 +153,6 @@ int put_state(lj_execution_kind_t* out_kind, char** out_detail, size_t* out_len,
   return LJ_OK;
 }
 
-// What judging needs from the C options, with a flag a callback sets to stop.
-struct Judging {
-  leasejudge::Describer describe;
-  leasejudge::Here here;
-  bool stopped = false;
-  std::string stop_reason;
-};
-
 const OptionsVersions<lj_lock_options_t, 1> lock_options_versions{
     "lj_lock_options_t", LJ_LOCK_OPTIONS_INIT, {sizeof(lj_lock_options_t)}};
 const OptionsVersions<lj_lock_here_t, 1> lock_here_versions{
@@ -185,83 +184,105 @@ int check_options(const lj_lock_options_t* opts, LockCall& call, lj_error_t** er
   return LJ_OK;
 }
 
-// Call after check_options. The callbacks never throw into C; a non-zero return
-// marks the judging stopped and answers the safe way (alive, unknown).
-void prepare(Judging& j, const LockCall& call) {
-  const lj_lock_options_t* opts = &call.o;
-  const lj_lock_here_t* h = opts->here;
-  if (h == nullptr) {
-    j.here = leasejudge::this_machine();
-  } else {
-    leasejudge::Here fallback = leasejudge::this_machine();
-    j.here.host = std::string(h->host == nullptr ? "" : std::string_view(h->host, h->host_len));
-    switch (enum_value(h->machine_kind)) {
-      case LJ_MACHINE_ABSENT:
-        j.here.machine = leasejudge::MachineField::absent();
-        break;
-      case LJ_MACHINE_NONE:
-        j.here.machine = leasejudge::MachineField::none();
-        break;
-      default:
-        j.here.machine = leasejudge::MachineField::of(
-            std::string(h->machine == nullptr ? "" : std::string_view(h->machine, h->machine_len)));
-        break;
-    }
-    if (h->alive != nullptr) {
-      j.here.alive = [&j, h](double pid) {
-        if (j.stopped) return true;
-        int alive = 1;
-        int rc = h->alive(&alive, pid, h->payload);
-        if (rc != 0) {
-          j.stopped = true;
-          j.stop_reason = fmt::format("the alive callback asked to stop ({})", rc);
-          return true;
-        }
-        return alive != 0;
-      };
-    } else {
-      j.here.alive = fallback.alive;
-    }
-    if (h->owner_state != nullptr) {
-      j.here.owner_state = [&j, h](std::string_view token) {
-        if (j.stopped) return leasejudge::HolderState::unknown;
-        lj_holder_state_t state = LJ_HOLDER_UNKNOWN;
-        int rc = h->owner_state(&state, token.data(), token.size(), h->payload);
-        if (rc != 0) {
-          j.stopped = true;
-          j.stop_reason = fmt::format("the owner state callback asked to stop ({})", rc);
-          return leasejudge::HolderState::unknown;
-        }
-        const int value = enum_value(state);
-        if (value < LJ_HOLDER_ALIVE || value > LJ_HOLDER_UNKNOWN) return leasejudge::HolderState::unknown;
-        return static_cast<leasejudge::HolderState>(value);
-      };
-    } else {
-      j.here.owner_state = fallback.owner_state;
-    }
+// What judging needs from a call's options, with a flag a callback sets to stop.
+// The callbacks below capture only this object, so making them allocates nothing.
+struct Judging {
+  const LockCall* call = nullptr;
+  leasejudge::Describer describe;
+  std::optional<leasejudge::Here> given;         // the caller's here, when it gave one
+  std::shared_ptr<const leasejudge::Here> kept;  // else this machine's
+  const leasejudge::Here* here = nullptr;        // given or kept
+  bool stopped = false;
+  std::string stop_reason;
+
+  void stop(std::string reason) {
+    stopped = true;
+    stop_reason = std::move(reason);
   }
-  if (opts->describe != nullptr) {
-    lj_execution_describe_cb cb = opts->describe;
-    void* payload = opts->describe_payload;
-    j.describe = [&j, cb, payload](const ExecutionRef& ref) {
+};
+
+// A caller's here, used as given: its host and machine are never checked against
+// this machine's, and this machine's evidence is not read for it.
+void prepare_here(Judging& j, const lj_lock_here_t& h) {
+  leasejudge::Here& given = j.given.emplace();
+  j.here = &given;
+  given.host = std::string(h.host == nullptr ? "" : std::string_view(h.host, h.host_len));
+  switch (enum_value(h.machine_kind)) {
+    case LJ_MACHINE_ABSENT:
+      given.machine = leasejudge::MachineField::absent();
+      break;
+    case LJ_MACHINE_NONE:
+      given.machine = leasejudge::MachineField::none();
+      break;
+    default:
+      given.machine = leasejudge::MachineField::of(
+          std::string(h.machine == nullptr ? "" : std::string_view(h.machine, h.machine_len)));
+      break;
+  }
+  if (h.alive != nullptr) {
+    given.alive = [&j](double pid) {
+      if (j.stopped) return true;
+      const lj_lock_here_t& here = *j.call->o.here;
+      int alive = 1;
+      if (int rc = here.alive(&alive, pid, here.payload); rc != 0) {
+        j.stop(fmt::format("the alive callback asked to stop ({})", rc));
+        return true;
+      }
+      return alive != 0;
+    };
+  } else {
+    given.alive = leasejudge::process_alive;
+  }
+  if (h.owner_state != nullptr) {
+    given.owner_state = [&j](std::string_view token) {
+      if (j.stopped) return leasejudge::HolderState::unknown;
+      const lj_lock_here_t& here = *j.call->o.here;
+      lj_holder_state_t state = LJ_HOLDER_UNKNOWN;
+      if (int rc = here.owner_state(&state, token.data(), token.size(), here.payload); rc != 0) {
+        j.stop(fmt::format("the owner state callback asked to stop ({})", rc));
+        return leasejudge::HolderState::unknown;
+      }
+      const int value = enum_value(state);
+      if (value < LJ_HOLDER_ALIVE || value > LJ_HOLDER_UNKNOWN) return leasejudge::HolderState::unknown;
+      return static_cast<leasejudge::HolderState>(value);
+    };
+  } else {
+    given.owner_state = [](std::string_view token) { return leasejudge::judge_owner_token(token).state; };
+  }
+}
+
+// Call after check_options. The callbacks never throw into C; a non-zero return
+// marks the judging stopped and answers the safe way (alive, unknown). Without a
+// here, this machine's kept evidence is used (read again at most once a second).
+void prepare(Judging& j, const LockCall& call) {
+  j.call = &call;
+  if (call.o.here == nullptr) {
+    j.kept = leasejudge::this_machine_kept();
+    j.here = j.kept.get();
+  } else {
+    prepare_here(j, *call.o.here);
+  }
+  if (call.o.describe != nullptr) {
+    j.describe = [&j](const ExecutionRef& ref) {
       if (j.stopped) return ExecutionState::unknown("stopped");
       lj_execution_ref_t c{ref.project_id.c_str(), ref.project_id.size(), ref.region.c_str(),
                            ref.region.size(),      ref.name.c_str(),      ref.name.size()};
       lj_execution_state_t state;
-      int rc = cb(&state, &c, payload);
-      if (rc != 0) {
-        j.stopped = true;
-        j.stop_reason = fmt::format("the describe callback asked to stop ({})", rc);
+      if (int rc = j.call->o.describe(&state, &c, j.call->o.describe_payload); rc != 0) {
+        j.stop(fmt::format("the describe callback asked to stop ({})", rc));
         return ExecutionState::unknown("stopped");
       }
       if (!state.set) return ExecutionState::unknown("the describer gave no state");
       return std::move(state.state);
     };
   } else {
-    leasejudge::GcloudOptions gcloud;
-    if (opts->gcloud_timeout_ms > 0) gcloud.timeout = std::chrono::milliseconds(opts->gcloud_timeout_ms);
-    gcloud.base_env = opts->gcloud_env;
-    j.describe = leasejudge::gcloud_describer(gcloud);
+    // gcloud's options are made only when a body names an execution.
+    j.describe = [&j](const ExecutionRef& ref) {
+      leasejudge::GcloudOptions gcloud;
+      if (j.call->o.gcloud_timeout_ms > 0) gcloud.timeout = std::chrono::milliseconds(j.call->o.gcloud_timeout_ms);
+      gcloud.base_env = j.call->o.gcloud_env;
+      return leasejudge::describe_execution(ref, gcloud);
+    };
   }
 }
 
@@ -385,7 +406,35 @@ LJ_API int lj_execution_describe(lj_execution_kind_t* out_kind, char** out_detai
   });
 }
 
+LJ_API int lj_execution_describe_args(char** out, size_t* out_len, size_t* out_count, const lj_execution_ref_t* ref,
+                                      lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  if (ref == nullptr) return fail(err, LJ_EINVAL, "ref is NULL");
+  return guard(err, [&] {
+    ExecutionRef r;
+    if (!ref_of(ref, r)) return fail(err, LJ_EINVAL, "ref has a NULL field");
+    const std::vector<std::string> args = leasejudge::describe_execution_args(r);
+    std::string joined;
+    for (const std::string& arg : args) {
+      joined.append(is_c_text(arg) ? arg : c_text(arg));
+      joined.push_back('\0');
+    }
+    if (int rc = give(out, out_len, joined, err); rc != LJ_OK) return rc;
+    if (out_count != nullptr) *out_count = args.size();
+    return LJ_OK;
+  });
+}
+
 // --- judging ---------------------------------------------------------------------------
+
+LJ_API int lj_process_alive(int* out, double pid, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = leasejudge::process_alive(pid) ? 1 : 0;
+  return LJ_OK;
+}
 
 LJ_API int lj_lock_here_init(lj_lock_here_t* here, uint32_t version) {
   return init_options(here, version, lock_here_versions);
@@ -407,7 +456,7 @@ LJ_API int lj_lock_judge(lj_lock_verdict_t* out, const char* body, size_t body_l
   return guard(err, [&] {
     Judging j;
     prepare(j, call);
-    LockVerdict v = leasejudge::judge_lock(text, j.describe, instant_of(now_ms), j.here);
+    LockVerdict v = leasejudge::judge_lock(text, j.describe, instant_of(now_ms), *j.here);
     if (j.stopped) return fail(err, LJ_EUSER, j.stop_reason);
     return put_verdict(out, v, err);
   });
@@ -449,6 +498,30 @@ LJ_API int lj_lock_body_renew(char** out, size_t* out_len, const char* body, siz
     auto renewed = leasejudge::renewed_lock_body(*parsed, instant_of(now_ms), lease_ms);
     if (!renewed) return fail(err, renewed.error());
     return give(out, out_len, *renewed, err);
+  });
+}
+
+LJ_API int lj_lock_body_parse(char** out, size_t* out_len, const char* body, size_t body_len, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  std::string_view b;
+  if (!view_of(body, body_len, b)) return fail(err, LJ_EINVAL, "body is NULL");
+  return guard(err, [&] {
+    auto parsed = leasejudge::parse_lock_body(b);
+    if (!parsed) return fail(err, parsed.error());
+    std::string text = leasejudge::format_lock_body(*parsed);
+    // JSON.stringify writes a pid of -0 as 0; JSON.parse must give the -0 back. The key
+    // is found as written: a quote inside a string value is always escaped.
+    if (parsed->pid && *parsed->pid == 0 && std::signbit(*parsed->pid)) {
+      if (auto at = text.find("\"pid\":0"); at != std::string::npos) {
+        std::string negative;
+        negative.reserve(text.size() + 1);
+        negative.append(text, 0, at + 6).append("-").append(text, at + 6);
+        text.swap(negative);
+      }
+    }
+    return give(out, out_len, text, err);
   });
 }
 
@@ -518,7 +591,7 @@ LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, 
     Judging j;
     prepare(j, call);
     request.describe = j.describe;
-    request.here = j.here;
+    request.here = *j.here;
     auto got = leasejudge::acquire_lock(*store->store, k, request, instant_of(now_ms));
     if (j.stopped) return fail(err, LJ_EUSER, j.stop_reason);
     if (!got) return fail(err, got.error());

@@ -1,12 +1,14 @@
 #include "leasejudge/identity.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <ifaddrs.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <openssl/evp.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 #include <memory>
 
 #include "child.hpp"
@@ -499,15 +500,83 @@ std::string host_name() {
   return name;
 }
 
-std::optional<std::string> machine_id() {
+MachineFacts read_machine_facts() {
+  MachineFacts facts;
   for (const char* var : {"CLOUD_RUN_EXECUTION", "K_SERVICE"}) {
     const char* v = std::getenv(var);
-    if (v != nullptr && *v != '\0') return std::nullopt;
+    if (v != nullptr && *v != '\0') facts.cloud_run = true;
   }
+  facts.host = host_name();
   char link[256] = {};
   ssize_t n = ::readlink("/proc/self/ns/pid", link, sizeof link - 1);
-  std::string_view pid_namespace = n > 0 ? std::string_view(link, static_cast<std::size_t>(n)) : std::string_view();
-  return machine_id_of(host_name(), pid_namespace, net_cards());
+  if (n > 0) facts.pid_namespace.assign(link, static_cast<std::size_t>(n));
+  facts.cards = net_cards();
+  return facts;
+}
+
+std::optional<std::string> machine_id_of(const MachineFacts& facts) {
+  if (facts.cloud_run) return std::nullopt;
+  return machine_id_of(facts.host, facts.pid_namespace, facts.cards);
+}
+
+std::optional<std::string> machine_id() {
+  return machine_id_of(read_machine_facts());
+}
+
+// --- this machine's evidence, kept ----------------------------------------------------
+
+std::chrono::steady_clock::time_point MachineEvidenceCache::coarse_ticks() noexcept {
+  timespec ts{};
+  if (::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0) return std::chrono::steady_clock::now();
+  return std::chrono::steady_clock::time_point(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+}
+
+MachineEvidenceCache::MachineEvidenceCache(Source source, Ticks ticks, std::chrono::nanoseconds recheck)
+    : source_(std::move(source)), ticks_(std::move(ticks)), recheck_(recheck) {}
+
+std::shared_ptr<const MachineEvidence> MachineEvidenceCache::get() {
+  std::lock_guard lock(mu_);
+  const auto now = ticks_();
+  if (evidence_ && now < next_check_) return evidence_;
+  MachineFacts facts = source_();
+  ++reads_;
+  next_check_ = now + recheck_;
+  if (evidence_ && facts == facts_) {
+    next_check_ticks_.store(next_check_.time_since_epoch().count(), std::memory_order_release);
+    return evidence_;
+  }
+  auto evidence = std::make_shared<MachineEvidence>();
+  evidence->host = facts.host;
+  evidence->machine_id = machine_id_of(facts);
+  evidence->generation = ++computations_;
+  facts_ = std::move(facts);
+  evidence_ = std::move(evidence);
+  generation_.store(evidence_->generation, std::memory_order_release);
+  next_check_ticks_.store(next_check_.time_since_epoch().count(), std::memory_order_release);
+  return evidence_;
+}
+
+std::uint64_t MachineEvidenceCache::generation() {
+  if (ticks_().time_since_epoch().count() < next_check_ticks_.load(std::memory_order_acquire))
+    return generation_.load(std::memory_order_acquire);
+  return get()->generation;
+}
+
+std::uint64_t MachineEvidenceCache::reads() const {
+  std::lock_guard lock(mu_);
+  return reads_;
+}
+
+std::uint64_t MachineEvidenceCache::computations() const {
+  std::lock_guard lock(mu_);
+  return computations_;
+}
+
+MachineEvidenceCache& this_machine_evidence() {
+  // Never destroyed: judges may run on threads that outlive static destruction.
+  static auto* cache = new MachineEvidenceCache();
+  return *cache;
 }
 
 }  // namespace leasejudge

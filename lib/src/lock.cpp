@@ -42,26 +42,37 @@ Read go_on(Read read) {
   return read == Read::bad_json ? Read::bad_json : Read::ok;
 }
 
-Read read_string_slot(od::value v, Slot<std::string>& slot) {
-  std::string s;
-  Read r = JsonReader::string(v, s);
-  slot.set(r, std::move(s));
+// Where the strings a body is read into live: the reader's parser, and spill for the
+// few that keep a lone surrogate.
+using Spill = std::forward_list<std::string>;
+
+Read read_string_slot(od::value v, Slot<std::string_view>& slot, Spill& spill) {
+  std::string_view s;
+  Read r = JsonReader::text(v, s, spill);
+  slot.set(r, s);
   return go_on(r);
 }
 
 struct MachineSlot {
   bool present = false;
   bool valid = false;
-  MachineField value;
+  MachineField::Kind kind = MachineField::Kind::absent;
+  std::string_view id;
+};
+
+struct ExecutionView {
+  std::string_view project_id;
+  std::string_view region;
+  std::string_view name;
 };
 
 struct ExecutionSlot {
   bool present = false;
   bool valid = false;  // an object whose three fields are non-empty strings
-  ExecutionRef value;
+  ExecutionView value;
 };
 
-Read read_execution(od::value v, int depth, ExecutionSlot& slot) {
+Read read_execution(od::value v, int depth, ExecutionSlot& slot, Spill& spill) {
   slot = ExecutionSlot{};
   slot.present = true;
   od::json_type type;
@@ -70,20 +81,32 @@ Read read_execution(od::value v, int depth, ExecutionSlot& slot) {
     return go_on(JsonReader::skip(v, depth) == Read::ok ? Read::wrong_type : Read::bad_json);
   od::object obj;
   if (v.get_object().get(obj) != simdjson::SUCCESS) return Read::bad_json;
-  Slot<std::string> project, region, name;
+  Slot<std::string_view> project, region, name;
   Read r = JsonReader::fields(obj, depth, [&](std::string_view key, od::value inner, int d) {
-    if (key == "projectId") return read_string_slot(inner, project);
-    if (key == "region") return read_string_slot(inner, region);
-    if (key == "name") return read_string_slot(inner, name);
+    if (key == "projectId") return read_string_slot(inner, project, spill);
+    if (key == "region") return read_string_slot(inner, region, spill);
+    if (key == "name") return read_string_slot(inner, name, spill);
     return JsonReader::skip(inner, d);
   });
   if (r != Read::ok) return Read::bad_json;
   // z.string().min(1): at least one UTF-16 code unit, that is, not empty.
-  auto good = [](const Slot<std::string>& s) { return s.present && s.valid && !s.value.empty(); };
+  auto good = [](const Slot<std::string_view>& s) { return s.present && s.valid && !s.value.empty(); };
   slot.valid = good(project) && good(region) && good(name);
-  if (slot.valid) slot.value = ExecutionRef{project.value, region.value, name.value};
+  if (slot.valid) slot.value = ExecutionView{project.value, region.value, name.value};
   return Read::ok;
 }
+
+// A lock body as the schema reads it, its strings viewing where they were read into
+// (the reader and the spill it was read with must outlive it). The judge reads
+// bodies by the thousand and needs no copy of them; parse_lock_body copies.
+struct BodyView {
+  std::string_view purpose;
+  std::optional<std::string_view> id, host, started_at, lease_until, owner;
+  MachineField::Kind machine = MachineField::Kind::absent;
+  std::string_view machine_id;
+  std::optional<double> pid;
+  std::optional<ExecutionView> execution;
+};
 
 std::string to_utf8(std::string_view wtf8) {
   std::string out;
@@ -102,55 +125,85 @@ bool is_utf8(std::string_view text) {
   return simdjson::validate_utf8(text.data(), text.size());
 }
 
+// A part of a why that is WTF-8 read from a body, written as UTF-8.
+struct Utf8Of {
+  std::string_view wtf8;
+};
+
+std::size_t size_of(std::string_view part) {
+  return part.size();
+}
+std::size_t size_of(const Utf8Of& part) {
+  return part.wtf8.size();
+}  // a surrogate's 3 bytes become U+FFFD's 3
+void append_part(std::string& out, std::string_view part) {
+  out.append(part);
+}
+void append_part(std::string& out, const Utf8Of& part) {
+  js::append_utf8(out, part.wtf8);
+}
+
+// The parts joined, in one allocation: a judge writes a why per body, by the thousand.
+template <typename... Parts>
+std::string join(const Parts&... parts) {
+  std::string out;
+  out.reserve((size_of(parts) + ...));
+  (append_part(out, parts), ...);
+  return out;
+}
+
 // "purpose (run X, started T)" / "purpose (on host, pid N, started T)": the JS code's
 // holder text, with JavaScript's truthiness (an empty host or start, a pid of 0).
-std::string holder_text(const LockBody& body) {
-  std::string parts;
-  auto add = [&](std::string_view part) {
-    if (!parts.empty()) parts.append(", ");
-    parts.append(part);
-  };
+std::string holder_text(const BodyView& body) {
+  std::string who;
+  who.reserve(body.purpose.size() + 64 + (body.host ? body.host->size() : 0) +
+              (body.started_at ? body.started_at->size() : 0) + (body.execution ? body.execution->name.size() : 0));
+  js::append_utf8(who, body.purpose);
+  const std::size_t bare = who.size();
+  auto open = [&] { who.append(who.size() == bare ? " (" : ", "); };
   if (body.execution) {
-    add("run " + to_utf8(body.execution->name));
+    open();
+    who.append("run ");
+    js::append_utf8(who, body.execution->name);
   } else if (body.host && !body.host->empty()) {
-    std::string on = "on " + to_utf8(*body.host);
+    open();
+    who.append("on ");
+    js::append_utf8(who, *body.host);
     if (body.pid && *body.pid != 0 && !std::isnan(*body.pid)) {
-      on.append(", pid ");
-      js::append_number(on, *body.pid);
+      who.append(", pid ");
+      js::append_number(who, *body.pid);
     }
-    add(on);
   }
-  if (body.started_at && !body.started_at->empty()) add("started " + to_utf8(*body.started_at));
-  std::string who = to_utf8(body.purpose);
-  if (!parts.empty()) {
-    who.append(" (");
-    who.append(parts);
-    who.push_back(')');
+  if (body.started_at && !body.started_at->empty()) {
+    open();
+    who.append("started ");
+    js::append_utf8(who, *body.started_at);
   }
+  if (who.size() != bare) who.push_back(')');
   return who;
 }
 
 // Whether the lock was taken where here can check its pid: the host names must
 // match; a judge without a machine id (Cloud Run) trusts no pid; a body from
 // before machine ids falls back to the host name; else the ids must match.
-bool same_machine(const LockBody& body, const Here& here) {
+bool same_machine(const BodyView& body, const Here& here) {
   if (!body.host || *body.host != here.host) return false;
   if (here.machine.kind == MachineField::Kind::none) return false;
-  if (body.machine.kind == MachineField::Kind::absent) return true;
-  return body.machine.kind == MachineField::Kind::id && here.machine.kind == MachineField::Kind::id &&
-         body.machine.id == here.machine.id;
+  if (body.machine == MachineField::Kind::absent) return true;
+  return body.machine == MachineField::Kind::id && here.machine.kind == MachineField::Kind::id &&
+         body.machine_id == here.machine.id;
 }
 
 LockVerdict verdict(LockVerdict::Kind kind, LockReason reason, bool manual, std::string why) {
   return LockVerdict{kind, reason, manual, std::move(why)};
 }
 
-LockVerdict judge_process(const LockBody& body, const std::string& who, std::int64_t now_ms, const Here& here) {
+LockVerdict judge_process(const BodyView& body, const std::string& who, std::int64_t now_ms, const Here& here) {
   using K = LockVerdict::Kind;
   const bool here_too = same_machine(body, here);
   if (body.pid && here_too && here.alive && !here.alive(*body.pid)) {
     return verdict(K::break_lock, LockReason::process_gone, false,
-                   who + " has ended (its process is gone on this machine)");
+                   join(who, " has ended (its process is gone on this machine)"));
   }
   // Beyond the JS code: the owner token leasejudge writes names the holder's boot and
   // start, so a reboot or a reused pid is proof the holder is gone.
@@ -160,13 +213,13 @@ LockVerdict judge_process(const LockBody& body, const std::string& who, std::int
       switch (here.owner_state(*body.owner)) {
         case HolderState::other_boot:
           return verdict(K::break_lock, LockReason::holder_rebooted, false,
-                         who + " has ended (this machine has restarted since it took the lock)");
+                         join(who, " has ended (this machine has restarted since it took the lock)"));
         case HolderState::recycled:
           return verdict(K::break_lock, LockReason::pid_reused, false,
-                         who + " has ended (its pid now belongs to another process)");
+                         join(who, " has ended (its pid now belongs to another process)"));
         case HolderState::dead:
           return verdict(K::break_lock, LockReason::process_gone, false,
-                         who + " has ended (its process is gone on this machine)");
+                         join(who, " has ended (its process is gone on this machine)"));
         case HolderState::alive:
         case HolderState::unknown:
           break;
@@ -176,20 +229,20 @@ LockVerdict judge_process(const LockBody& body, const std::string& who, std::int
   if (!body.lease_until) {
     // A lock without a lease, whose host may be another machine: only a person
     // may remove it.
-    return verdict(K::held, LockReason::no_lease, true, "held by " + who);
+    return verdict(K::held, LockReason::no_lease, true, join("held by ", who));
   }
   auto lease_end = parse_js_date(*body.lease_until);
   if (!lease_end) {
     return verdict(K::held, LockReason::lease_unreadable, true,
-                   "held by " + who + ", whose lock carries no readable lease");
+                   join("held by ", who, ", whose lock carries no readable lease"));
   }
-  const std::string until = to_utf8(*body.lease_until);
+  const Utf8Of until{*body.lease_until};
   if (now_ms > *lease_end) {
     return verdict(K::break_lock, LockReason::lease_ended, false,
-                   who + " stopped renewing its lock; its lease ended at " + until);
+                   join(who, " stopped renewing its lock; its lease ended at ", until));
   }
   return verdict(K::held, LockReason::lease_runs, false,
-                 "held by " + who + "; its lease runs until " + until + " unless renewed");
+                 join("held by ", who, "; its lease runs until ", until, " unless renewed"));
 }
 
 bool add_ms(std::int64_t a, std::int64_t b, std::int64_t& out) {
@@ -200,26 +253,29 @@ bool add_ms(std::int64_t a, std::int64_t b, std::int64_t& out) {
 
 // --- the body ------------------------------------------------------------------
 
-Result<LockBody> parse_lock_body(std::string_view bytes) {
+namespace {
+
+// Read a body as the JavaScript code does (see parse_lock_body) into body, with
+// reader and spill holding its strings.
+Status read_body(std::string_view bytes, JsonReader& reader, Spill& spill, BodyView& body) {
   std::string storage;
   std::string_view text = js::decode_lossy(bytes, storage);
-  JsonReader reader;
   od::object root;
   Read opened = reader.open_object(text, root);
   if (opened == Read::bad_json) return Error{Errc::parse, "the lock body is not JSON"};
   if (opened == Read::wrong_type) return Error{Errc::parse, "the lock body is not a JSON object"};
 
-  Slot<std::string> purpose, id, host, started_at, lease_until, owner;
+  Slot<std::string_view> purpose, id, host, started_at, lease_until, owner;
   Slot<double> pid;
   MachineSlot machine;
   ExecutionSlot execution;
   Read r = JsonReader::fields(root, 0, [&](std::string_view key, od::value v, int depth) -> Read {
-    if (key == "purpose") return read_string_slot(v, purpose);
-    if (key == "id") return read_string_slot(v, id);
-    if (key == "host") return read_string_slot(v, host);
-    if (key == "startedAt") return read_string_slot(v, started_at);
-    if (key == "leaseUntil") return read_string_slot(v, lease_until);
-    if (key == "owner") return read_string_slot(v, owner);
+    if (key == "purpose") return read_string_slot(v, purpose, spill);
+    if (key == "id") return read_string_slot(v, id, spill);
+    if (key == "host") return read_string_slot(v, host, spill);
+    if (key == "startedAt") return read_string_slot(v, started_at, spill);
+    if (key == "leaseUntil") return read_string_slot(v, lease_until, spill);
+    if (key == "owner") return read_string_slot(v, owner, spill);
     if (key == "pid") {
       double d = 0;
       Read read = JsonReader::number(v, d);
@@ -238,16 +294,15 @@ Result<LockBody> parse_lock_body(std::string_view bytes) {
         bool is_null = false;
         if (v.is_null().get(is_null) != simdjson::SUCCESS || !is_null) return Read::bad_json;
         machine.valid = true;
-        machine.value = MachineField::none();
+        machine.kind = MachineField::Kind::none;
         return Read::ok;
       }
-      std::string s;
-      Read read = JsonReader::string(v, s);
+      Read read = JsonReader::text(v, machine.id, spill);
       machine.valid = read == Read::ok;
-      if (machine.valid) machine.value = MachineField::of(std::move(s));
+      if (machine.valid) machine.kind = MachineField::Kind::id;
       return go_on(read);
     }
-    if (key == "execution") return read_execution(v, depth, execution);
+    if (key == "execution") return read_execution(v, depth, execution, spill);
     return JsonReader::skip(v, depth);
   });
   if (r != Read::ok || reader.finish() != Read::ok) return Error{Errc::parse, "the lock body is not JSON"};
@@ -267,16 +322,48 @@ Result<LockBody> parse_lock_body(std::string_view bytes) {
   }
   if (lease_until.present && !lease_until.valid) return wrong("leaseUntil", "a string");
 
-  LockBody body;
-  body.purpose = std::move(purpose.value);
-  if (id.present) body.id = std::move(id.value);
-  if (host.present) body.host = std::move(host.value);
-  if (machine.present) body.machine = std::move(machine.value);
+  body.purpose = purpose.value;
+  if (id.present) body.id = id.value;
+  if (host.present) body.host = host.value;
+  if (machine.present) {
+    body.machine = machine.kind;
+    body.machine_id = machine.id;
+  }
   if (pid.present) body.pid = pid.value;
-  if (started_at.present) body.started_at = std::move(started_at.value);
-  if (execution.present) body.execution = std::move(execution.value);
-  if (lease_until.present) body.lease_until = std::move(lease_until.value);
-  if (owner.present && owner.valid) body.owner = std::move(owner.value);
+  if (started_at.present) body.started_at = started_at.value;
+  if (execution.present) body.execution = execution.value;
+  if (lease_until.present) body.lease_until = lease_until.value;
+  if (owner.present && owner.valid) body.owner = owner.value;
+  return Status::success();
+}
+
+std::optional<std::string> copy_of(const std::optional<std::string_view>& v) {
+  return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
+}
+
+ExecutionRef ref_of(const ExecutionView& e) {
+  return ExecutionRef{std::string(e.project_id), std::string(e.region), std::string(e.name)};
+}
+
+}  // namespace
+
+Result<LockBody> parse_lock_body(std::string_view bytes) {
+  JsonReader reader;
+  Spill spill;
+  BodyView view;
+  if (Status read = read_body(bytes, reader, spill, view); !read) return read.error();
+  LockBody body;
+  body.purpose = std::string(view.purpose);
+  body.id = copy_of(view.id);
+  body.host = copy_of(view.host);
+  body.machine = view.machine == MachineField::Kind::id     ? MachineField::of(std::string(view.machine_id))
+                 : view.machine == MachineField::Kind::none ? MachineField::none()
+                                                            : MachineField::absent();
+  body.pid = view.pid;
+  body.started_at = copy_of(view.started_at);
+  if (view.execution) body.execution = ref_of(*view.execution);
+  body.lease_until = copy_of(view.lease_until);
+  body.owner = copy_of(view.owner);
   return body;
 }
 
@@ -326,9 +413,10 @@ std::string format_lock_body(const LockBody& body) {
 }
 
 BodyAuthor this_author() {
+  const auto evidence = this_machine_evidence().get();
   BodyAuthor author;
-  author.host = host_name();
-  author.machine = machine_id();
+  author.host = evidence->host;
+  author.machine = evidence->machine_id;
   author.pid = static_cast<double>(::getpid());
   const std::string& token = self_owner_token();
   if (!token.empty()) author.owner = token;
@@ -450,29 +538,54 @@ const char* lock_verdict_kind_name(LockVerdict::Kind kind) noexcept {
   return "";
 }
 
-Here this_machine() {
+bool process_alive(double pid) noexcept {
+  // Only a positive 32-bit pid can be asked; any other number proves nothing.
+  if (!(pid >= 1 && pid <= std::numeric_limits<Pid>::max()) || pid != std::floor(pid)) return true;
+  return liveness(static_cast<Pid>(pid)) != Liveness::dead;
+}
+
+namespace {
+
+Here machine_of(const MachineEvidence& evidence) {
   Here here;
-  here.host = host_name();
-  here.machine = MachineField::from(machine_id());
-  here.alive = [](double pid) {
-    // Only a positive 32-bit pid can be asked; any other number proves nothing.
-    if (!(pid >= 1 && pid <= std::numeric_limits<Pid>::max()) || pid != std::floor(pid)) return true;
-    return liveness(static_cast<Pid>(pid)) != Liveness::dead;
-  };
+  here.host = evidence.host;
+  here.machine = MachineField::from(evidence.machine_id);
+  here.alive = process_alive;
   here.owner_state = [](std::string_view owner) { return judge_owner_token(owner).state; };
+  return here;
+}
+
+}  // namespace
+
+Here this_machine() {
+  return machine_of(*this_machine_evidence().get());
+}
+
+std::shared_ptr<const Here> this_machine_kept() {
+  // A new Here for a new generation, never one changed in place: a judge still
+  // holding the old one (a describer judging again, on this thread) keeps it whole.
+  thread_local std::uint64_t seen = 0;
+  thread_local std::shared_ptr<const Here> here;
+  MachineEvidenceCache& cache = this_machine_evidence();
+  if (here == nullptr || cache.generation() != seen) {
+    const auto evidence = cache.get();
+    here = std::make_shared<const Here>(machine_of(*evidence));
+    seen = evidence->generation;
+  }
   return here;
 }
 
 LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant now, const Here& here) {
   using K = LockVerdict::Kind;
-  auto parsed = parse_lock_body(text);
-  if (!parsed) {
+  JsonReader reader;
+  Spill spill;
+  BodyView body;
+  if (!read_body(text, reader, spill, body)) {
     std::string storage;
     std::string quoted = js::slice_utf16(js::trim(js::decode_lossy(text, storage)), quoted_body_units);
     return verdict(K::held, LockReason::not_readable, true,
                    "the lock's holder is not readable (" + (quoted.empty() ? std::string("empty") : quoted) + ")");
   }
-  const LockBody& body = *parsed;
   const std::string who = holder_text(body);
   const std::int64_t now_ms = now.unix_ms();
   if (!body.execution) return judge_process(body, who, now_ms, here);
@@ -480,29 +593,29 @@ LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant
   std::optional<std::int64_t> lease_end;
   if (body.lease_until && !body.lease_until->empty()) lease_end = parse_js_date(*body.lease_until);
   ExecutionState state =
-      describe ? describe(*body.execution) : ExecutionState::unknown("no way to ask Cloud Run was given");
+      describe ? describe(ref_of(*body.execution)) : ExecutionState::unknown("no way to ask Cloud Run was given");
   switch (state.kind) {
     case ExecutionState::Kind::finished:
       return verdict(K::break_lock, LockReason::execution_finished, false,
-                     who + " has " + text_of(state.detail) + ", but its lock was left behind");
+                     join(who, " has ", text_of(state.detail), ", but its lock was left behind"));
     case ExecutionState::Kind::running:
-      return verdict(K::held, LockReason::execution_running, false, who + " is still running");
+      return verdict(K::held, LockReason::execution_running, false, join(who, " is still running"));
     case ExecutionState::Kind::not_found:
       if (!lease_end) {
         return verdict(K::held, LockReason::execution_not_found_no_lease, true,
-                       who + " is unknown to Cloud Run and its lock carries no readable lease");
+                       join(who, " is unknown to Cloud Run and its lock carries no readable lease"));
       }
       if (now_ms > *lease_end) {
         return verdict(K::break_lock, LockReason::execution_not_found_lease_ended, false,
-                       who + " is unknown to Cloud Run and its lease ended at " + to_utf8(*body.lease_until));
+                       join(who, " is unknown to Cloud Run and its lease ended at ", Utf8Of{*body.lease_until}));
       }
       return verdict(K::held, LockReason::execution_not_found_lease_runs, false,
-                     who + " is unknown to Cloud Run, but its lease runs until " + to_utf8(*body.lease_until));
+                     join(who, " is unknown to Cloud Run, but its lease runs until ", Utf8Of{*body.lease_until}));
     case ExecutionState::Kind::unknown:
       break;
   }
   return verdict(K::unknown, LockReason::execution_unknown, false,
-                 "could not check whether " + who + " is still running: " + text_of(state.detail));
+                 join("could not check whether ", who, " is still running: ", text_of(state.detail)));
 }
 
 std::string format_verdict_text(const LockVerdict& v) {

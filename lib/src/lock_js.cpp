@@ -178,6 +178,11 @@ std::string slice_utf16(std::string_view wtf8, std::size_t n) {
 }
 
 void append_utf8(std::string& out, std::string_view wtf8) {
+  // A lone surrogate's WTF-8 starts with 0xED: without one, the text is UTF-8 already.
+  if (std::memchr(wtf8.data(), 0xED, wtf8.size()) == nullptr) {
+    out.append(wtf8);
+    return;
+  }
   std::size_t start = 0;
   for (std::size_t i = 0; i < wtf8.size();) {
     if (is_lone_surrogate(wtf8, i)) {
@@ -286,6 +291,13 @@ void append_number(std::string& out, double v) {
     return;
   }
   if (v < 0) out.push_back('-');
+  // A whole number below 2^53 is its decimal digits, exactly (a pid, say).
+  if (std::fabs(v) < 9007199254740992.0 && v == std::floor(v)) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::int64_t>(std::fabs(v)));
+    out.append(buf, r.ptr);
+    return;
+  }
   // The shortest round-trip digits, then ECMAScript's Number::toString layout.
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, std::fabs(v), std::chars_format::scientific);
@@ -490,22 +502,20 @@ bool unescape_json_string(std::string_view raw, std::string& out) {
   return json_string::append_unescaped(raw, out, json_string::LoneSurrogate::keep);
 }
 
-bool JsonReader::read_key(simdjson::simdjson_result<od::field>& field, std::string& out) {
+bool JsonReader::read_key(simdjson::simdjson_result<od::field>& field, std::string_view& out, std::string& storage) {
   od::raw_json_string raw;
   if (field.key().get(raw) != SUCCESS) return false;
-  std::string_view key;
-  auto error = field.unescaped_key().get(key);
-  if (error == SUCCESS) {
-    out.assign(key);
-    return true;
-  }
+  auto error = field.unescaped_key().get(out);
+  if (error == SUCCESS) return true;
   if (error != simdjson::STRING_ERROR) return false;
   // simdjson refuses lone surrogates; JSON.parse keeps them. The raw key sits in
   // the padded buffer and its closing quote was found by simdjson already.
   const char* p = raw.raw();
   std::size_t i = 0;
   while (p[i] != '"') i += p[i] == '\\' ? 2 : 1;
-  return unescape_json_string(std::string_view(p, i), out);
+  if (!unescape_json_string(std::string_view(p, i), storage)) return false;
+  out = storage;
+  return true;
 }
 
 Read JsonReader::string(od::value v, std::string& out) {
@@ -525,6 +535,24 @@ Read JsonReader::string(od::value v, std::string& out) {
   std::string_view contents;
   if (!string_contents(token, contents, false)) return Read::bad_json;
   return unescape_json_string(contents, out) ? Read::ok : Read::bad_json;
+}
+
+Read JsonReader::text(od::value v, std::string_view& out, std::forward_list<std::string>& spill) {
+  od::json_type type;
+  if (v.type().get(type) != SUCCESS) return Read::bad_json;
+  if (type != od::json_type::string) {
+    return skip(v, 0) == Read::ok ? Read::wrong_type : Read::bad_json;
+  }
+  auto error = v.get_string().get(out);
+  if (error == SUCCESS) return Read::ok;
+  if (error != simdjson::STRING_ERROR) return Read::bad_json;
+  std::string_view token = v.raw_json_token();
+  std::string_view contents;
+  if (!string_contents(token, contents, false)) return Read::bad_json;
+  std::string& kept = spill.emplace_front();
+  if (!unescape_json_string(contents, kept)) return Read::bad_json;
+  out = kept;
+  return Read::ok;
 }
 
 Read JsonReader::number(od::value v, double& out) {
@@ -584,9 +612,38 @@ Read JsonReader::skip(od::value v, int depth) {
   return Read::bad_json;
 }
 
+namespace {
+
+constexpr std::size_t shared_text_max = std::size_t(1) << 20;
+thread_local ReaderBuffers shared_buffers;
+
+}  // namespace
+
+JsonReader::~JsonReader() {
+  if (buffers_ == &shared_buffers) shared_buffers.lent = false;
+}
+
 Read JsonReader::open_object(std::string_view text, od::object& root) {
-  text_ = simdjson::padded_string(text);
-  if (parser_.iterate(text_).get(doc_) != SUCCESS) return Read::bad_json;
+  if (buffers_ == nullptr) {
+    if (!shared_buffers.lent && text.size() <= shared_text_max) {
+      shared_buffers.lent = true;
+      buffers_ = &shared_buffers;
+    } else {
+      own_ = std::make_unique<ReaderBuffers>();
+      buffers_ = own_.get();
+    }
+  }
+  const std::size_t need = text.size() + simdjson::SIMDJSON_PADDING;
+  if (buffers_->capacity < need) {
+    buffers_->text = std::make_unique<char[]>(need);
+    buffers_->capacity = need;
+  }
+  char* padded = buffers_->text.get();
+  if (!text.empty()) std::memcpy(padded, text.data(), text.size());
+  std::memset(padded + text.size(), 0, simdjson::SIMDJSON_PADDING);
+  text_ = std::string_view(padded, text.size());
+  if (buffers_->parser.iterate(simdjson::padded_string_view(padded, text.size(), need)).get(doc_) != SUCCESS)
+    return Read::bad_json;
   od::json_type type;
   if (doc_.type().get(type) != SUCCESS) return Read::bad_json;
   if (type == od::json_type::object) {

@@ -19,6 +19,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <forward_list>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -79,9 +81,21 @@ inline constexpr int max_depth = 1000;
 
 // One JSON text read as JSON.parse reads it. The text is copied into simdjson's
 // padded buffer; views handed out live as long as the reader. Not copyable.
+// The parser and padded copy a reader works with. Each thread keeps one for texts of
+// up to a MiB and lends it to one reader at a time (a judge reads bodies by the
+// thousand: parser buffers made per body cost more than the reading); a reader
+// that finds it lent, or a larger text, uses its own.
+struct ReaderBuffers {
+  simdjson::ondemand::parser parser;
+  std::unique_ptr<char[]> text;
+  std::size_t capacity = 0;  // bytes of text, padding included
+  bool lent = false;
+};
+
 class JsonReader {
  public:
   JsonReader() = default;
+  ~JsonReader();
   JsonReader(const JsonReader&) = delete;
   JsonReader& operator=(const JsonReader&) = delete;
 
@@ -95,6 +109,10 @@ class JsonReader {
 
   // A string value, unescaped into out as WTF-8.
   static Read string(simdjson::ondemand::value v, std::string& out);
+  // The same as a view: into the reader's parser (valid while the reader lives), or
+  // for a string that keeps a lone surrogate (which simdjson refuses) into a new
+  // string of spill, whose strings stay where they are.
+  static Read text(simdjson::ondemand::value v, std::string_view& out, std::forward_list<std::string>& spill);
   // A number value as JSON.parse gives it (out of range: +-Infinity or +-0).
   static Read number(simdjson::ondemand::value v, double& out);
   // Any value, checked to be valid JSON and dropped.
@@ -106,23 +124,28 @@ class JsonReader {
   template <typename Each>
   static Read fields(simdjson::ondemand::object obj, int depth, Each&& each) {
     if (depth > max_depth) return Read::bad_json;
-    std::string key;
+    std::string storage;
     for (auto field : obj) {
       if (field.error()) return Read::bad_json;
-      if (!read_key(field, key)) return Read::bad_json;
+      std::string_view key;
+      if (!read_key(field, key, storage)) return Read::bad_json;
       simdjson::ondemand::value v;
       if (field.value().get(v) != simdjson::SUCCESS) return Read::bad_json;
-      if (each(std::string_view(key), v, depth + 1) != Read::ok) return Read::bad_json;
+      if (each(key, v, depth + 1) != Read::ok) return Read::bad_json;
     }
     return Read::ok;
   }
 
  private:
-  static bool read_key(simdjson::simdjson_result<simdjson::ondemand::field>& field, std::string& out);
+  // The key, unescaped: a view into the parser, or into storage for a key that keeps
+  // a lone surrogate.
+  static bool read_key(simdjson::simdjson_result<simdjson::ondemand::field>& field, std::string_view& out,
+                       std::string& storage);
   Read check_root_scalar(simdjson::ondemand::json_type type);
 
-  simdjson::ondemand::parser parser_;
-  simdjson::padded_string text_;
+  ReaderBuffers* buffers_ = nullptr;  // this thread's, or own_
+  std::unique_ptr<ReaderBuffers> own_;
+  std::string_view text_;  // the padded copy being read
   simdjson::ondemand::document doc_;
 };
 

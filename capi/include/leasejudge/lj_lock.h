@@ -124,6 +124,13 @@ LJ_API int lj_execution_state_parse(lj_execution_kind_t *out_kind, char **out_de
                                     int exit_code, const char *out_text, size_t out_text_len,
                                     const char *err_text, size_t err_text_len, lj_error_t **err);
 
+/* The arguments after `gcloud` that lj_execution_describe runs: run jobs executions
+ * describe NAME --region=R --project=P --format=json, each followed by a NUL (the
+ * /proc/<pid>/cmdline form). *out is the caller's; *out_count (may be NULL) is 8.
+ * A NUL inside a ref's field shows as U+FFFD. LJ_EINVAL for a NULL field. */
+LJ_API int lj_execution_describe_args(char** out, size_t* out_len, size_t* out_count, const lj_execution_ref_t* ref,
+                                      lj_error_t** err);
+
 /* Run `gcloud run jobs executions describe` (gcloud on PATH, no shell) with a
  * timeout (<= 0: 60 s) and read its answer. A gcloud that cannot be run or times
  * out is LJ_EXECUTION_UNKNOWN with the reason, not an error. */
@@ -171,6 +178,12 @@ typedef struct lj_lock_options_t {
 #define LJ_LOCK_OPTIONS_INIT {LJ_LOCK_OPTIONS_VERSION, NULL, NULL, 60000, NULL, NULL}
 LJ_API int lj_lock_options_init(lj_lock_options_t *opts, uint32_t version);
 
+/* The judge's own check of a pid on this machine, used when here->alive is NULL:
+ * *out is 0 only when kill(pid, 0) fails with ESRCH (the pid is provably dead);
+ * 1 when it lives (EPERM: someone else's), when it cannot be told, and for any
+ * number that is no positive 32-bit integer (it names no process to prove gone). */
+LJ_API int lj_process_alive(int* out, double pid, lj_error_t** err);
+
 /* Decide whether the lock with this body may be broken. Fills *out (its why is
  * the caller's) and returns LJ_OK for every verdict; a body that is not readable
  * is a HELD verdict, not an error. LJ_EUSER when a callback stopped the work. */
@@ -208,6 +221,14 @@ LJ_API int lj_lock_body_new(char **out, size_t *out_len, const char *purpose, si
  * LJ_EPARSE when body is not a readable lock body. */
 LJ_API int lj_lock_body_renew(char **out, size_t *out_len, const char *body, size_t body_len, int64_t now_ms,
                               int64_t lease_ms, lj_error_t **err);
+/* The body as the schema reads it, written back as JSON.stringify writes what the
+ * schema keeps: its fields in the schema's order (purpose, id, host, machine, pid,
+ * startedAt, execution, leaseUntil), then owner; unknown keys dropped, a lone
+ * surrogate kept as its \u escape and a pid of -0 written -0, so JSON.parse of
+ * *out gives exactly the JavaScript code's parseLockBody() (owner aside). *out is
+ * the caller's.
+ * LJ_EPARSE when body is not a readable lock body. */
+LJ_API int lj_lock_body_parse(char** out, size_t* out_len, const char* body, size_t body_len, lj_error_t** err);
 /* The body's acquisition id (a NUL or lone surrogate in it given as U+FFFD).
  * LJ_EPARSE: not readable; LJ_ENOTFOUND: no id. */
 LJ_API int lj_lock_body_id(char **out, size_t *out_len, const char *body, size_t body_len, lj_error_t **err);

@@ -13,7 +13,12 @@
 // now gives `unknown`, never `dead` or `recycled`.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -137,6 +142,8 @@ struct NetCard {
   std::string name;
   std::string mac;    // lowercase "aa:bb:cc:dd:ee:ff"; all zeros when none
   bool internal = false;  // loopback
+
+  friend bool operator==(const NetCard&, const NetCard&) = default;
 };
 // This machine's cards, read with getifaddrs as libuv (Node) reads them.
 std::vector<NetCard> net_cards();
@@ -150,5 +157,81 @@ std::optional<std::string> machine_id_of(std::string_view host, std::string_view
 std::optional<std::string> machine_id();
 // gethostname(), as Node's os.hostname().
 std::string host_name();
+
+// --- this machine's evidence, kept ------------------------------------------------
+
+// What this machine's id is made of, read now: gethostname(), the /proc/self/ns/pid
+// link, the cards (net_cards()) and whether CLOUD_RUN_EXECUTION or K_SERVICE is set
+// and non-empty. Reading them costs a few system calls (getifaddrs opens a netlink
+// socket); hashing them is left to machine_id_of.
+struct MachineFacts {
+  std::string host;
+  std::string pid_namespace;
+  std::vector<NetCard> cards;
+  bool cloud_run = false;
+
+  friend bool operator==(const MachineFacts&, const MachineFacts&) = default;
+};
+MachineFacts read_machine_facts();
+// The machine id these facts give: nullopt on Cloud Run or without a card that
+// qualifies. machine_id() is machine_id_of(read_machine_facts()).
+std::optional<std::string> machine_id_of(const MachineFacts& facts);
+
+// This machine as a judge states it: its host name and machine id.
+struct MachineEvidence {
+  std::string host;
+  std::optional<std::string> machine_id;
+  std::uint64_t generation = 0;  // 1 for the first evidence a cache made, 2 for the next...
+};
+
+// This machine's evidence, computed once and kept, for judging many locks: a judge
+// asks for it on every judgment and must not pay the system calls each time.
+// The rule: a call reads the (coarse, monotonic) clock; once `recheck` (default 1 s) has passed since the
+// facts were last read, that call reads them again, and the id is computed again only
+// when they changed (a new host name, a card up or down or with another address, a
+// change of pid namespace or of the Cloud Run variables). So a change shows within
+// about a second, and between checks a call costs a clock read and a lock. The
+// source and the clock are given for tests. Thread-safe.
+class MachineEvidenceCache {
+ public:
+  using Source = std::function<MachineFacts()>;
+  using Ticks = std::function<std::chrono::steady_clock::time_point()>;
+  // The steady clock as CLOCK_MONOTONIC_COARSE reads it (a few ms of resolution, a
+  // fraction of the cost): plenty for a rule of a second.
+  static std::chrono::steady_clock::time_point coarse_ticks() noexcept;
+
+  explicit MachineEvidenceCache(Source source = read_machine_facts, Ticks ticks = coarse_ticks,
+                                std::chrono::nanoseconds recheck = std::chrono::seconds(1));
+  MachineEvidenceCache(const MachineEvidenceCache&) = delete;
+  MachineEvidenceCache& operator=(const MachineEvidenceCache&) = delete;
+
+  // The evidence as of the last check; the same object until the facts change.
+  std::shared_ptr<const MachineEvidence> get();
+  // The generation of what get() would give now, checked by the same rule; between
+  // checks it takes no lock: a caller that keeps what it made from one generation
+  // asks this first.
+  std::uint64_t generation();
+  // How often the facts were read, and how often an id was computed from them.
+  std::uint64_t reads() const;
+  std::uint64_t computations() const;
+
+ private:
+  Source source_;
+  Ticks ticks_;
+  std::chrono::nanoseconds recheck_;
+  mutable std::mutex mu_;
+  std::chrono::steady_clock::time_point next_check_{};  // guarded by mu_
+  MachineFacts facts_;                                  // guarded by mu_
+  std::shared_ptr<const MachineEvidence> evidence_;     // guarded by mu_
+  std::uint64_t reads_ = 0, computations_ = 0;          // guarded by mu_
+  // Copies of next_check_ (ticks since the clock's epoch) and of the evidence's
+  // generation, written under mu_ (the generation first), read without it.
+  std::atomic<std::int64_t> next_check_ticks_{0};
+  std::atomic<std::uint64_t> generation_{0};
+};
+
+// The process's own cache (the real facts, the steady clock, 1 s): what the lock
+// judge's this_machine() and this_author() read.
+MachineEvidenceCache& this_machine_evidence();
 
 }  // namespace leasejudge

@@ -35,6 +35,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -132,7 +133,8 @@ struct BodyAuthor {
   double pid = 0;
   std::optional<std::string> owner;  // the owner token; nullopt: left out
 };
-// This process: host_name(), machine_id(), getpid() and its owner token.
+// This process: the host name and machine id of this_machine_evidence(), getpid()
+// and its owner token.
 BodyAuthor this_author();
 
 // A fresh acquisition id: a random UUID, lowercase (libuuid).
@@ -260,9 +262,17 @@ struct Here {
   // owner tokens are not judged.
   std::function<HolderState(std::string_view owner)> owner_state;
 };
-// This machine: host_name(), machine_id(), kill(pid, 0) (only ESRCH is dead; a pid
-// that is no positive 32-bit integer is never dead) and judge_owner_token.
+// Whether pid lives on this machine, as the judge asks it: kill(pid, 0), where only
+// ESRCH is dead; a pid that is no positive 32-bit integer is never dead (no process
+// it names can be proved gone).
+bool process_alive(double pid) noexcept;
+// This machine: its kept evidence (this_machine_evidence(): the host name and machine
+// id, read again at most once a second, never per call), process_alive and
+// judge_owner_token.
 Here this_machine();
+// The same, kept per thread and made again only when the kept evidence changes: for
+// a judge that judges many locks.
+std::shared_ptr<const Here> this_machine_kept();
 
 // Decide whether the lock with body text may be broken, at now, judged from here.
 // describe is called only when the body names an execution.

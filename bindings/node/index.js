@@ -1,0 +1,381 @@
+// leasejudge for Node: the lock-lease module's API under its own names and shapes
+// (lockBody, renewedLockBody, processAlive, machineId, parseLockBody,
+// parseExecutionState, describeExecutionArgs, judgeHeldLock, PROCESS_LEASE_MS,
+// LEASE_SKEW_MS), answered by libleasejudge through its C ABI, plus the reason codes,
+// the lock's life on a store (memory, file, NATS) and the step plan over JSON lines.
+//
+// This file only adapts: it checks JavaScript types, turns Dates into milliseconds
+// and objects into the addon's arguments, and builds the result objects the
+// JavaScript code returns. Every rule lives in the library.
+'use strict';
+
+const native = require('./leasejudge.node');
+
+const numbers = native.numbers;
+
+/** The lease of a process holder's lock; renewed every third of it. */
+const PROCESS_LEASE_MS = native.processLeaseMs;
+/** Added to every lease for clock skew between the holder and its judge. */
+const LEASE_SKEW_MS = native.leaseSkewMs;
+
+// JavaScript's Date range, in ms either side of the epoch.
+const DATE_LIMIT = 8.64e15;
+// The library's "now": LJ_LOCK_NOW.
+const LIBRARY_NOW = -(2 ** 63);
+
+function typeError(message) {
+  const e = new TypeError(message);
+  e.code = 'LJ_EINVAL';
+  return e;
+}
+
+function rangeError(message) {
+  const e = new RangeError(message);
+  e.code = 'LJ_EINVAL';
+  return e;
+}
+
+// A time a body is written with: a valid Date, as toISOString() needs one.
+function writeTime(now, what) {
+  if (!(now instanceof Date)) throw typeError(`${what} must be a Date`);
+  const ms = now.getTime();
+  if (Number.isNaN(ms)) throw rangeError('Invalid time value');
+  return ms;
+}
+
+// A judge's now. An invalid Date compares false with every lease, as NaN does in the
+// JavaScript code: it judges as a time before every lease.
+function judgeTime(now) {
+  if (!(now instanceof Date)) throw typeError('now must be a Date');
+  const ms = now.getTime();
+  return Number.isNaN(ms) ? -DATE_LIMIT - 1 : ms;
+}
+
+// The lease the library adds to now so that the end is new Date(now + leaseMs +
+// LEASE_SKEW_MS) exactly (a Date truncates a fraction toward zero).
+function leaseOf(nowMs, leaseMs, what) {
+  if (typeof leaseMs !== 'number') throw typeError(`${what} must be a number`);
+  const until = nowMs + leaseMs + LEASE_SKEW_MS;
+  if (!(Math.abs(until) <= DATE_LIMIT)) throw rangeError('Invalid time value');
+  return Math.trunc(until) - nowMs - LEASE_SKEW_MS;
+}
+
+function objectOf(value, what) {
+  if (value === null || typeof value !== 'object') throw typeError(`${what} must be an object`);
+  return value;
+}
+
+// --- the lock body ----------------------------------------------------------------------
+
+/**
+ * The body a new lock is written with, for this process: host, machine id, pid,
+ * startedAt now and, with a holder, its lease (now + lease + LEASE_SKEW_MS); a process
+ * holder's body (or one without a holder) also carries this process's owner token
+ * ("owner"), which the JavaScript schema ignores.
+ */
+function lockBody(purpose, now, holder, id) {
+  const nowMs = writeTime(now, 'now');
+  if (id !== undefined && typeof id !== 'string') throw typeError('id must be a string');
+  if (!holder) return native.newBody(purpose, nowMs, 0, 0, undefined, undefined, undefined, id);
+  objectOf(holder, 'holder');
+  if ('execution' in holder) {
+    const ex = objectOf(holder.execution, 'holder.execution');
+    const lease = leaseOf(nowMs, holder.maxRuntimeMs, 'holder.maxRuntimeMs');
+    return native.newBody(purpose, nowMs, 2, lease, ex.projectId, ex.region, ex.name, id);
+  }
+  return native.newBody(
+      purpose, nowMs, 1, leaseOf(nowMs, holder.leaseMs, 'holder.leaseMs'), undefined, undefined, undefined, id);
+}
+
+/** The same body with its lease moved to now + leaseMs + LEASE_SKEW_MS. */
+function renewedLockBody(body, now, leaseMs) {
+  objectOf(body, 'body');
+  const nowMs = writeTime(now, 'now');
+  return native.renewBody(JSON.stringify(body), nowMs, leaseOf(nowMs, leaseMs, 'leaseMs'));
+}
+
+/** Parse a lock body; null when it is not one (not JSON, not the schema). */
+function parseLockBody(text) {
+  if (typeof text !== 'string') throw typeError('text must be a string');
+  const json = native.parseBody(text);
+  return json === null ? null : JSON.parse(json);
+}
+
+// --- this machine -----------------------------------------------------------------------
+
+/** Whether process pid may live on this machine: false only when it is provably gone. */
+function processAlive(pid) { return native.processAlive(pid); }
+
+/**
+ * This machine's id (host, pid namespace, network cards); null inside Cloud Run or
+ *  without a network card.
+ */
+function machineId(env) {
+  const e = env === undefined ? process.env : objectOf(env, 'env');
+  if (e.CLOUD_RUN_EXECUTION || e.K_SERVICE) return null;
+  return native.machineId();
+}
+
+// --- execution state ----------------------------------------------------------------------
+
+function stateOf(kind, detail) {
+  switch (kind) {
+    case 0:
+      return {kind: 'running'};
+    case 1:
+      return {kind: 'finished', how: detail};
+    case 2:
+      return {kind: 'not-found'};
+    default:
+      return {kind: 'unknown', error: detail};
+  }
+}
+
+/** Read an execution's state from `gcloud run jobs executions describe --format=json`. */
+function parseExecutionState(result) {
+  objectOf(result, 'result');
+  const {ok, stdout, stderr, exitCode} = result;
+  if (typeof ok !== 'boolean') throw typeError('result.ok must be a boolean');
+  // The library reads exit code 0 as success: a failure needs another number.
+  const code = ok ? 0 : Number.isInteger(exitCode) && exitCode !== 0 && Math.abs(exitCode) < 2 ** 31 ? exitCode : -1;
+  const detail = native.executionState(code, stdout, stderr);
+  return stateOf(numbers[0], detail);
+}
+
+/** The arguments after `gcloud` that describe an execution. */
+function describeExecutionArgs(ref) {
+  objectOf(ref, 'ref');
+  return native.describeArgs(ref.projectId, ref.region, ref.name);
+}
+
+/**
+ * Ask Cloud Run about ref now, through gcloud on PATH (no shell), waiting at most
+ *  timeoutMs (0: 60 s). A gcloud that cannot run is { kind: "unknown", error }.
+ */
+function describeExecution(ref, timeoutMs = 0) {
+  objectOf(ref, 'ref');
+  const detail = native.describeExecution(ref.projectId, ref.region, ref.name, timeoutMs);
+  return stateOf(numbers[0], detail);
+}
+
+// --- the verdict --------------------------------------------------------------------------
+
+const KINDS = ['break', 'held', 'unknown'];
+const REASON_CODES = [''];
+for (let n = 1; native.reasonCode(n) !== ''; n++) REASON_CODES.push(native.reasonCode(n));
+/** The stable reason codes and their numbers (the C ABI's LJ_LOCK_*). */
+const LockReason = Object.freeze(Object.fromEntries(REASON_CODES.slice(1).map((code, i) => [code, i + 1])));
+
+function machineKindOf(machine) { return machine === undefined ? 0 : machine === null ? 1 : 2; }
+
+// The addon's judge, with here unpacked; the verdict's numbers are left in numbers.
+function judgeWith(text, describe, nowMs, here) {
+  if (here === undefined) return native.judge(text, nowMs, describe, undefined, undefined, 0, undefined, undefined);
+  objectOf(here, 'here');
+  const machine = here.machine;
+  return native.judge(text, nowMs, describe, here, here.host, machineKindOf(machine), machine, here.alive);
+}
+
+/**
+ * Decide whether the lock with body text may be broken: the JavaScript code's own
+ * verdict shapes. describe is called only when the body names an execution; here
+ * (default: this machine) says whose pids can be checked.
+ */
+function judgeHeldLock(text, describe, now, here) {
+  if (typeof text !== 'string') throw typeError('text must be a string');
+  if (typeof describe !== 'function') throw typeError('describe must be a function');
+  const why = judgeWith(text, describe, judgeTime(now), here);
+  switch (numbers[0]) {
+    case 0:
+      return {kind: 'break', why};
+    case 1:
+      return {kind: 'held', why, manualRemoval: numbers[2] === 1};
+    default:
+      return {kind: 'unknown', why};
+  }
+}
+
+/**
+ * The same judgement with its stable reason code: { kind, reason, manualRemoval, why }.
+ * text may be bytes (a Buffer); describe may be left out (gcloud on PATH asks Cloud
+ * Run), and now (the clock).
+ */
+function judgeLock(text, describe, now, here) {
+  if (describe !== undefined && describe !== null && typeof describe !== 'function')
+    throw typeError('describe must be a function');
+  const why = judgeWith(text, describe, now === undefined ? LIBRARY_NOW : judgeTime(now), here);
+  return {kind: KINDS[numbers[0]], reason: REASON_CODES[numbers[1]], manualRemoval: numbers[2] === 1, why};
+}
+
+function verdictOf(v) {
+  return v === null ? null :
+                      {kind: KINDS[v.kind], reason: REASON_CODES[v.reason], manualRemoval: v.manualRemoval, why: v.why};
+}
+
+// --- stores ---------------------------------------------------------------------------------
+
+const storeHandle = Symbol('leasejudge store');
+
+/**
+ * A store with revisions: every write names the revision it read, and a write that
+ * finds the key moved throws (code LJ_ECHANGED; LJ_EEXISTS for create) instead of
+ * overwriting. Values are bytes (a string is written as UTF-8).
+ */
+class Store {
+  constructor(handle) {
+    if (handle === undefined || handle === null)
+      throw typeError('open a Store with openStore or Store.memory/file/nats');
+    this[storeHandle] = handle;
+  }
+  /** A store in this process. */
+  static memory() { return new Store(native.storeMemory()); }
+  /** The file store in directory dir (created, one level, when missing). */
+  static file(dir) { return new Store(native.storeFile(dir)); }
+  /** A NATS JetStream key/value bucket: { urls, bucket, createBucket, ... }. */
+  static nats(options) { return new Store(native.storeNats(objectOf(options, 'options'))); }
+  /** { value: Buffer, revision } of key, or null when it holds nothing. */
+  get(key) {
+    const got = native.storeGet(this[storeHandle], key);
+    return got === null ? null : {value: got[0], revision: got[1]};
+  }
+  /** Create key when absent: its revision. */
+  create(key, value) { return native.storeCreate(this[storeHandle], key, value); }
+  /** Update key at revision: its new revision. */
+  update(key, value, revision) { return native.storeUpdate(this[storeHandle], key, value, revision); }
+  /** Delete key at revision. */
+  remove(key, revision) { native.storeRemove(this[storeHandle], key, revision); }
+  /** Every key that holds a value. */
+  keys() { return native.storeKeys(this[storeHandle]); }
+  /** Close the store (a lock still held on it keeps it open until it is collected). */
+  close() { native.storeClose(this[storeHandle]); }
+}
+
+/** A store by its URL: "mem:", "file:DIR" or "nats://[user:pass@]host:port[,...]/BUCKET". */
+function openStore(url) {
+  if (typeof url !== 'string') throw typeError('url must be a string');
+  if (url === 'mem:') return Store.memory();
+  if (url.startsWith('file:')) return Store.file(url.slice(5));
+  if (url.startsWith('nats://') || url.startsWith('tls://')) {
+    const slash = url.lastIndexOf('/');
+    if (slash < url.indexOf('//') + 2) throw rangeError(`${url} names no bucket (nats://host:port/BUCKET)`);
+    return Store.nats({urls: url.slice(0, slash), bucket: url.slice(slash + 1)});
+  }
+  throw rangeError(`${url} is no store URL (mem:, file:DIR, nats://host:port/BUCKET)`);
+}
+
+// --- the lock's life --------------------------------------------------------------------------
+
+const OUTCOMES = ['acquired', 'held', 'unknown', 'lost-race'];
+const lockHandle = Symbol('leasejudge lock');
+
+/** A lock this process holds; its revision is the fencing token. */
+class HeldLock {
+  constructor(handle, store, key) {
+    this[lockHandle] = handle;
+    this.store = store;
+    this.key = key;
+  }
+  get id() { return native.lockState(this[lockHandle]).id; }
+  get body() { return native.lockState(this[lockHandle]).body; }
+  get revision() { return native.lockState(this[lockHandle]).revision; }
+  /** How often to renew: a third of the lease (0 without a lease). */
+  get renewIntervalMs() { return native.lockState(this[lockHandle]).renewIntervalMs; }
+  /** Move the lease forward; code LJ_ECHANGED when the lock is no longer ours. */
+  renew(now) { native.lockRenew(this[lockHandle], now === undefined ? LIBRARY_NOW : writeTime(now, 'now')); }
+  /** Remove the lock while it is still ours (LJ_ENOTFOUND, LJ_ECHANGED otherwise). */
+  release() { native.lockRelease(this[lockHandle]); }
+}
+
+function holderArgs(holder) {
+  if (holder === undefined) return [1, PROCESS_LEASE_MS, undefined, undefined, undefined];
+  if (holder === null) return [0, 0, undefined, undefined, undefined];
+  objectOf(holder, 'holder');
+  if ('execution' in holder) {
+    const ex = objectOf(holder.execution, 'holder.execution');
+    return [2, holder.maxRuntimeMs, ex.projectId, ex.region, ex.name];
+  }
+  return [1, holder.leaseMs, undefined, undefined, undefined];
+}
+
+/**
+ * Take the lock at key: create it when absent; when held, judge the holder and on
+ * "break" delete its body at the revision judged, then create ours. options:
+ * { purpose, holder (default a process with PROCESS_LEASE_MS; null: no lease),
+ *   now, describe, here, gcloudTimeoutMs }.
+ * Returns { outcome, verdict, brokeAt, lock }.
+ */
+function acquireLock(store, key, options) {
+  if (!(store instanceof Store)) throw typeError('store must be a Store');
+  const o = objectOf(options, 'options');
+  const nowMs = o.now === undefined ? LIBRARY_NOW : writeTime(o.now, 'options.now');
+  const describe = o.describe === undefined ? null : o.describe;
+  if (describe !== null && typeof describe !== 'function') throw typeError('options.describe must be a function');
+  const here = o.here;
+  if (here !== undefined) objectOf(here, 'options.here');
+  const h = holderArgs(o.holder);
+  const got = native.lockAcquire(
+      store[storeHandle], key, o.purpose, h[0], h[1], h[2], h[3], h[4], nowMs, describe, here, here && here.host,
+      here && machineKindOf(here.machine), here && here.machine, here && here.alive,
+      o.gcloudTimeoutMs === undefined ? 0 : o.gcloudTimeoutMs);
+  return {
+    outcome: OUTCOMES[got.outcome],
+    verdict: verdictOf(got.verdict),
+    brokeAt: got.brokeAt,
+    lock: got.lock === null ? null : new HeldLock(got.lock, store, key),
+  };
+}
+
+// --- the step plan ----------------------------------------------------------------------------
+
+function nsOf(t, what) {
+  if (t === undefined || typeof t === 'bigint') return t;
+  if (!(t instanceof Date) || Number.isNaN(t.getTime()))
+    throw typeError(`${what} must be a valid Date or a bigint of ns`);
+  return BigInt(t.getTime()) * 1000000n;
+}
+
+const RULES = {
+  'not-self': 0,
+  'provably-dead': 1
+};
+
+/**
+ * The plan of `leasejudge step plan` over JSON lines
+ * ({"key","revision","value"} each): { lines: Buffer of one
+ * {"key","action","why"} line per entry, summary: { ends, deletes, leaves, noStep,
+ * otherNode, malformed } }. options: { node, owner, before, now (Dates or bigint ns),
+ * boundSeconds, rule ("not-self" | "provably-dead"), startToleranceMs, threads }.
+ */
+function planStepLines(input, options) {
+  const o = objectOf(options, 'options');
+  let rule;
+  if (o.rule !== undefined) {
+    rule = RULES[o.rule];
+    if (rule === undefined) throw typeError('options.rule must be "not-self" or "provably-dead"');
+  }
+  return native.planLines(
+      input, o.node, o.owner, nsOf(o.before, 'options.before'), nsOf(o.now, 'options.now'), o.boundSeconds, rule,
+      o.startToleranceMs, o.threads);
+}
+
+module.exports = {
+  PROCESS_LEASE_MS,
+  LEASE_SKEW_MS,
+  lockBody,
+  renewedLockBody,
+  processAlive,
+  machineId,
+  parseLockBody,
+  parseExecutionState,
+  describeExecutionArgs,
+  judgeHeldLock,
+  judgeLock,
+  describeExecution,
+  LockReason,
+  Store,
+  openStore,
+  HeldLock,
+  acquireLock,
+  planStepLines,
+  version : native.version,
+};
