@@ -232,7 +232,7 @@ LJ_API int lj_step_said(char** out, size_t* out_len, const lj_step_action_t* act
     StepVerdict v{static_cast<StepAction>(action->action), static_cast<StepReason>(action->reason),
                   Instant{action->bound_sec, action->bound_nsec}};
     std::string self_token = s.empty() ? self_owner_token() : std::string(s);
-    return give(out, out_len, step_said(v, o, self_token), err);
+    return give_text(out, out_len, step_said(v, o, self_token), err);
   });
 }
 
@@ -263,7 +263,7 @@ LJ_API int lj_step_plan(lj_step_action_t* out, char** why, size_t* why_len, char
       if (int rc = give(why, why_len, step_why(verdict), err); rc != LJ_OK) return rc;
     }
     if (said != nullptr) {
-      if (int rc = give(said, said_len, said_text, err); rc != LJ_OK) {
+      if (int rc = give_text(said, said_len, said_text, err); rc != LJ_OK) {
         if (why != nullptr) {
           lj_free(*why);
           *why = nullptr;
@@ -376,11 +376,14 @@ LJ_API int lj_step_plan_summary_format(char** out, size_t* out_len, const lj_ste
     if (out != nullptr) *out = nullptr;
     if (out == nullptr || summary == nullptr) return fail(err, LJ_EINVAL, "out and summary must not be NULL");
     const auto& s = *summary;
+    std::uint64_t keys = 0;
+    if (__builtin_add_overflow(s.ends, s.deletes, &keys) || __builtin_add_overflow(keys, s.leaves, &keys) ||
+        __builtin_add_overflow(keys, s.no_step, &keys) || __builtin_add_overflow(keys, s.other_node, &keys))
+      return fail(err, LJ_EINVAL, "the summary's counts add up to more keys than 2^64-1: no plan gives it");
     return give(out, out_len,
                 fmt::format("step plan: {} keys: {} end, {} delete, {} leave, {} no-step, {} other-node, {} malformed "
                             "lines",
-                            s.ends + s.deletes + s.leaves + s.no_step + s.other_node, s.ends, s.deletes, s.leaves,
-                            s.no_step, s.other_node, s.malformed),
+                            keys, s.ends, s.deletes, s.leaves, s.no_step, s.other_node, s.malformed),
                 err);
   });
 }
@@ -394,6 +397,9 @@ LJ_API int lj_step_key(char** out, size_t* out_len, const char* node, size_t nod
     *out = nullptr;
     if (!view_of(node, node_len, n) || !view_of(id, id_len, i))
       return fail(err, LJ_EINVAL, "a NULL string with a length");
+    // A key is handed back as a C string: one holding a NUL could not be.
+    if (n.find('\0') != std::string_view::npos || i.find('\0') != std::string_view::npos)
+      return fail(err, LJ_EINVAL, "a node or id holding a NUL makes no key");
     auto key = step_key(n, i);
     if (!key) return fail(err, key.error());
     return give(out, out_len, *key, err);
@@ -555,7 +561,7 @@ LJ_API int lj_step_ask_what(char** out, size_t* out_len, const char* json, size_
       if (!step) return fail(err, LJ_EPARSE, fmt::format("the value is no step: {}", codec.no_step_why()));
     }
     if (!step->ask) return fail(err, LJ_ENOTFOUND, "the step has no ask");
-    return give(out, out_len, ask_what(*step->ask), err);
+    return give_text(out, out_len, ask_what(*step->ask), err);
   });
 }
 

@@ -98,7 +98,8 @@ LJ_API int lj_step_why(char *out, size_t out_cap, size_t *out_len, const lj_step
                        lj_error_t **err);
 /* What the sweep's log says of the step's owner: "its owner <owner> is not this
  * process <self>" and the like; "" for leave. self NULL: this process's token.
- * *out is the caller's. */
+ * *out is the caller's: UTF-8 without NUL, a NUL or ill-formed byte of owner or
+ * self given as U+FFFD (the same for the said of lj_step_plan). */
 LJ_API int lj_step_said(char **out, size_t *out_len, const lj_step_action_t *action, const char *owner,
                         size_t owner_len, const char *self, size_t self_len, lj_error_t **err);
 
@@ -185,13 +186,15 @@ LJ_API int lj_step_plan_lines(char **out, size_t *out_len, lj_step_plan_summary_
 
 /* The summary line `leasejudge step plan` writes on stderr (no newline):
  * "step plan: <k> keys: <e> end, <d> delete, <l> leave, <n> no-step, <o> other-node,
- * <m> malformed lines". *out is the caller's. */
+ * <m> malformed lines". *out is the caller's. LJ_EINVAL when the counts add up
+ * beyond 2^64-1 keys (no plan gives such a summary). */
 LJ_API int lj_step_plan_summary_format(char **out, size_t *out_len, const lj_step_plan_summary_t *summary,
                                        lj_error_t **err);
 
 /* --- keys and times ------------------------------------------------------------------- */
 
-/* "<node>.<id>". LJ_EINVAL for an empty node, a node holding '.', an empty id. */
+/* "<node>.<id>". LJ_EINVAL for an empty node, a node holding '.', an empty id, a
+ * node or id holding a NUL (no returned string may). */
 LJ_API int lj_step_key(char **out, size_t *out_len, const char *node, size_t node_len, const char *id,
                        size_t id_len, lj_error_t **err);
 /* Split key at its first '.': the node is key[0, *out_node_len), the id follows
@@ -224,8 +227,9 @@ typedef enum lj_step_time_field_t { LJ_STEP_STARTED = 0, LJ_STEP_ENDED = 1 } lj_
 /* Decode value. LJ_EPARSE (with why) when it is no step; the JSON null decodes to
  * a step with every field empty. *out is the caller's (lj_step_destroy). */
 LJ_API int lj_step_decode(lj_step_t **out, const char *value, size_t value_len, lj_error_t **err);
-/* A field's text (UTF-8, may hold NUL: use *out_len), living as long as step; NULL
- * for a field out of range or absent. out_len may be NULL. */
+/* A field's text (UTF-8, may hold NUL: use *out_len; LJ_STEP_FIELD_ASK_WHAT holds
+ * none), living as long as step; NULL for a field out of range or absent. out_len
+ * may be NULL. */
 LJ_API const char *lj_step_string(const lj_step_t *step, int field, size_t *out_len);
 /* started or ended; Go's zero time (0001-01-01T00:00:00Z) when absent. */
 LJ_API int lj_step_time(int64_t *out_sec, int32_t *out_nsec, const lj_step_t *step, int which,
@@ -240,7 +244,10 @@ LJ_API int lj_step_end_value(char **out, size_t *out_len, const char *value, siz
 
 /* The seed's AskWhat: one line saying what an ask is. json is a step value
  * (form LJ_STEP_JSON_STEP) or an ask object (LJ_STEP_JSON_ASK). LJ_EPARSE when it
- * is no step (or no ask object); LJ_ENOTFOUND when the step has no ask. */
+ * is no step (or no ask object); LJ_ENOTFOUND when the step has no ask. The line is
+ * the seed's, its commits and fingerprint cut to 12 bytes as the seed cuts them,
+ * handed out as UTF-8 without NUL: a NUL, or a character the cut split, is given
+ * as U+FFFD (so is LJ_STEP_FIELD_ASK_WHAT). */
 #define LJ_STEP_JSON_STEP 0
 #define LJ_STEP_JSON_ASK 1
 LJ_API int lj_step_ask_what(char **out, size_t *out_len, const char *json, size_t json_len, int form,
