@@ -61,6 +61,8 @@ int rules_of(StaleRules& rules, std::atomic<bool>& stopped, const lj_step_plan_o
     return fail(err, LJ_EINVAL, fmt::format("the step bound of {} seconds is out of range", o->bound_seconds));
   if (o->rule != LJ_STEP_RULE_NOT_SELF && o->rule != LJ_STEP_RULE_PROVABLY_DEAD)
     return fail(err, LJ_EINVAL, fmt::format("no rule {}", o->rule));
+  // A negative tolerance would take every live owner for another process.
+  if (o->start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
   rules.node = std::string(node);
   rules.self = owner.empty() ? self_owner_token() : std::string(owner);
   rules.before = o->before_ns == LJ_STEP_DEFAULT_TIME ? this_process_start() : instant_of_ns(o->before_ns);

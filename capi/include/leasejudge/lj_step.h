@@ -117,7 +117,7 @@ typedef struct lj_step_plan_options_t {
   int64_t now_ns;        /* LJ_STEP_DEFAULT_TIME: the system clock */
   int64_t bound_seconds; /* how long an asker waits; > 0; default 3600 */
   int rule;              /* lj_step_rule_t */
-  int64_t start_tolerance_ms; /* rule PROVABLY_DEAD, judged here: default 5000 */
+  int64_t start_tolerance_ms; /* rule PROVABLY_DEAD, judged here: default 5000; >= 0 */
   /* Rule PROVABLY_DEAD: the state of the holder an owner token names. NULL: judged
    * on this node (lj_owner_judge). Non-zero: stop (LJ_EUSER). With threads > 1 it
    * is called from several threads at once. */
@@ -265,7 +265,7 @@ typedef struct lj_sweep_options_t {
   int64_t now_ns;        /* LJ_STEP_DEFAULT_TIME: the system clock; else fixed (tests) */
   int64_t bound_seconds; /* default 3600 */
   int rule;              /* lj_step_rule_t */
-  int64_t start_tolerance_ms; /* default 5000 */
+  int64_t start_tolerance_ms; /* default 5000; >= 0 */
   /* As in lj_step_plan_options_t; NULL: judged on this node. */
   int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
   /* One line per action and the sweep's notes (line lives during the call). NULL:
