@@ -14,11 +14,13 @@
 
 namespace {
 
-// The seed's valid_identity, read again: some line is `linux <36 of [0-9a-f-]>
-// <digits>`, or the text is "ps " and at least one character that is not a space.
+// The seed's valid_identity, read again: a text starting "linux " of which some line
+// is `linux <36 of [0-9a-f-]> <digits>` (the seed pipes it to grep), or "ps " and at
+// least one character that is not a space.
 bool valid_identity_reference(std::string_view text) {
   if (text.size() > 3 && text.substr(0, 3) == "ps " && text.find_first_not_of(' ', 3) != std::string_view::npos)
     return true;
+  if (text.substr(0, 6) != "linux ") return false;
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t nl = text.find('\n', start);
