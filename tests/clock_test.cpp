@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -90,6 +91,23 @@ TEST_SUITE("clock") {
     CHECK(Instant{5, 0}.plus_ns(3600000000000) == Instant{3605, 0});
     CHECK(Instant{1, 5} < Instant{1, 6});
     CHECK(Instant{0, 999999999} < Instant{1, 0});
+  }
+
+  TEST_CASE("Instant: milliseconds at the ends of the int64 range, without overflow") {
+    constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+    constexpr std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+    // -9223372036854775807 ms is second -9223372036854776 plus 193 ms: the product
+    // sec * 1000 alone is beyond the range.
+    CHECK(Instant::from_unix_ms(lo + 1) == Instant{-9223372036854776, 193000000});
+    CHECK(Instant::from_unix_ms(lo + 1).unix_ms() == lo + 1);
+    CHECK(Instant::from_unix_ms(lo + 807).unix_ms() == lo + 807);
+    CHECK(Instant::from_unix_ms(lo).unix_ms() == lo);
+    CHECK(Instant::from_unix_ms(hi).unix_ms() == hi);
+    // Beyond the range of milliseconds: its ends.
+    CHECK(Instant{hi, 0}.unix_ms() == hi);
+    CHECK(Instant{lo, 0}.unix_ms() == lo);
+    CHECK(Instant{-9223372036854776, 0}.unix_ms() == lo);
+    CHECK(Instant{9223372036854775, 808000000}.unix_ms() == hi);
   }
 
   TEST_CASE("fixed_clock always answers its instant; system clock reads CLOCK_REALTIME") {

@@ -145,9 +145,22 @@ static void test_identity(void) {
   }
 }
 
+/* The owner judge's why quotes the token as text: UTF-8 without NUL. */
+static void test_owner_why_text(void) {
+  lj_holder_state_t state = LJ_HOLDER_ALIVE;
+  char *why = NULL;
+  size_t len = 0;
+  static const char want[] = "the owner 'a\xEF\xBF\xBD\xEF\xBF\xBD' is not a well-formed owner token";
+  CHECK(lj_owner_judge(&state, &why, &len, "a\0\xff", 3, NULL, NULL) == LJ_OK);
+  CHECK(state == LJ_HOLDER_UNKNOWN);
+  CHECK(why != NULL && len == sizeof want - 1 && strlen(why) == len && memcmp(why, want, len) == 0);
+  lj_free(why);
+}
+
 int main(void) {
   test_versions_and_errors();
   test_identity();
+  test_owner_why_text();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

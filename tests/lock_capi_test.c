@@ -325,6 +325,7 @@ static void test_judge(void) {
     bad.why_len = 4;
     CHECK(lj_lock_verdict_text(&out, &len, &bad, NULL) == LJ_EINVAL);
     bad.why_len = 0;
+    bad.manual_removal = 1;
     CHECK(lj_lock_verdict_text(&out, &len, &bad, NULL) == LJ_OK);
     CHECK(str_is(out, len, "held no_lease "));
     lj_free(out);
@@ -883,6 +884,243 @@ static void test_seed_forms(void) {
   CHECK(lj_lock_body_parse(NULL, &len, S("{}"), NULL) == LJ_EINVAL);
 }
 
+/* --- hostile input: times, whys, leases, details ---------------------------------- */
+
+/* Every time argument beyond JavaScript's Date range is refused before any
+ * arithmetic is done on it (INT64_MIN + 1 once overflowed a multiplication). */
+static void test_times_out_of_range(void) {
+  static const char body[] = "{\"purpose\":\"p\",\"host\":\"h\",\"pid\":1,\"leaseUntil\":\"2024-05-01T12:10:00.000Z\"}";
+  const int64_t limit = INT64_C(8640000000000000);
+  const int64_t bad[] = {INT64_MIN + 1, INT64_MIN + 807, -limit - 1, limit + 1, INT64_MAX};
+  lj_lock_verdict_t v;
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  struct here_state hs;
+  lj_lock_here_t here;
+  lj_store_t *store = NULL;
+  lj_lock_t *lock = NULL;
+  lj_lock_acquisition_t a;
+  lj_error_t *err = NULL;
+  char *out = NULL;
+  size_t len = 0, i;
+
+  memset(&hs, 0, sizeof hs);
+  here = test_here(&hs);
+  opts.here = &here;
+  CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CHECK(lj_lock_judge(&v, S(body), bad[i], &opts, &err) == LJ_EINVAL);
+    CHECK(v.why == NULL);
+    CHECK(strcmp(lj_error_message(err), "the time is outside JavaScript's Date range (+-8.64e15 ms)") == 0);
+    lj_error_destroy(err);
+    err = NULL;
+    CHECK(lj_lock_body_renew(&out, &len, S(body), bad[i], 1000, NULL) == LJ_EINVAL);
+    CHECK(out == NULL);
+    CHECK(lj_lock_body_new(&out, &len, S("p"), bad[i], NULL, NULL, 0, NULL) == LJ_EINVAL);
+    CHECK(out == NULL);
+    CHECK(lj_lock_time_format(&out, &len, bad[i], NULL) == LJ_EINVAL);
+    CHECK(lj_lock_acquire(&lock, &a, store, S("k"), S("p"), NULL, bad[i], &opts, NULL) == LJ_EINVAL);
+    CHECK(lock == NULL && a.has_verdict == 0);
+  }
+  /* The range's ends are times: 8.64e15 ms is +275760-09-13T00:00:00.000Z. */
+  CHECK(lj_lock_judge(&v, S(body), limit, &opts, NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_BREAK && v.reason == LJ_LOCK_LEASE_ENDED);
+  lj_lock_verdict_clear(&v);
+  CHECK(lj_lock_judge(&v, S(body), -limit, &opts, NULL) == LJ_OK);
+  CHECK(v.kind == LJ_LOCK_HELD && v.reason == LJ_LOCK_LEASE_RUNS);
+  lj_lock_verdict_clear(&v);
+  /* A renewal beyond the range is refused too; the held lock stays as it was. */
+  CHECK(lj_lock_acquire(&lock, &a, store, S("k"), S("p"), NULL, now_ms, &opts, NULL) == LJ_OK);
+  CHECK(a.outcome == LJ_ACQUIRE_ACQUIRED && lock != NULL);
+  CHECK(lj_lock_renew(lock, INT64_MIN + 1, NULL) == LJ_EINVAL);
+  CHECK(lj_lock_revision(lock) == a.revision);
+  CHECK(lj_lock_release(lock, NULL) == LJ_OK);
+  lj_lock_destroy(lock);
+  lj_lock_acquisition_clear(&a);
+  lj_store_destroy(store);
+}
+
+/* The verdict forms take any why bytes and still write one valid line; a pair of
+ * kind and reason that no judging gives is refused. */
+static void test_verdict_forms_any_why(void) {
+  /* x C0 " , " k i n d " : " b r e a k: a lead byte 0xC0 before a quote. */
+  static const char why[] = "x\xc0\",\"kind\":\"break";
+  lj_lock_verdict_t v;
+  char *out = NULL;
+  size_t len = 0;
+
+  memset(&v, 0, sizeof v);
+  v.kind = LJ_LOCK_HELD;
+  v.reason = LJ_LOCK_LEASE_RUNS;
+  v.why = (char *)why;
+  v.why_len = sizeof why - 1;
+  CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len,
+               "{\"kind\":\"held\",\"reason\":\"lease_runs\",\"manualRemoval\":false,"
+               "\"why\":\"x\xEF\xBF\xBD\\\",\\\"kind\\\":\\\"break\"}"));
+  lj_free(out);
+  CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len, "held lease_runs x\xEF\xBF\xBD\",\"kind\":\"break"));
+  lj_free(out);
+  /* A NUL in the why: escaped in JSON, U+FFFD in the text, so neither has a NUL. */
+  v.why = (char *)"a\0b";
+  v.why_len = 3;
+  CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len, "{\"kind\":\"held\",\"reason\":\"lease_runs\",\"manualRemoval\":false,\"why\":\"a\\u0000b\"}"));
+  lj_free(out);
+  CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len, "held lease_runs a\xEF\xBF\xBD" "b"));
+  lj_free(out);
+
+  v.why = NULL;
+  v.why_len = 0;
+  v.kind = LJ_LOCK_BREAK; /* break with lease_runs: no judging says it */
+  CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_EINVAL);
+  CHECK(out == NULL);
+  CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_EINVAL);
+  v.kind = LJ_LOCK_UNKNOWN;
+  v.reason = LJ_LOCK_EXECUTION_FINISHED;
+  CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_EINVAL);
+  v.kind = LJ_LOCK_HELD;
+  v.reason = LJ_LOCK_LEASE_RUNS;
+  v.manual_removal = 1; /* lease_runs is never a manual removal */
+  CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_EINVAL);
+  v.reason = LJ_LOCK_LEASE_UNREADABLE;
+  CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len, "held lease_unreadable "));
+  lj_free(out);
+  v.manual_removal = 0; /* lease_unreadable always is */
+  CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_EINVAL);
+  v.kind = LJ_LOCK_BREAK;
+  v.reason = LJ_LOCK_PID_REUSED;
+  CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len, "{\"kind\":\"break\",\"reason\":\"pid_reused\",\"manualRemoval\":false,\"why\":\"\"}"));
+  lj_free(out);
+}
+
+/* A negative lease is refused by every producer. */
+static void test_negative_leases(void) {
+  static const char body[] = "{\"purpose\":\"p\",\"leaseUntil\":\"2024-05-01T12:10:00.000Z\"}";
+  lj_lock_holder_t holder = LJ_LOCK_HOLDER_INIT;
+  lj_store_t *store = NULL;
+  lj_lock_t *lock = NULL;
+  lj_lock_acquisition_t a;
+  char *out = NULL;
+  size_t len = 0;
+  lj_error_t *err = NULL;
+
+  holder.lease_ms = -1;
+  CHECK(lj_lock_body_new(&out, &len, S("p"), now_ms, &holder, S("id-1"), &err) == LJ_EINVAL);
+  CHECK(out == NULL && strcmp(lj_error_message(err), "the lease is negative") == 0);
+  lj_error_destroy(err);
+  CHECK(lj_lock_body_renew(&out, &len, S(body), now_ms, -1, NULL) == LJ_EINVAL);
+  CHECK(out == NULL);
+  holder.kind = LJ_LOCK_HOLDER_EXECUTION;
+  holder.execution.project_id = "p";
+  holder.execution.project_id_len = 1;
+  holder.execution.region = "r";
+  holder.execution.region_len = 1;
+  holder.execution.name = "n";
+  holder.execution.name_len = 1;
+  holder.lease_ms = INT64_MIN;
+  CHECK(lj_lock_body_new(&out, &len, S("p"), now_ms, &holder, S("id-1"), NULL) == LJ_EINVAL);
+  CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
+  CHECK(lj_lock_acquire(&lock, &a, store, S("k"), S("p"), &holder, now_ms, NULL, NULL) == LJ_EINVAL);
+  CHECK(lock == NULL);
+  lj_store_destroy(store);
+  /* A lease of 0 is a lease: it ends with the skew. */
+  holder.kind = LJ_LOCK_HOLDER_PROCESS;
+  holder.lease_ms = 0;
+  CHECK(lj_lock_body_renew(&out, &len, S(body), now_ms, 0, NULL) == LJ_OK);
+  CHECK(str_is(out, len, "{\"purpose\":\"p\",\"leaseUntil\":\"2024-05-01T12:05:00.000Z\"}"));
+  lj_free(out);
+}
+
+static int describe_long(lj_execution_state_t *state, const lj_execution_ref_t *ref, void *payload) {
+  (void)ref;
+  return lj_execution_state_set(state, LJ_EXECUTION_UNKNOWN, (const char *)payload, 10000);
+}
+
+/* Details are capped at 4096 bytes, cut at a character and marked; so are the whys
+ * that quote them. A gcloud_env without PATH finds no gcloud. */
+static void test_details_capped(void) {
+  char *big = malloc(10000), *want = malloc(4400);
+  lj_execution_kind_t kind = LJ_EXECUTION_RUNNING;
+  char *detail = NULL;
+  size_t len = 0;
+  lj_lock_verdict_t v;
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  struct here_state hs;
+  lj_lock_here_t here;
+
+  memset(big, 'e', 10000);
+  memcpy(want, big, 4096);
+  strcpy(want + 4096, " [cut: 5904 more bytes]");
+  CHECK(lj_execution_state_parse(&kind, &detail, &len, 1, NULL, 0, big, 10000, NULL) == LJ_OK);
+  CHECK(kind == LJ_EXECUTION_UNKNOWN && str_is(detail, len, want));
+  lj_free(detail);
+  /* A reason in a Completed condition is capped too (lowered first). */
+  {
+    char *json = malloc(10100);
+    int n = sprintf(json, "{\"status\":{\"conditions\":[{\"type\":\"Completed\",\"status\":\"False\",\"reason\":\"");
+    memset(json + n, 'R', 10000);
+    strcpy(json + n + 10000, "\"}]}}");
+    memset(want, 'r', 4096);
+    CHECK(lj_execution_state_parse(&kind, &detail, &len, 0, json, strlen(json), NULL, 0, NULL) == LJ_OK);
+    CHECK(kind == LJ_EXECUTION_FINISHED && str_is(detail, len, want));
+    lj_free(detail);
+    free(json);
+  }
+  /* 4095 'e' then a two-byte character: the cut backs off before it. */
+  memcpy(big + 4095, "\xC3\xA9", 2);
+  memcpy(want, big, 4095);
+  strcpy(want + 4095, " [cut: 5905 more bytes]");
+  CHECK(lj_execution_state_parse(&kind, &detail, &len, 1, NULL, 0, big, 10000, NULL) == LJ_OK);
+  CHECK(str_is(detail, len, want));
+  lj_free(detail);
+
+  memset(&hs, 0, sizeof hs);
+  here = test_here(&hs);
+  opts.here = &here;
+  memset(big, 'd', 10000);
+  opts.describe = describe_long;
+  opts.describe_payload = big;
+  CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, NULL) == LJ_OK);
+  strcpy(want, "could not check whether upgrade (run job-abc, started 2024-05-01T11:00:00.000Z) is still running: ");
+  len = strlen(want);
+  memset(want + len, 'd', 4096);
+  strcpy(want + len + 4096, " [cut: 5904 more bytes]");
+  CHECK(v.kind == LJ_LOCK_UNKNOWN && str_is(v.why, v.why_len, want));
+  lj_lock_verdict_clear(&v);
+
+  /* An environment without PATH: no gcloud is looked for anywhere, so none answers. */
+  {
+    char home[] = "HOME=/nonexistent";
+    char *env[2];
+    env[0] = home;
+    env[1] = NULL;
+    opts.describe = NULL;
+    opts.describe_payload = NULL;
+    opts.gcloud_env = env;
+    CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, NULL) == LJ_OK);
+    CHECK(v.kind == LJ_LOCK_UNKNOWN && v.reason == LJ_LOCK_EXECUTION_UNKNOWN);
+    CHECK(str_is(v.why, v.why_len,
+                 "could not check whether upgrade (run job-abc, started 2024-05-01T11:00:00.000Z) is still running: "
+                 "gcloud is not on PATH: the environment given has no PATH"));
+    lj_lock_verdict_clear(&v);
+  }
+  /* Timeouts beyond a day are refused. */
+  opts.gcloud_env = NULL;
+  opts.gcloud_timeout_ms = INT64_C(86400001);
+  CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, NULL) == LJ_EINVAL);
+  {
+    lj_execution_ref_t ref = {"p", 1, "r", 1, "n", 1};
+    CHECK(lj_execution_describe(&kind, &detail, &len, &ref, INT64_MAX, NULL) == LJ_EINVAL);
+    CHECK(detail == NULL);
+  }
+  free(big);
+  free(want);
+}
+
 int main(void) {
   test_seed_forms();
   test_names();
@@ -891,6 +1129,10 @@ int main(void) {
   test_bodies();
   test_stores();
   test_life();
+  test_times_out_of_range();
+  test_verdict_forms_any_why();
+  test_negative_leases();
+  test_details_capped();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -865,6 +865,96 @@ static void test_start_and_round(void) {
   lj_store_destroy(store);
 }
 
+/* --- hostile input: returned text holds no NUL and is UTF-8 ----------------------- */
+
+static int c_string_is(const char *got, size_t len, const char *want) {
+  return got != NULL && len == strlen(want) && strlen(got) == len && memcmp(got, want, len) == 0;
+}
+
+static void test_text_out(void) {
+  lj_step_plan_options_t o = plan_options();
+  lj_step_action_t a;
+  lj_step_t *step = NULL;
+  char *out = NULL, *why = NULL, *said = NULL;
+  size_t len = 0, why_len = 0, said_len = 0;
+  lj_error_t *err = NULL;
+  const char *field;
+
+  /* AskWhat keeps the seed's 12-byte cut; what the cut splits, and a NUL, is U+FFFD. */
+  CHECK(lj_step_ask_what(&out, &len, S("{\"kind\":\"build\",\"build\":{\"module\":\"m\",\"fp\":\"a\\u0000b\"}}"),
+                         LJ_STEP_JSON_ASK, NULL) == LJ_OK);
+  CHECK(c_string_is(out, len, "build ask, module m, fp a\xEF\xBF\xBD" "b"));
+  lj_free(out);
+  CHECK(lj_step_ask_what(&out, &len, S("{\"kind\":\"build\",\"build\":{\"module\":\"m\",\"fp\":\"12345678901\\u00e9\"}}"),
+                         LJ_STEP_JSON_ASK, NULL) == LJ_OK);
+  CHECK(c_string_is(out, len, "build ask, module m, fp 12345678901\xEF\xBF\xBD"));
+  lj_free(out);
+  /* The same line through the decoded step's field. */
+  CHECK(lj_step_decode(&step, S("{\"id\":\"x\",\"ask\":{\"kind\":\"build\",\"build\":{\"module\":\"m\","
+                                 "\"fp\":\"12345678901\\u00e9\"}}}"),
+                       NULL) == LJ_OK);
+  field = lj_step_string(step, LJ_STEP_FIELD_ASK_WHAT, &len);
+  CHECK(c_string_is(field, len, "build ask, module m, fp 12345678901\xEF\xBF\xBD"));
+  lj_step_destroy(step);
+
+  /* said quotes the owner: its NUL is U+FFFD, from lj_step_said and from the plan. */
+  memset(&a, 0, sizeof a);
+  a.action = LJ_STEP_END;
+  a.reason = LJ_STEP_OWNER_NOT_SELF;
+  CHECK(lj_step_said(&out, &len, &a, "a\0b", 3, S("s"), NULL) == LJ_OK);
+  CHECK(c_string_is(out, len, "its owner a\xEF\xBF\xBD" "b is not this process s"));
+  lj_free(out);
+  CHECK(lj_step_said(&out, &len, &a, S("a\xFF"), S("s\xC3"), NULL) == LJ_OK);
+  CHECK(c_string_is(out, len, "its owner a\xEF\xBF\xBD is not this process s\xEF\xBF\xBD"));
+  lj_free(out);
+  CHECK(lj_step_plan(&a, &why, &why_len, &said, &said_len, S("n1.x"),
+                     S("{\"id\":\"x\",\"tool\":\"t\",\"state\":\"running\",\"owner\":\"a\\u0000b\"}"), &o, NULL) == LJ_OK);
+  CHECK(a.action == LJ_STEP_END && a.reason == LJ_STEP_OWNER_NOT_SELF);
+  CHECK(c_string_is(why, why_len, RESTART));
+  {
+    char want[200];
+    snprintf(want, sizeof want, "its owner a\xEF\xBF\xBD" "b is not this process %s", SELF);
+    CHECK(c_string_is(said, said_len, want));
+  }
+  lj_free(why);
+  lj_free(said);
+
+  /* A key is a C string: a NUL in its node or id makes none. */
+  CHECK(expect_error(lj_step_key(&out, &len, "a\0b", 3, S("id"), &err), LJ_EINVAL, &err,
+                     "a node or id holding a NUL makes no key"));
+  CHECK(out == NULL);
+  CHECK(expect_error(lj_step_key(&out, &len, S("n1"), "i\0d", 3, &err), LJ_EINVAL, &err, NULL));
+  /* Error messages quote arguments as text too. */
+  CHECK(expect_error(lj_step_key(&out, &len, S("n.\xFF"), S("id"), &err), LJ_EINVAL, &err, NULL));
+}
+
+/* The summary's key count never wraps: counts no plan gives are refused. */
+static void test_summary_bounds(void) {
+  lj_step_plan_summary_t sum;
+  char *out = NULL;
+  size_t len = 0;
+  lj_error_t *err = NULL;
+  memset(&sum, 0, sizeof sum);
+  sum.ends = UINT64_MAX;
+  CHECK(lj_step_plan_summary_format(&out, &len, &sum, NULL) == LJ_OK);
+  CHECK(c_string_is(out, len,
+                    "step plan: 18446744073709551615 keys: 18446744073709551615 end, 0 delete, 0 leave, 0 no-step, "
+                    "0 other-node, 0 malformed lines"));
+  lj_free(out);
+  sum.other_node = 1;
+  CHECK(expect_error(lj_step_plan_summary_format(&out, &len, &sum, &err), LJ_EINVAL, &err,
+                     "the summary's counts add up to more keys than 2^64-1: no plan gives it"));
+  CHECK(out == NULL);
+  sum.ends = 0;
+  sum.other_node = UINT64_MAX;
+  sum.malformed = UINT64_MAX; /* malformed lines are no keys: not added */
+  CHECK(lj_step_plan_summary_format(&out, &len, &sum, NULL) == LJ_OK);
+  CHECK(c_string_is(out, len,
+                    "step plan: 18446744073709551615 keys: 0 end, 0 delete, 0 leave, 0 no-step, "
+                    "18446744073709551615 other-node, 18446744073709551615 malformed lines"));
+  lj_free(out);
+}
+
 int main(void) {
   test_names();
   test_why_and_said();
@@ -876,6 +966,8 @@ int main(void) {
   test_end_stale();
   test_end_one();
   test_start_and_round();
+  test_text_out();
+  test_summary_bounds();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -48,7 +48,9 @@ function writeTime(now, what) {
 function judgeTime(now) {
   if (!(now instanceof Date)) throw typeError('now must be a Date');
   const ms = now.getTime();
-  return Number.isNaN(ms) ? -DATE_LIMIT - 1 : ms;
+  // An invalid Date (NaN) compares false with every lease end, as JavaScript compares
+  // it; so does the earliest time a Date can hold (every judgement asks now > end).
+  return Number.isNaN(ms) ? -DATE_LIMIT : ms;
 }
 
 // The lease the library adds to now so that the end is new Date(now + leaseMs +

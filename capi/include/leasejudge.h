@@ -15,7 +15,11 @@
  *     lj_free(NULL) and every _destroy(NULL) do nothing.
  *  4. Data goes in and out as (pointer, length); lengths are size_t; no input
  *     needs a terminating NUL unless its comment says so. Returned strings are
- *     NUL-terminated too, for convenience, and may hold no other NUL.
+ *     NUL-terminated too, for convenience, and may hold no other NUL. Text that
+ *     quotes input (a why, a log line, an error message) is UTF-8: each NUL, lone
+ *     surrogate and ill-formed byte sequence of what it quotes is given as U+FFFD.
+ *     Stored bytes handed back as they are (a store's value, a lock's body, a
+ *     step's field) say so where they may hold a NUL.
  *  5. Detail text for a failure goes to an optional lj_error_t **err: pass NULL
  *     when it is not wanted; on failure *err is set to an object the caller frees
  *     with lj_error_destroy. Nothing is kept in thread-local state.

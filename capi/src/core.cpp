@@ -160,7 +160,7 @@ LJ_API int lj_owner_judge(lj_holder_state_t* state, char** why, size_t* why_len,
   return guard(err, [&] {
     auto j = leasejudge::judge_owner_token(text, o);
     *state = to_c(j.state);
-    if (why != nullptr) return give(why, why_len, j.why, err);
+    if (why != nullptr) return give_text(why, why_len, j.why, err);
     return LJ_OK;
   });
 }
@@ -176,7 +176,7 @@ LJ_API int lj_lease_identity_judge(lj_holder_state_t* state, char** why, size_t*
   return guard(err, [&] {
     auto j = leasejudge::judge_lease_identity(pid, text, age_min);
     *state = to_c(j.state);
-    if (why != nullptr) return give(why, why_len, j.why, err);
+    if (why != nullptr) return give_text(why, why_len, j.why, err);
     return LJ_OK;
   });
 }

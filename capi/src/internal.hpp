@@ -11,6 +11,7 @@
 
 #include "leasejudge.h"
 #include "leasejudge/error.hpp"
+#include "leasejudge/text.hpp"
 
 struct lj_error_t {
   int code;
@@ -19,12 +20,13 @@ struct lj_error_t {
 
 namespace leasejudge::capi {
 
-// Set *err (when err is not NULL) and return code.
+// Set *err (when err is not NULL) and return code. The message is text.hpp's
+// c_text: it quotes arguments, which may hold any byte.
 inline int fail(lj_error_t** err, int code, std::string_view message) noexcept {
   if (err != nullptr) {
     *err = nullptr;
     try {
-      *err = new lj_error_t{code, std::string(message)};
+      *err = new lj_error_t{code, c_text(message)};
     } catch (...) {
       // Out of memory while reporting: the code alone still says what failed.
     }
@@ -56,6 +58,11 @@ inline int give(char** out, size_t* out_len, std::string_view s, lj_error_t** er
   *out = p;
   if (out_len != nullptr) *out_len = s.size();
   return LJ_OK;
+}
+
+// Copy text quoted from input out as text.hpp's c_text makes it (UTF-8, no NUL).
+inline int give_text(char** out, size_t* out_len, std::string_view s, lj_error_t** err) {
+  return give(out, out_len, c_text(s), err);
 }
 
 // (ptr, len) as a string_view; a NULL ptr is only valid with len 0.

@@ -13,6 +13,7 @@
 #include "options.hpp"
 #include "store_handle.hpp"
 
+using leasejudge::c_text;
 using leasejudge::Errc;
 using leasejudge::Error;
 using leasejudge::ExecutionRef;
@@ -69,28 +70,26 @@ static_assert(LJ_HOLDER_RECYCLED == static_cast<int>(leasejudge::HolderState::re
 static_assert(LJ_HOLDER_OTHER_BOOT == static_cast<int>(leasejudge::HolderState::other_boot));
 static_assert(LJ_HOLDER_UNKNOWN == static_cast<int>(leasejudge::HolderState::unknown));
 
+// JavaScript's Date range: a lock time beyond it is no time a body can hold.
+constexpr int64_t js_time_limit = 8'640'000'000'000'000;
+// The longest a gcloud call may be given: a day.
+constexpr int64_t timeout_limit_ms = 86'400'000;
+
+// Call only with a time check_time accepts.
 Instant instant_of(int64_t now_ms) {
   return now_ms == LJ_LOCK_NOW ? leasejudge::system_now() : Instant::from_unix_ms(now_ms);
 }
 
-// Text for C: UTF-8 with no NUL inside, so it is a C string too. A NUL (quoted
-// from a body) and a lone surrogate (which a string read from JSON may hold, as in
-// JS) become U+FFFD.
-std::string c_text(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c == 0) {
-      out.append("\xEF\xBF\xBD");
-    } else if (c == 0xED && i + 2 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0xA0) {
-      out.append("\xEF\xBF\xBD");
-      i += 2;
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
+// A time argument is LJ_LOCK_NOW or within JavaScript's Date range; anything else is
+// refused before any arithmetic is done on it.
+int check_time(int64_t now_ms, lj_error_t** err) {
+  if (now_ms == LJ_LOCK_NOW || (now_ms >= -js_time_limit && now_ms <= js_time_limit)) return LJ_OK;
+  return fail(err, LJ_EINVAL, "the time is outside JavaScript's Date range (+-8.64e15 ms)");
+}
+
+int check_lease(int64_t lease_ms, lj_error_t** err) {
+  if (lease_ms >= 0) return LJ_OK;
+  return fail(err, LJ_EINVAL, "the lease is negative");
 }
 
 // Whether text is already C text: no NUL, and no lead byte of a surrogate.
@@ -128,8 +127,13 @@ bool verdict_of(const lj_lock_verdict_t* c, LockVerdict& v) {
   if (reason < reason_min || reason > reason_max) return false;
   std::string_view why;
   if (!view_of(c->why, c->why_len, why)) return false;
+  // A pair no judging gives (break with lease_runs, a manual removal the reason does
+  // not call for) is no verdict.
+  const auto r = static_cast<LockReason>(reason);
+  if (static_cast<int>(leasejudge::lock_reason_kind(r)) != kind) return false;
+  if ((c->manual_removal != 0) != leasejudge::lock_reason_manual(r)) return false;
   v.kind = static_cast<LockVerdict::Kind>(kind);
-  v.reason = static_cast<LockReason>(reason);
+  v.reason = r;
   v.manual_removal = c->manual_removal != 0;
   v.why = std::string(why);
   return true;
@@ -168,6 +172,9 @@ struct LockCall {
 
 int check_options(const lj_lock_options_t* opts, LockCall& call, lj_error_t** err) {
   if (int rc = read_options(call.o, opts, lock_options_versions, err); rc != LJ_OK) return rc;
+  if (call.o.gcloud_timeout_ms > timeout_limit_ms) {
+    return fail(err, LJ_EINVAL, "gcloud_timeout_ms is over a day");
+  }
   if (call.o.here != nullptr) {
     if (int rc = read_options(call.here, call.o.here, lock_here_versions, err); rc != LJ_OK) return rc;
     call.o.here = &call.here;
@@ -299,10 +306,12 @@ int check_holder(const lj_lock_holder_t* in, leasejudge::LockHolder& out, lj_err
       out = std::monostate{};
       return LJ_OK;
     case LJ_LOCK_HOLDER_PROCESS:
+      if (int rc = check_lease(holder->lease_ms, err); rc != LJ_OK) return rc;
       out = leasejudge::ProcessHolder{holder->lease_ms};
       return LJ_OK;
     case LJ_LOCK_HOLDER_EXECUTION: {
       ExecutionRef ref;
+      if (int rc = check_lease(holder->lease_ms, err); rc != LJ_OK) return rc;
       if (!ref_of(&holder->execution, ref)) return fail(err, LJ_EINVAL, "holder->execution has a NULL field");
       out = leasejudge::ExecutionHolder{std::move(ref), holder->lease_ms};
       return LJ_OK;
@@ -397,6 +406,7 @@ LJ_API int lj_execution_describe(lj_execution_kind_t* out_kind, char** out_detai
   if (out_kind == nullptr || out_detail == nullptr) return fail(err, LJ_EINVAL, "out_kind or out_detail is NULL");
   *out_detail = nullptr;
   if (ref == nullptr) return fail(err, LJ_EINVAL, "ref is NULL");
+  if (timeout_ms > timeout_limit_ms) return fail(err, LJ_EINVAL, "timeout_ms is over a day");
   return guard(err, [&] {
     ExecutionRef r;
     if (!ref_of(ref, r)) return fail(err, LJ_EINVAL, "ref has a NULL field");
@@ -451,6 +461,7 @@ LJ_API int lj_lock_judge(lj_lock_verdict_t* out, const char* body, size_t body_l
   *out = lj_lock_verdict_t{};
   std::string_view text;
   if (!view_of(body, body_len, text)) return fail(err, LJ_EINVAL, "body is NULL");
+  if (int rc = check_time(now_ms, err); rc != LJ_OK) return rc;
   LockCall call;
   if (int rc = check_options(opts, call, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
@@ -476,6 +487,7 @@ LJ_API int lj_lock_body_new(char** out, size_t* out_len, const char* purpose, si
   std::string_view p, i;
   if (!view_of(purpose, purpose_len, p)) return fail(err, LJ_EINVAL, "purpose is NULL");
   if (!view_of(id, id_len, i)) return fail(err, LJ_EINVAL, "id is NULL with a length");
+  if (int rc = check_time(now_ms, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
     leasejudge::LockHolder h;
     if (int rc = check_holder(holder, h, err); rc != LJ_OK) return rc;
@@ -492,6 +504,8 @@ LJ_API int lj_lock_body_renew(char** out, size_t* out_len, const char* body, siz
   *out = nullptr;
   std::string_view b;
   if (!view_of(body, body_len, b)) return fail(err, LJ_EINVAL, "body is NULL");
+  if (int rc = check_time(now_ms, err); rc != LJ_OK) return rc;
+  if (int rc = check_lease(lease_ms, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
     auto parsed = leasejudge::parse_lock_body(b);
     if (!parsed) return fail(err, parsed.error());
@@ -543,10 +557,7 @@ LJ_API int lj_lock_time_format(char** out, size_t* out_len, int64_t unix_ms, lj_
   reset(err);
   if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
   *out = nullptr;
-  constexpr int64_t limit = 8'640'000'000'000'000;
-  if (unix_ms != LJ_LOCK_NOW && (unix_ms < -limit || unix_ms > limit)) {
-    return fail(err, LJ_EINVAL, "the time is outside JavaScript's Date range");
-  }
+  if (int rc = check_time(unix_ms, err); rc != LJ_OK) return rc;
   return guard(err, [&] { return give(out, out_len, leasejudge::format_js_iso(instant_of(unix_ms).unix_ms()), err); });
 }
 
@@ -582,6 +593,7 @@ LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, 
   std::string_view k, p;
   if (!view_of(key, key_len, k) || k.empty()) return fail(err, LJ_EINVAL, "key is empty");
   if (!view_of(purpose, purpose_len, p)) return fail(err, LJ_EINVAL, "purpose is NULL");
+  if (int rc = check_time(now_ms, err); rc != LJ_OK) return rc;
   LockCall call;
   if (int rc = check_options(opts, call, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
@@ -617,6 +629,7 @@ LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, 
 LJ_API int lj_lock_renew(lj_lock_t* lock, int64_t now_ms, lj_error_t** err) {
   reset(err);
   if (lock == nullptr || lock->store == nullptr) return fail(err, LJ_EINVAL, "lock is NULL");
+  if (int rc = check_time(now_ms, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
     leasejudge::Status renewed = leasejudge::renew_lock(*lock->store, lock->lock, instant_of(now_ms));
     if (!renewed) return fail(err, renewed.error());

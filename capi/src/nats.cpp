@@ -92,6 +92,12 @@ LJ_API int lj_nats_store_open(lj_store_t** out, const lj_nats_options_t* in, lj_
         opts->reconnect_wait_ms < 0) {
       return fail(err, LJ_EINVAL, "a NATS timeout is negative");
     }
+    // Beyond a day no wait is meant, and the clocks' arithmetic would overflow.
+    constexpr int64_t day_ms = 86'400'000;
+    if (opts->connect_timeout_ms > day_ms || opts->request_timeout_ms > day_ms || opts->list_timeout_ms > day_ms ||
+        opts->reconnect_wait_ms > day_ms) {
+      return fail(err, LJ_EINVAL, "a NATS timeout is over a day");
+    }
     using ms = std::chrono::milliseconds;
     if (opts->connect_timeout_ms > 0) o.connect_timeout = ms(opts->connect_timeout_ms);
     if (opts->request_timeout_ms > 0) o.request_timeout = ms(opts->request_timeout_ms);

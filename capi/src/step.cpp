@@ -62,6 +62,8 @@ int rules_of(StaleRules& rules, std::atomic<bool>& stopped, const lj_step_plan_o
     return fail(err, LJ_EINVAL, fmt::format("the step bound of {} seconds is out of range", o->bound_seconds));
   if (o->rule != LJ_STEP_RULE_NOT_SELF && o->rule != LJ_STEP_RULE_PROVABLY_DEAD)
     return fail(err, LJ_EINVAL, fmt::format("no rule {}", o->rule));
+  // A negative tolerance would take every live owner for another process.
+  if (o->start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
   rules.node = std::string(node);
   rules.self = owner.empty() ? self_owner_token() : std::string(owner);
   rules.before = o->before_ns == LJ_STEP_DEFAULT_TIME ? this_process_start() : instant_of_ns(o->before_ns);
@@ -173,7 +175,7 @@ LJ_API int lj_step_said(char** out, size_t* out_len, const lj_step_action_t* act
     StepVerdict v{static_cast<StepAction>(action->action), static_cast<StepReason>(action->reason),
                   Instant{action->bound_sec, action->bound_nsec}};
     std::string self_token = s.empty() ? self_owner_token() : std::string(s);
-    return give(out, out_len, step_said(v, o, self_token), err);
+    return give_text(out, out_len, step_said(v, o, self_token), err);
   });
 }
 
@@ -204,7 +206,7 @@ LJ_API int lj_step_plan(lj_step_action_t* out, char** why, size_t* why_len, char
       if (int rc = give(why, why_len, step_why(verdict), err); rc != LJ_OK) return rc;
     }
     if (said != nullptr) {
-      if (int rc = give(said, said_len, said_text, err); rc != LJ_OK) {
+      if (int rc = give_text(said, said_len, said_text, err); rc != LJ_OK) {
         if (why != nullptr) {
           lj_free(*why);
           *why = nullptr;
@@ -370,11 +372,14 @@ LJ_API int lj_step_plan_summary_format(char** out, size_t* out_len, const lj_ste
     if (out != nullptr) *out = nullptr;
     if (out == nullptr || summary == nullptr) return fail(err, LJ_EINVAL, "out and summary must not be NULL");
     const auto& s = *summary;
+    std::uint64_t keys = 0;
+    if (__builtin_add_overflow(s.ends, s.deletes, &keys) || __builtin_add_overflow(keys, s.leaves, &keys) ||
+        __builtin_add_overflow(keys, s.no_step, &keys) || __builtin_add_overflow(keys, s.other_node, &keys))
+      return fail(err, LJ_EINVAL, "the summary's counts add up to more keys than 2^64-1: no plan gives it");
     return give(out, out_len,
                 fmt::format("step plan: {} keys: {} end, {} delete, {} leave, {} no-step, {} other-node, {} malformed "
                             "lines",
-                            s.ends + s.deletes + s.leaves + s.no_step + s.other_node, s.ends, s.deletes, s.leaves,
-                            s.no_step, s.other_node, s.malformed),
+                            keys, s.ends, s.deletes, s.leaves, s.no_step, s.other_node, s.malformed),
                 err);
   });
 }
@@ -388,6 +393,9 @@ LJ_API int lj_step_key(char** out, size_t* out_len, const char* node, size_t nod
     *out = nullptr;
     if (!view_of(node, node_len, n) || !view_of(id, id_len, i))
       return fail(err, LJ_EINVAL, "a NULL string with a length");
+    // A key is handed back as a C string: one holding a NUL could not be.
+    if (n.find('\0') != std::string_view::npos || i.find('\0') != std::string_view::npos)
+      return fail(err, LJ_EINVAL, "a node or id holding a NUL makes no key");
     auto key = step_key(n, i);
     if (!key) return fail(err, key.error());
     return give(out, out_len, *key, err);
@@ -533,12 +541,12 @@ LJ_API int lj_step_ask_what(char** out, size_t* out_len, const char* json, size_
     if (form == LJ_STEP_JSON_ASK) {
       auto ask = codec.decode_ask(j);
       if (!ask) return fail(err, ask.error());
-      return give(out, out_len, ask_what(*ask), err);
+      return give_text(out, out_len, ask_what(*ask), err);
     }
     auto step = codec.decode(j);
     if (!step) return fail(err, LJ_EPARSE, fmt::format("the value is no step: {}", codec.no_step_why()));
     if (!step->ask) return fail(err, LJ_ENOTFOUND, "the step has no ask");
-    return give(out, out_len, ask_what(*step->ask), err);
+    return give_text(out, out_len, ask_what(*step->ask), err);
   });
 }
 

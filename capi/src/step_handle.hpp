@@ -13,7 +13,7 @@
 
 struct lj_step_t {
   leasejudge::Step step;
-  std::string ask_what;  // AskWhat of step.ask; unused when it has none
+  std::string ask_what;  // c_text of AskWhat of step.ask; unused when it has none
 };
 
 namespace leasejudge::capi {
@@ -36,7 +36,7 @@ inline Instant instant_of_ns(std::int64_t ns) noexcept {
 // A new lj_step_t for step (call inside guard()).
 inline lj_step_t* new_step_handle(Step step) {
   auto* h = new lj_step_t{std::move(step), {}};
-  if (h->step.ask) h->ask_what = ask_what(*h->step.ask);
+  if (h->step.ask) h->ask_what = c_text(ask_what(*h->step.ask));
   return h;
 }
 

@@ -145,6 +145,8 @@ int call_of(SweepCall& call, const lj_sweep_options_t* in, lj_error_t** err) {
     return fail(err, LJ_EINVAL, fmt::format("the step bound of {} seconds is out of range", c->bound_seconds));
   if (c->rule != LJ_STEP_RULE_NOT_SELF && c->rule != LJ_STEP_RULE_PROVABLY_DEAD)
     return fail(err, LJ_EINVAL, fmt::format("no rule {}", c->rule));
+  // A negative tolerance would take every live owner for another process.
+  if (c->start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
   if (c->attempts <= 0) return fail(err, LJ_EINVAL, fmt::format("{} attempts is none", c->attempts));
   if (c->retry_ms < 0 || c->retry_ms > std::numeric_limits<std::int64_t>::max() / 1000000)
     return fail(err, LJ_EINVAL, fmt::format("a retry of {} ms is out of range", c->retry_ms));

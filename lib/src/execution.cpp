@@ -1,8 +1,11 @@
 // An execution's state from gcloud (lock.hpp, "execution state").
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "child.hpp"
 #include "leasejudge/lock.hpp"
+#include "leasejudge/text.hpp"
 #include "lock_js.hpp"
 
 namespace leasejudge {
@@ -133,7 +136,7 @@ ExecutionState parse_execution_state(const GcloudResult& result) {
     }
     std::string storage;
     std::string_view trimmed = js::trim(js::decode_lossy(err, storage));
-    if (!trimmed.empty()) return ExecutionState::unknown(std::string(trimmed));
+    if (!trimmed.empty()) return ExecutionState::unknown(c_text_capped(trimmed, execution_detail_max));
     return ExecutionState::unknown(fmt::format("gcloud exited {}", result.exit_code));
   }
   std::string storage;
@@ -162,7 +165,7 @@ ExecutionState parse_execution_state(const GcloudResult& result) {
       // The reason as text for people: UTF-8, a lone surrogate as U+FFFD.
       std::string how;
       js::append_utf8(how, js::to_lower(*c.reason));
-      return ExecutionState::finished(std::move(how));
+      return ExecutionState::finished(c_text_capped(how, execution_detail_max));
     }
     break;
   }
@@ -182,6 +185,13 @@ std::vector<std::string> describe_execution_args(const ExecutionRef& ref) {
 }
 
 Result<GcloudResult> run_gcloud(const std::vector<std::string>& args, const GcloudOptions& opts) {
+  if (opts.base_env != nullptr && opts.program.find('/') == std::string::npos) {
+    bool has_path = false;
+    for (char* const* e = opts.base_env; *e != nullptr && !has_path; ++e) has_path = std::strncmp(*e, "PATH=", 5) == 0;
+    if (!has_path) {
+      return Error{Errc::not_found, fmt::format("{} is not on PATH: the environment given has no PATH", opts.program)};
+    }
+  }
   ChildRun run;
   run.argv.reserve(args.size() + 1);
   run.argv.push_back(opts.program);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "leasejudge/text.hpp"
 #include "lock_js.hpp"
 
 namespace leasejudge {
@@ -108,17 +109,10 @@ struct BodyView {
   std::optional<ExecutionView> execution;
 };
 
-std::string to_utf8(std::string_view wtf8) {
-  std::string out;
-  js::append_utf8(out, wtf8);
-  return out;
-}
-
-// Text from outside (a describer's words) as UTF-8: lone surrogates and any
-// ill-formed byte become U+FFFD.
+// Text from outside (a describer's words) as UTF-8 without NUL (text.hpp), at most
+// execution_detail_max bytes of it.
 std::string text_of(std::string_view bytes) {
-  std::string utf8 = to_utf8(bytes), storage;
-  return std::string(js::decode_lossy(utf8, storage));
+  return c_text_capped(bytes, execution_detail_max);
 }
 
 bool is_utf8(std::string_view text) {
@@ -526,6 +520,34 @@ const char* lock_reason_code(LockReason reason) noexcept {
   return "";
 }
 
+LockVerdict::Kind lock_reason_kind(LockReason reason) noexcept {
+  switch (reason) {
+    case LockReason::execution_finished:
+    case LockReason::execution_not_found_lease_ended:
+    case LockReason::process_gone:
+    case LockReason::lease_ended:
+    case LockReason::holder_rebooted:
+    case LockReason::pid_reused:
+      return LockVerdict::Kind::break_lock;
+    case LockReason::execution_unknown:
+      return LockVerdict::Kind::unknown;
+    case LockReason::not_readable:
+    case LockReason::execution_running:
+    case LockReason::execution_not_found_no_lease:
+    case LockReason::execution_not_found_lease_runs:
+    case LockReason::no_lease:
+    case LockReason::lease_unreadable:
+    case LockReason::lease_runs:
+      break;
+  }
+  return LockVerdict::Kind::held;
+}
+
+bool lock_reason_manual(LockReason reason) noexcept {
+  return reason == LockReason::not_readable || reason == LockReason::execution_not_found_no_lease ||
+         reason == LockReason::no_lease || reason == LockReason::lease_unreadable;
+}
+
 const char* lock_verdict_kind_name(LockVerdict::Kind kind) noexcept {
   switch (kind) {
     case LockVerdict::Kind::break_lock:
@@ -623,7 +645,7 @@ std::string format_verdict_text(const LockVerdict& v) {
   out.push_back(' ');
   out.append(lock_reason_code(v.reason));
   out.push_back(' ');
-  out.append(v.why);
+  out.append(c_text(v.why));
   return out;
 }
 
@@ -635,7 +657,7 @@ std::string format_verdict_json(const LockVerdict& v) {
   out.append("\",\"manualRemoval\":");
   out.append(v.manual_removal ? "true" : "false");
   out.append(",\"why\":");
-  js::append_json_string(out, v.why);
+  js::append_json_string(out, utf8_text(v.why));
   out.push_back('}');
   return out;
 }

@@ -54,7 +54,9 @@ typedef struct lj_owner_options_t {
 LJ_API int lj_owner_options_init(lj_owner_options_t *opts, uint32_t version);
 
 /* Judge a step owner token. *state is set; *why (optional, may be NULL) is the
- * caller's. A malformed token is LJ_HOLDER_UNKNOWN with LJ_OK, never an error. */
+ * caller's, UTF-8 without NUL (a NUL or ill-formed byte of the token it quotes
+ * given as U+FFFD). A malformed token is LJ_HOLDER_UNKNOWN with LJ_OK, never an
+ * error. */
 LJ_API int lj_owner_judge(lj_holder_state_t *state, char **why, size_t *why_len,
                           const char *token, size_t token_len,
                           const lj_owner_options_t *opts, lj_error_t **err);

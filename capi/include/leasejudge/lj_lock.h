@@ -14,7 +14,9 @@
  * evidence.
  *
  * Times are milliseconds since the Unix epoch; LJ_LOCK_NOW stands for the system
- * clock wherever a time is taken.
+ * clock wherever a time is taken. A time outside JavaScript's Date range
+ * (+-8.64e15 ms), a negative lease and a timeout over a day (86400000 ms) are
+ * LJ_EINVAL wherever they are taken.
  */
 #ifndef LEASEJUDGE_LJ_LOCK_H
 #define LEASEJUDGE_LJ_LOCK_H
@@ -71,7 +73,8 @@ typedef struct lj_lock_verdict_t {
   lj_lock_reason_t reason;
   int manual_removal; /* held only: 1 when only a person can clear the lock */
   char *why;          /* the caller's (lj_free, or lj_lock_verdict_clear); UTF-8.
-                       * A NUL quoted from a body is given as U+FFFD. */
+                       * A NUL or ill-formed byte quoted from a body or a
+                       * describer is given as U+FFFD. */
   size_t why_len;
 } lj_lock_verdict_t;
 
@@ -81,7 +84,12 @@ LJ_API void lj_lock_verdict_clear(lj_lock_verdict_t *verdict);
 /* The verdict as `<kind> <reason code> <why>` (one line unless the why quotes a
  * line break), or as the one-line JSON object
  * {"kind":"held","reason":"lease_runs","manualRemoval":false,"why":"..."}.
- * *out is the caller's. LJ_EINVAL for a kind or reason out of range. */
+ * *out is the caller's. LJ_EINVAL for a kind or reason out of range, a reason
+ * another kind gives (break with LJ_LOCK_LEASE_RUNS), or a manual_removal its
+ * reason does not give (set for exactly NOT_READABLE, EXECUTION_NOT_FOUND_NO_LEASE,
+ * NO_LEASE and LEASE_UNREADABLE). The why may be any bytes: both forms write it as
+ * UTF-8 (each ill-formed sequence as U+FFFD; a NUL as U+FFFD in the text form,
+ * escaped in the JSON form), so the JSON form is valid JSON for any verdict. */
 LJ_API int lj_lock_verdict_text(char **out, size_t *out_len, const lj_lock_verdict_t *verdict,
                                 lj_error_t **err);
 LJ_API int lj_lock_verdict_json(char **out, size_t *out_len, const lj_lock_verdict_t *verdict,
@@ -119,7 +127,10 @@ typedef int (*lj_execution_describe_cb)(lj_execution_state_t *state, const lj_ex
 
 /* Read `gcloud run jobs executions describe --format=json` output as the
  * JavaScript code does: exit_code 0 reads stdout, else stderr decides NOT_FOUND or
- * UNKNOWN. *out_detail (caller's) is the how or the error, "" otherwise. */
+ * UNKNOWN. *out_detail (caller's) is the how or the error, "" otherwise: UTF-8
+ * without NUL, at most 4096 bytes of its source, a longer one cut at a character
+ * boundary and ending in " [cut: N more bytes]". Whys quoting a describer's detail
+ * keep the same bound. */
 LJ_API int lj_execution_state_parse(lj_execution_kind_t *out_kind, char **out_detail, size_t *out_detail_len,
                                     int exit_code, const char *out_text, size_t out_text_len,
                                     const char *err_text, size_t err_text_len, lj_error_t **err);
@@ -132,7 +143,7 @@ LJ_API int lj_execution_describe_args(char** out, size_t* out_len, size_t* out_c
                                       lj_error_t** err);
 
 /* Run `gcloud run jobs executions describe` (gcloud on PATH, no shell) with a
- * timeout (<= 0: 60 s) and read its answer. A gcloud that cannot be run or times
+ * timeout (<= 0: 60 s; over a day: LJ_EINVAL) and read its answer. A gcloud that cannot be run or times
  * out is LJ_EXECUTION_UNKNOWN with the reason, not an error. */
 LJ_API int lj_execution_describe(lj_execution_kind_t *out_kind, char **out_detail, size_t *out_detail_len,
                                  const lj_execution_ref_t *ref, int64_t timeout_ms, lj_error_t **err);
@@ -169,10 +180,12 @@ typedef struct lj_lock_options_t {
   uint32_t version;
   lj_execution_describe_cb describe; /* NULL: gcloud on PATH */
   void *describe_payload;
-  int64_t gcloud_timeout_ms;         /* default 60000 */
+  int64_t gcloud_timeout_ms;         /* default 60000; <= 0 the default; over a day LJ_EINVAL */
   const lj_lock_here_t *here;        /* NULL: this machine */
   /* The environment gcloud runs in ("NAME=value" strings, NULL-terminated; PATH is
-   * looked up in it), e.g. a shell's exported variables. NULL: the process's. */
+   * looked up in it), e.g. a shell's exported variables. NULL: the process's. One
+   * without PATH finds no gcloud (the verdict is UNKNOWN, saying so): gcloud is
+   * never looked up where the caller's environment does not say. */
   char *const *gcloud_env;
 } lj_lock_options_t;
 #define LJ_LOCK_OPTIONS_INIT {LJ_LOCK_OPTIONS_VERSION, NULL, NULL, 60000, NULL, NULL}
@@ -202,7 +215,7 @@ typedef enum lj_lock_holder_kind_t {
 typedef struct lj_lock_holder_t {
   uint32_t version;
   int kind; /* lj_lock_holder_kind_t */
-  int64_t lease_ms;
+  int64_t lease_ms; /* >= 0 */
   lj_execution_ref_t execution;
 } lj_lock_holder_t;
 #define LJ_LOCK_HOLDER_INIT \
@@ -212,13 +225,14 @@ LJ_API int lj_lock_holder_init(lj_lock_holder_t *holder, uint32_t version);
 /* A new body for this process taking a lock: purpose, id (NULL or empty: a fresh
  * UUID), host, machine id, pid, startedAt now, the lease (now + lease + skew) and
  * for a process holder its owner token. holder NULL: a process with the default
- * lease. LJ_EINVAL for text that is not UTF-8 or an execution with an empty
- * field. */
+ * lease. LJ_EINVAL for text that is not UTF-8, an execution with an empty
+ * field, a negative lease or a time outside the Date range. */
 LJ_API int lj_lock_body_new(char **out, size_t *out_len, const char *purpose, size_t purpose_len,
                             int64_t now_ms, const lj_lock_holder_t *holder, const char *id, size_t id_len,
                             lj_error_t **err);
 /* The body with its lease moved to now + lease_ms + skew; the rest kept.
- * LJ_EPARSE when body is not a readable lock body. */
+ * LJ_EPARSE when body is not a readable lock body; LJ_EINVAL for a negative
+ * lease_ms or a time outside the Date range. */
 LJ_API int lj_lock_body_renew(char **out, size_t *out_len, const char *body, size_t body_len, int64_t now_ms,
                               int64_t lease_ms, lj_error_t **err);
 /* The body as the schema reads it, written back as JSON.stringify writes what the

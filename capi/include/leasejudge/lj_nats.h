@@ -33,7 +33,8 @@ extern "C" {
 
 /*
  * Where and how to connect. Strings are (pointer, length); a NULL pointer or a
- * length of 0 means "not set". Times are milliseconds; 0 means the default.
+ * length of 0 means "not set". Times are milliseconds; 0 means the default; a
+ * negative time or one over a day (86400000) is LJ_EINVAL.
  */
 #define LJ_NATS_OPTIONS_VERSION 1
 typedef struct lj_nats_options_t {

@@ -105,7 +105,8 @@ LJ_API int lj_step_why(char *out, size_t out_cap, size_t *out_len, const lj_step
                        lj_error_t **err);
 /* What the sweep's log says of the step's owner: "its owner <owner> is not this
  * process <self>" and the like; "" for leave. self NULL: this process's token.
- * *out is the caller's. */
+ * *out is the caller's: UTF-8 without NUL, a NUL or ill-formed byte of owner or
+ * self given as U+FFFD (the same for the said of lj_step_plan). */
 LJ_API int lj_step_said(char **out, size_t *out_len, const lj_step_action_t *action, const char *owner,
                         size_t owner_len, const char *self, size_t self_len, lj_error_t **err);
 
@@ -123,7 +124,7 @@ typedef struct lj_step_plan_options_t {
   int64_t now_ns;        /* LJ_STEP_DEFAULT_TIME: the system clock */
   int64_t bound_seconds; /* how long an asker waits; > 0; default 3600 */
   int rule;              /* lj_step_rule_t */
-  int64_t start_tolerance_ms; /* rule PROVABLY_DEAD, judged here: default 5000 */
+  int64_t start_tolerance_ms; /* rule PROVABLY_DEAD, judged here: default 5000; >= 0 */
   /* Rule PROVABLY_DEAD: the state of the holder an owner token names. NULL: judged
    * on this node (lj_owner_judge). Non-zero: stop (LJ_EUSER). With threads > 1 it
    * is called from several threads at once. */
@@ -237,13 +238,15 @@ LJ_API int lj_step_lines_read(const char *input, size_t input_len, lj_step_line_
 
 /* The summary line `leasejudge step plan` writes on stderr (no newline):
  * "step plan: <k> keys: <e> end, <d> delete, <l> leave, <n> no-step, <o> other-node,
- * <m> malformed lines". *out is the caller's. */
+ * <m> malformed lines". *out is the caller's. LJ_EINVAL when the counts add up
+ * beyond 2^64-1 keys (no plan gives such a summary). */
 LJ_API int lj_step_plan_summary_format(char **out, size_t *out_len, const lj_step_plan_summary_t *summary,
                                        lj_error_t **err);
 
 /* --- keys and times ------------------------------------------------------------------- */
 
-/* "<node>.<id>". LJ_EINVAL for an empty node, a node holding '.', an empty id. */
+/* "<node>.<id>". LJ_EINVAL for an empty node, a node holding '.', an empty id, a
+ * node or id holding a NUL (no returned string may). */
 LJ_API int lj_step_key(char **out, size_t *out_len, const char *node, size_t node_len, const char *id,
                        size_t id_len, lj_error_t **err);
 /* Split key at its first '.': the node is key[0, *out_node_len), the id follows
@@ -276,8 +279,9 @@ typedef enum lj_step_time_field_t { LJ_STEP_STARTED = 0, LJ_STEP_ENDED = 1 } lj_
 /* Decode value. LJ_EPARSE (with why) when it is no step; the JSON null decodes to
  * a step with every field empty. *out is the caller's (lj_step_destroy). */
 LJ_API int lj_step_decode(lj_step_t **out, const char *value, size_t value_len, lj_error_t **err);
-/* A field's text (UTF-8, may hold NUL: use *out_len), living as long as step; NULL
- * for a field out of range or absent. out_len may be NULL. */
+/* A field's text (UTF-8, may hold NUL: use *out_len; LJ_STEP_FIELD_ASK_WHAT holds
+ * none), living as long as step; NULL for a field out of range or absent. out_len
+ * may be NULL. */
 LJ_API const char *lj_step_string(const lj_step_t *step, int field, size_t *out_len);
 /* started or ended; Go's zero time (0001-01-01T00:00:00Z) when absent. */
 LJ_API int lj_step_time(int64_t *out_sec, int32_t *out_nsec, const lj_step_t *step, int which,
@@ -292,7 +296,10 @@ LJ_API int lj_step_end_value(char **out, size_t *out_len, const char *value, siz
 
 /* The seed's AskWhat: one line saying what an ask is. json is a step value
  * (form LJ_STEP_JSON_STEP) or an ask object (LJ_STEP_JSON_ASK). LJ_EPARSE when it
- * is no step (or no ask object); LJ_ENOTFOUND when the step has no ask. */
+ * is no step (or no ask object); LJ_ENOTFOUND when the step has no ask. The line is
+ * the seed's, its commits and fingerprint cut to 12 bytes as the seed cuts them,
+ * handed out as UTF-8 without NUL: a NUL, or a character the cut split, is given
+ * as U+FFFD (so is LJ_STEP_FIELD_ASK_WHAT). */
 #define LJ_STEP_JSON_STEP 0
 #define LJ_STEP_JSON_ASK 1
 LJ_API int lj_step_ask_what(char **out, size_t *out_len, const char *json, size_t json_len, int form,
@@ -328,7 +335,7 @@ typedef struct lj_sweep_options_t {
   int64_t now_ns;        /* LJ_STEP_DEFAULT_TIME: the system clock; else fixed (tests) */
   int64_t bound_seconds; /* default 3600 */
   int rule;              /* lj_step_rule_t */
-  int64_t start_tolerance_ms; /* default 5000 */
+  int64_t start_tolerance_ms; /* default 5000; >= 0 */
   /* As in lj_step_plan_options_t; NULL: judged on this node. */
   int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
   /* One line per action and the sweep's notes (line lives during the call). NULL:

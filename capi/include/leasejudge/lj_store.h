@@ -101,10 +101,10 @@ LJ_API void lj_store_destroy(lj_store_t *store);
  * holds nothing. */
 LJ_API int lj_store_get(char **out_value, size_t *out_len, uint64_t *out_revision, lj_store_t *store,
                         const char *key, size_t key_len, lj_error_t **err);
-/* Create-if-absent; the new revision. LJ_EEXISTS. */
+/* Create-if-absent; the new revision (out_revision may be NULL). LJ_EEXISTS. */
 LJ_API int lj_store_create(uint64_t *out_revision, lj_store_t *store, const char *key, size_t key_len,
                            const char *value, size_t value_len, lj_error_t **err);
-/* Update-if-revision; the new revision. LJ_ECHANGED. */
+/* Update-if-revision; the new revision (out_revision may be NULL). LJ_ECHANGED. */
 LJ_API int lj_store_update(uint64_t *out_revision, lj_store_t *store, const char *key, size_t key_len,
                            const char *value, size_t value_len, uint64_t revision, lj_error_t **err);
 /* Delete-if-revision. LJ_ECHANGED. */

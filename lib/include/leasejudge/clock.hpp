@@ -39,7 +39,19 @@ struct Instant {
     return Instant{s, static_cast<std::int32_t>(r * 1000000)};
   }
   // Milliseconds since the epoch, rounded down (as Go's UnixMilli for times after 1970).
-  constexpr std::int64_t unix_ms() const noexcept { return sec * 1000 + nsec / 1000000; }
+  // An instant beyond the int64 range of milliseconds gives that range's end.
+  constexpr std::int64_t unix_ms() const noexcept {
+    std::int64_t s = sec, extra = nsec / 1000000, ms = 0;
+    // Borrow a second first, so that the last representable milliseconds never pass
+    // through a product beyond the range.
+    if (s < 0 && extra > 0) {
+      s += 1;
+      extra -= 1000;
+    }
+    if (__builtin_mul_overflow(s, 1000, &ms) || __builtin_add_overflow(ms, extra, &ms))
+      return s < 0 ? INT64_MIN : INT64_MAX;
+    return ms;
+  }
   // This instant moved by ns nanoseconds (either sign).
   constexpr Instant plus_ns(std::int64_t ns) const noexcept {
     std::int64_t s = sec + ns / 1000000000, n = nsec + ns % 1000000000;

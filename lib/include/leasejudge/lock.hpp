@@ -177,6 +177,11 @@ struct GcloudResult {
   int exit_code = -1;
 };
 
+// The most of an execution state's detail kept (a finished reason, an error from
+// stderr), in bytes: a longer one is cut at a character boundary and ends in
+// " [cut: N more bytes]". Whys quoting a describer's detail keep the same bound.
+inline constexpr std::size_t execution_detail_max = 4096;
+
 // Read an execution's state from `gcloud run jobs executions describe
 // --format=json` as the JavaScript code does. A failed call: not_found when stderr
 // matches /NOT_FOUND|not found|could not be found|does not exist/i, else unknown
@@ -186,6 +191,8 @@ struct GcloudResult {
 // first condition of type "Completed" whose status is "True" is finished
 // "succeeded", "False" finished with its reason lowercased (as JS's toLowerCase,
 // through the C library's Unicode tables) or "failed"; else a completionTime is finished "completed"; else running.
+// The detail is UTF-8 without NUL (text.hpp) and at most execution_detail_max bytes
+// of its source.
 ExecutionState parse_execution_state(const GcloudResult& result);
 
 // The arguments after `gcloud`: run jobs executions describe NAME --region=R
@@ -197,7 +204,9 @@ struct GcloudOptions {
   std::chrono::milliseconds timeout{60'000};
   std::size_t max_output = 16u << 20;  // bytes kept of each stream; the rest is dropped
   // The environment gcloud runs in ("NAME=value", NULL-terminated; PATH is looked up
-  // in it); nullptr: the process's environ. A bash builtin passes the shell's
+  // in it; one without PATH finds no gcloud: the caller's environment says where
+  // gcloud is, and another gcloud could answer for another account); nullptr: the
+  // process's environ. A bash builtin passes the shell's
   // exported variables. Borrowed: it must outlive every call made with these options.
   char* const* base_env = nullptr;
 };
@@ -248,6 +257,11 @@ struct LockVerdict {
 };
 // "break", "held", "unknown".
 const char* lock_verdict_kind_name(LockVerdict::Kind kind) noexcept;
+// The kind every verdict with this reason has, and whether it is a manual removal
+// (held for a person: not_readable, execution_not_found_no_lease, no_lease,
+// lease_unreadable).
+LockVerdict::Kind lock_reason_kind(LockReason reason) noexcept;
+bool lock_reason_manual(LockReason reason) noexcept;
 
 // The judging run's own machine and how it checks a local pid.
 struct Here {
@@ -279,7 +293,10 @@ std::shared_ptr<const Here> this_machine_kept();
 LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant now, const Here& here);
 
 // One-line forms of a verdict: `<kind> <reason code> <why>`, and the JSON object
-// {"kind","reason","manualRemoval","why"} (reason as its code name).
+// {"kind","reason","manualRemoval","why"} (reason as its code name). The why may be
+// any bytes: the text writes it as text.hpp's c_text makes it (UTF-8 without NUL),
+// the JSON as utf8_text makes it (a NUL escaped), so it is valid JSON whatever the
+// why holds.
 std::string format_verdict_text(const LockVerdict& verdict);
 std::string format_verdict_json(const LockVerdict& verdict);
 

@@ -39,6 +39,9 @@ constexpr const char* kMarkerReasonHeader = "Nats-Marker-Reason";
 // Create-if-absent over delete markers retries while other writers keep moving the
 // key between its reads; past this it reports the race as lost.
 constexpr int kCreateTries = 16;
+// Tries of a conditional write on a replicated stream while other keys' writes keep
+// moving the stream's last sequence.
+constexpr int kSerialTries = 32;
 
 // A key listing fetches this many keys per request, or this many bytes of values.
 constexpr int kListBatch = 1024;
@@ -191,6 +194,7 @@ struct NatsStore::Connection {
   int64_t list_ms = 0;
   int64_t reconnect_ms = 0;
   bool direct_reads = false;
+  bool replicated = false;  // the bucket's stream has more than one replica
 
   // A connection and when it was last tried. Requests and scans use one; pipelined
   // writes another, so that their acknowledgements never queue behind a scan's
@@ -336,9 +340,10 @@ struct NatsStore::Connection {
 
   // Publish value (or, with marker, the delete marker) on key's subject, expecting
   // the subject's last sequence to be `last` (0: no expectation) or, with none_before,
-  // expecting the subject to hold no message.
+  // expecting the subject to hold no message; and, when stream_last is not 0, the
+  // whole stream's last sequence to be stream_last.
   Published publish(const Link& l, std::string_view key, std::string_view value, Revision last, bool none_before,
-                    bool marker) const {
+                    bool marker, Revision stream_last = 0) const {
     Published out;
     std::string subj = subject(key);
     jsPubOptions po;
@@ -350,6 +355,7 @@ struct NatsStore::Connection {
     } else {
       po.ExpectLastSubjectSeq = last;
     }
+    po.ExpectLastSeq = stream_last;
     PubAckHandle ack;
     MsgHandle msg;
     out.status = natsMsg_Create(&msg.p, subj.c_str(), nullptr, value.data(), static_cast<int>(value.size()));
@@ -357,6 +363,39 @@ struct NatsStore::Connection {
     if (out.status == NATS_OK) out.status = js_PublishMsg(&ack.p, l.js, msg.p, &po, &out.jerr);
     if (out.status == NATS_OK) out.revision = ack.p->Sequence;
     return out;
+  }
+
+  // The stream's last sequence, as its leader answers it.
+  natsStatus stream_last(const Link& l, Revision& out, jsErrCode& jerr) const {
+    StreamInfoHandle si;
+    natsStatus s = js_GetStreamInfo(&si.p, l.js, stream.c_str(), nullptr, &jerr);
+    if (s == NATS_OK) out = si.p->State.LastSeq;
+    return s;
+  }
+
+  // A write expecting key's last sequence to be last (> 0): update, delete, create
+  // on a delete marker. A replicated stream checks that expectation only before it
+  // proposes the write (nats-server before 2.9.21), so two writes expecting the same
+  // revision could both land. The stream-wide expectation is checked as writes are
+  // applied, in their order: so the write also expects the stream's last sequence,
+  // first the key's own revision (nothing written since), else the last sequence the
+  // stream's leader gives; a miss of the stream's expectation alone, the key still at
+  // last, is tried again.
+  Published conditional(const Link& l, std::string_view key, std::string_view value, Revision last, bool marker) const {
+    if (!replicated) return publish(l, key, value, last, false, marker);
+    Revision expected_stream = last;
+    Published p;
+    for (int attempt = 0; attempt < kSerialTries; ++attempt) {
+      p = publish(l, key, value, last, false, marker, expected_stream);
+      if (p.status == NATS_OK || p.jerr != JSStreamWrongLastSequenceErr) return p;
+      MsgHandle msg;
+      if (!last_message(l, key, msg).ok()) return p;
+      if (msg.p == nullptr || natsMsg_GetSequence(msg.p) != last) return p;  // the key moved
+      jsErrCode jerr = kNoJsError;
+      natsStatus s = stream_last(l, expected_stream, jerr);
+      if (s != NATS_OK) return Published{s, jerr, 0};
+    }
+    return p;
   }
 
   // Walk the last message of every key (markers included: visit tells) with an
@@ -598,6 +637,7 @@ Result<std::unique_ptr<NatsStore>> NatsStore::open(const NatsOptions& o) {
   } else if (si.p->Config == nullptr || si.p->Config->MaxMsgsPerSubject < 1) {
     return Error{Errc::store, fmt::format("the stream {} at {} is not a key/value bucket", c->stream, c->servers)};
   }
+  c->replicated = missing ? o.replicas > 1 : si.p->Config->Replicas > 1;
   return std::unique_ptr<NatsStore>(new NatsStore(std::move(c)));
 }
 
@@ -627,7 +667,7 @@ Result<Revision> NatsStore::update(std::string_view key, std::string_view value,
   }
   auto l = c_->live();
   if (!l.ok()) return std::move(l).error();
-  auto p = c_->publish(**l, key, value, revision, false, false);
+  auto p = c_->conditional(**l, key, value, revision, false);
   if (p.status == NATS_OK) return p.revision;
   if (p.jerr == JSStreamWrongLastSequenceErr) {
     return Error{Errc::changed, fmt::format("the key {} is no longer at revision {}", key, revision)};
@@ -652,7 +692,7 @@ Result<Revision> NatsStore::create(std::string_view key, std::string_view value)
     if (msg.p == nullptr) {
       p = c_->publish(**l, key, value, 0, true, false);  // purged meanwhile
     } else if (is_marker(msg.p)) {
-      p = c_->publish(**l, key, value, natsMsg_GetSequence(msg.p), false, false);
+      p = c_->conditional(**l, key, value, natsMsg_GetSequence(msg.p), false);
     } else {
       return Error{Errc::exists,
                    fmt::format("the key {} already holds a value (revision {})", key, natsMsg_GetSequence(msg.p))};
@@ -669,7 +709,7 @@ Status NatsStore::remove(std::string_view key, Revision revision) {
   }
   auto l = c_->live();
   if (!l.ok()) return std::move(l).error();
-  auto p = c_->publish(**l, key, {}, revision, false, true);
+  auto p = c_->conditional(**l, key, {}, revision, true);
   if (p.status == NATS_OK) return Status::success();
   if (p.jerr == JSStreamWrongLastSequenceErr) {
     return Status(Errc::changed, fmt::format("the key {} is no longer at revision {}", key, revision));
@@ -944,6 +984,9 @@ class NatsPipeline final : public WritePipeline {
 }  // namespace
 
 std::unique_ptr<WritePipeline> NatsStore::pipeline(const PipelineOptions& options) {
+  // A replicated bucket serializes every conditional write (see the header): each is
+  // sent when the one before it is applied, through update() and remove().
+  if (c_->replicated) return Store::pipeline(options);
   auto l = c_->live(&options.note, Connection::writes);
   if (!l.ok()) {
     // Every write sent through it fails at once, saying why.

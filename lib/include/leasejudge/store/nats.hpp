@@ -13,6 +13,15 @@
 //   Errc::changed (Errc::exists for create), never an overwrite and never an error
 //   text to parse. remove() publishes the KV delete marker with that expectation, so
 //   a write landing between the read and the delete is never deleted with it.
+// - On a replicated bucket (a cluster), the server checks a write's expected last
+//   subject sequence only before it proposes the write (nats-server before 2.9.21,
+//   Debian 12's 2.9.10 among them), so two writes expecting the same revision could
+//   both land: two holders of one lock. So there every write expecting a revision
+//   also expects the stream's last sequence, which the server checks as it applies
+//   writes, in order: first the key's own revision (nothing written since), else
+//   the last sequence the stream's leader reports, tried again while only other
+//   keys' writes move it. A create where the key holds no message needs neither: the
+//   server checks that one as it applies it.
 // - update() and remove() at revision 0 are Errc::changed without a request, as the
 //   memory store answers (no stored value is at revision 0): JetStream would take 0
 //   as "no expectation" and overwrite whatever the key holds.
@@ -118,7 +127,7 @@ class NatsStore final : public Store {
   // flight. Each acknowledgement is checked: a wrong last sequence is changed, a
   // refusal failed; no acknowledgement within request_timeout, or a connection lost
   // first, is unknown. Nothing is resent. An acknowledgement slower than a second is
-  // noted once.
+  // noted once. On a replicated bucket writes are serialized (above), one at a time.
   std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {}) override;
 
   // Write value whatever the key holds (a test's other writer, or seeding a bucket);
