@@ -1432,6 +1432,27 @@ static void case_lock_seed_forms(void) {
   REFUSED(lj_lock_body_parse(&out, &len, NULL, 5, &err), LJ_EINVAL);
   REFUSED(lj_lock_body_parse(NULL, &len, S("{}"), &err), LJ_EINVAL);
   CHECK(out == NULL);
+  {
+    lj_store_t *store = NULL;
+    lj_lock_t *lock = NULL;
+    uint64_t rev = 0;
+    CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
+    CHECK(lj_store_create(&rev, store, S("held"), S("{\"purpose\":\"p\",\"id\":\"a\"}"), NULL) == LJ_OK);
+    REFUSED(lj_lock_open(NULL, store, S("held"), S("a"), 0, &err), LJ_EINVAL);
+    REFUSED(lj_lock_open(&lock, NULL, S("held"), S("a"), 0, &err), LJ_EINVAL);
+    REFUSED(lj_lock_open(&lock, store, NULL, 4, S("a"), 0, &err), LJ_EINVAL);
+    REFUSED(lj_lock_open(&lock, store, S(""), S("a"), 0, &err), LJ_EINVAL);
+    REFUSED(lj_lock_open(&lock, store, S("held"), NULL, 0, 0, &err), LJ_EINVAL);
+    REFUSED(lj_lock_open(&lock, store, S("held"), S("a"), -1, &err), LJ_EINVAL);
+    REFUSED(lj_lock_open(&lock, store, S("none"), S("a"), 0, &err), LJ_ENOTFOUND);
+    REFUSED(lj_lock_open(&lock, store, S("held"), S("a\0"), 0, &err), LJ_ECHANGED);
+    REFUSED(lj_lock_open(&lock, store, S("held"), junk, BIG, 0, &err), LJ_ECHANGED);
+    CHECK(lock == NULL);
+    CHECK(lj_lock_open(&lock, store, S("held"), S("a"), 60000, NULL) == LJ_OK && lj_lock_revision(lock) == rev);
+    CHECK(lj_lock_release(lock, NULL) == LJ_OK);
+    lj_lock_destroy(lock);
+    lj_store_destroy(store);
+  }
   free(junk);
 }
 
@@ -1463,6 +1484,7 @@ static const struct symbol_case cases[] = {
     {"lj_execution_describe_args", case_lock_seed_forms},
     {"lj_process_alive", case_lock_seed_forms},
     {"lj_lock_body_parse", case_lock_seed_forms},
+    {"lj_lock_open", case_lock_seed_forms},
     {"lj_version", case_core},
     {"lj_version_number", case_core},
     {"lj_strerror", case_core},

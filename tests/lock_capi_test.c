@@ -503,8 +503,22 @@ static void test_bodies(void) {
   CHECK(lj_lock_body_new(&out, &len, S("up"), now_ms, &holder, NULL, 0, NULL) == LJ_OK);
   CHECK(out != NULL && strstr(out, "leaseUntil") == NULL);
   lj_free(out);
-  holder.version = 2;
+  holder.version = LJ_LOCK_HOLDER_VERSION + 1;
   CHECK(lj_lock_body_new(&out, &len, S("up"), now_ms, &holder, NULL, 0, NULL) == LJ_EVERSION);
+  /* Version 2's pid: the body names that process (its pid and owner token). */
+  holder.version = LJ_LOCK_HOLDER_VERSION;
+  holder.kind = LJ_LOCK_HOLDER_PROCESS;
+  holder.pid = (int32_t)getppid();
+  CHECK(lj_lock_body_new(&out, &len, S("up"), now_ms, &holder, NULL, 0, NULL) == LJ_OK);
+  {
+    char pid_field[32];
+    snprintf(pid_field, sizeof pid_field, "\"pid\":%d,", (int)getppid());
+    CHECK(out != NULL && strstr(out, pid_field) != NULL);
+  }
+  lj_free(out);
+  holder.pid = -3;
+  CHECK(lj_lock_body_new(&out, &len, S("up"), now_ms, &holder, NULL, 0, NULL) == LJ_EINVAL);
+  holder.pid = 0;
   CHECK(lj_lock_body_new(&out, &len, S("\xff"), now_ms, NULL, NULL, 0, NULL) == LJ_EINVAL);
   CHECK(lj_lock_body_new(&out, &len, NULL, 1, now_ms, NULL, NULL, 0, NULL) == LJ_EINVAL);
   CHECK(lj_lock_body_new(&out, &len, S("p"), LJ_LOCK_NOW, NULL, NULL, 0, NULL) == LJ_OK);

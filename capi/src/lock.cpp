@@ -161,8 +161,8 @@ const OptionsVersions<lj_lock_options_t, 1> lock_options_versions{
     "lj_lock_options_t", LJ_LOCK_OPTIONS_INIT, {sizeof(lj_lock_options_t)}};
 const OptionsVersions<lj_lock_here_t, 1> lock_here_versions{
     "lj_lock_here_t", LJ_LOCK_HERE_INIT, {sizeof(lj_lock_here_t)}};
-const OptionsVersions<lj_lock_holder_t, 1> lock_holder_versions{
-    "lj_lock_holder_t", LJ_LOCK_HOLDER_INIT, {sizeof(lj_lock_holder_t)}};
+const OptionsVersions<lj_lock_holder_t, 2> lock_holder_versions{
+    "lj_lock_holder_t", LJ_LOCK_HOLDER_INIT, {offsetof(lj_lock_holder_t, pid), sizeof(lj_lock_holder_t)}};
 
 // A call's options, read as their versions say; o.here points at here, or is NULL.
 struct LockCall {
@@ -293,7 +293,10 @@ void prepare(Judging& j, const LockCall& call) {
   }
 }
 
-int check_holder(const lj_lock_holder_t* in, leasejudge::LockHolder& out, lj_error_t** err) {
+// The holder, and the author its body names: this process, or holder->pid's.
+int check_holder(const lj_lock_holder_t* in, leasejudge::LockHolder& out, std::optional<leasejudge::BodyAuthor>& author,
+                 lj_error_t** err) {
+  author.reset();
   if (in == nullptr) {
     out = leasejudge::ProcessHolder{};
     return LJ_OK;
@@ -301,6 +304,12 @@ int check_holder(const lj_lock_holder_t* in, leasejudge::LockHolder& out, lj_err
   lj_lock_holder_t c;
   if (int rc = read_options(c, in, lock_holder_versions, err); rc != LJ_OK) return rc;
   const lj_lock_holder_t* holder = &c;
+  if (holder->pid < 0) return fail(err, LJ_EINVAL, "holder->pid is negative");
+  if (holder->pid > 0) {
+    auto of = leasejudge::author_of(holder->pid);
+    if (!of) return fail(err, of.error());
+    author = std::move(*of);
+  }
   switch (holder->kind) {
     case LJ_LOCK_HOLDER_NONE:
       out = std::monostate{};
@@ -490,8 +499,9 @@ LJ_API int lj_lock_body_new(char** out, size_t* out_len, const char* purpose, si
   if (int rc = check_time(now_ms, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
     leasejudge::LockHolder h;
-    if (int rc = check_holder(holder, h, err); rc != LJ_OK) return rc;
-    auto made = leasejudge::lock_body(p, instant_of(now_ms), h, i, leasejudge::this_author());
+    std::optional<leasejudge::BodyAuthor> author;
+    if (int rc = check_holder(holder, h, author, err); rc != LJ_OK) return rc;
+    auto made = leasejudge::lock_body(p, instant_of(now_ms), h, i, author ? *author : leasejudge::this_author());
     if (!made) return fail(err, made.error());
     return give(out, out_len, *made, err);
   });
@@ -598,7 +608,7 @@ LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, 
   if (int rc = check_options(opts, call, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
     leasejudge::LockRequest request;
-    if (int rc = check_holder(holder, request.holder, err); rc != LJ_OK) return rc;
+    if (int rc = check_holder(holder, request.holder, request.author, err); rc != LJ_OK) return rc;
     request.purpose = std::string(p);
     Judging j;
     prepare(j, call);
@@ -643,6 +653,27 @@ LJ_API int lj_lock_release(lj_lock_t* lock, lj_error_t** err) {
   return guard(err, [&] {
     leasejudge::Status released = leasejudge::release_lock(*lock->store, lock->lock);
     if (!released) return fail(err, released.error());
+    return LJ_OK;
+  });
+}
+
+LJ_API int lj_lock_open(lj_lock_t** out, lj_store_t* store, const char* key, size_t key_len, const char* id,
+                        size_t id_len, int64_t lease_ms, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  if (store == nullptr || store->store == nullptr) return fail(err, LJ_EINVAL, "store is NULL");
+  std::string_view k, i;
+  if (!view_of(key, key_len, k) || k.empty()) return fail(err, LJ_EINVAL, "key is empty");
+  if (!view_of(id, id_len, i) || i.empty()) return fail(err, LJ_EINVAL, "id is empty");
+  if (int rc = check_lease(lease_ms, err); rc != LJ_OK) return rc;
+  return guard(err, [&] {
+    auto held = leasejudge::held_lock(*store->store, k, i, lease_ms);
+    if (!held) return fail(err, held.error());
+    auto handle = std::make_unique<lj_lock_t>();
+    handle->store = store->store;
+    handle->lock = std::move(*held);
+    *out = handle.release();
     return LJ_OK;
   });
 }

@@ -417,6 +417,15 @@ BodyAuthor this_author() {
   return author;
 }
 
+Result<BodyAuthor> author_of(Pid pid) {
+  auto token = owner_token_of(pid);
+  if (!token) return Error{Errc::not_found, "pid " + std::to_string(pid) + " names no process"};
+  BodyAuthor author = this_author();
+  author.pid = static_cast<double>(pid);
+  author.owner = std::move(*token);
+  return author;
+}
+
 std::string new_acquisition_id() {
   uuid_t uuid;
   uuid_generate_random(uuid);

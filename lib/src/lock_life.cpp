@@ -124,6 +124,16 @@ Status release_lock(Store& store, const HeldLock& lock) {
   return removed;
 }
 
+Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view id, std::int64_t lease_ms) {
+  auto found = store.get(key);
+  if (!found) return std::move(found).error();
+  if (!found->has_value()) return Error{Errc::not_found, fmt::format("the lock {} is not held", key)};
+  const StoreEntry& entry = **found;
+  auto body = parse_lock_body(entry.value);
+  if (!body || body->id != id) return Error{Errc::changed, fmt::format("the lock {} is someone else's now", key)};
+  return HeldLock{std::string(key), std::string(id), entry.value, entry.revision, lease_ms};
+}
+
 // --- the heartbeat -------------------------------------------------------------------
 
 LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost,

@@ -20,19 +20,22 @@ same "help leasejudge exits 0" 0 $?
 check "help leasejudge shows the verbs" grep -q "lease touch|live|list" "$WORK/help"
 leasejudge --help >"$WORK/out" 2>"$WORK/err"
 same "leasejudge --help: exit 0" 0 $?
-check "leasejudge --help: the usage on stdout" grep -q "^usage: leasejudge lease" "$WORK/out"
+check "leasejudge --help: the verbs on stdout" grep -q "^  step sweep " "$WORK/out"
 leasejudge >"$WORK/out" 2>"$WORK/err"
 same "no verb: exit 2" 2 $?
-check "no verb: the usage on stderr" grep -q "^usage: leasejudge lease" "$WORK/err"
+check "no verb: the verbs on stderr" grep -q "^  step sweep " "$WORK/err"
 same "no verb: nothing on stdout" "" "$(cat "$WORK/out")"
 leasejudge bogus >"$WORK/out" 2>"$WORK/err"
 same "an unknown verb: exit 2" 2 $?
-check "an unknown verb: named, then the usage" grep -q "leasejudge: unknown verb: bogus" "$WORK/err"
+same "an unknown verb: one line naming it and the hint" "leasejudge: unknown verb bogus (see leasejudge --help)" \
+  "$(cat "$WORK/err")"
 for bad in "identity abc" "identity 1 2" "identity 0" "identity -5" "identity 2147483648" "owner x" \
   "machine-id x" "version x"; do
   # shellcheck disable=SC2086
   leasejudge $bad >/dev/null 2>"$WORK/err"
-  same "leasejudge $bad: usage, exit 2" "2 1" "$? $(grep -c '^usage:' "$WORK/err")"
+  # One line: what is wrong, and the hint to the verb's --help.
+  same "leasejudge $bad: usage, exit 2" "2 1 1" \
+    "$? $(wc -l <"$WORK/err") $(grep -c "^leasejudge ${bad%% *}: .* (see leasejudge ${bad%% *} --help)$" "$WORK/err")"
 done
 
 # --- identity, owner, machine-id, version -----------------------------------------------------
@@ -42,19 +45,21 @@ same "identity PID" "$(ident 1)" "$(leasejudge identity 1)"
 (leasejudge identity >"$WORK/subshell")
 same "identity in a subshell is still \$\$'s" "$(ident $$)" "$(cat "$WORK/subshell")"
 dead_pid
-out=$(leasejudge identity "$REPLY")
+out=$(leasejudge identity "$REPLY" 2>"$WORK/err")
 same "identity of a dead pid: nothing, exit 1" "1 " "$? $out"
+same "... and a message" "leasejudge identity: pid $REPLY has no identity (no such process, or its start cannot be read)" \
+  "$(cat "$WORK/err")"
 owner=$(leasejudge owner)
 check "owner: <boot id>.<pid>.<start base 36>" matches "$owner" "^$BOOT_ID\\.$$\\.[0-9a-z]+$"
 start_ms=$(( $(awk '/^btime/ {print $2}' /proc/stat) * 1000 + $(ident $$ | awk '{print $3}') * 1000 / $(getconf CLK_TCK) ))
 same "owner: the start is the kernel's, in ms base 36" "$start_ms" "$((36#${owner##*.}))"
-out=$(leasejudge owner "$REPLY")
+out=$(leasejudge owner "$REPLY" 2>/dev/null)
 same "owner of a dead pid: nothing, exit 1" "1 " "$? $out"
 mid=$(leasejudge machine-id)
 rc=$?
 if [ $rc -eq 0 ]; then check "machine-id: 32 lowercase hex" matches "$mid" "^[0-9a-f]{32}$"
 else same "machine-id: none here, exit 1 and nothing printed" "1 " "$rc $mid"; fi
-out=$(CLOUD_RUN_EXECUTION=x leasejudge machine-id)
+out=$(CLOUD_RUN_EXECUTION=x leasejudge machine-id 2>/dev/null)
 same "machine-id under Cloud Run: none" "1 " "$? $out"
 check "version: MAJOR.MINOR.PATCH" matches "$(leasejudge version)" "^[0-9]+\\.[0-9]+\\.[0-9]+$"
 

@@ -49,11 +49,15 @@ head -c 10485760 /dev/zero | tr '\0' x >"$WORK/big"
 out=$(leasejudge lock judge "$WORK/big" 2>&1)
 rc=$?
 same "a 10 MB body: held, not readable, exit 1" "held not_readable 1" "$(echo "$out" | cut -d' ' -f1,2) $rc"
-for bad in "--now bogus" "--now" "--zz" "a b" "nosuch-file"; do
+for bad in "--now bogus" "--now" "--zz" "a b" "--now 2024-05-01"; do
   # shellcheck disable=SC2086
   out=$(cd "$WORK" && leasejudge lock judge $bad 2>"$WORK/err" </dev/null)
   same "lock judge $bad: exit 2" "2 " "$? $out"
 done
+# A body that cannot be read gives no verdict: unknown, never break.
+out=$(cd "$WORK" && leasejudge lock judge nosuch-file 2>"$WORK/err" </dev/null)
+same "lock judge nosuch-file: unknown, exit 3" "3 " "$? $out"
+same "... saying why" "leasejudge lock judge: nosuch-file: No such file or directory" "$(cat "$WORK/err")"
 for bad in "" "bogus"; do
   # shellcheck disable=SC2086
   leasejudge lock $bad >/dev/null 2>&1
@@ -78,7 +82,7 @@ not json
 EOF
 restart='"why":"the build module restarted while it ran"'
 malformed='{"key":null,"action":"leave","reason":"malformed","why":"the line is not one JSON value","malformed":"the line is not one JSON value"}'
-expected='{"key":"n1.a","action":"end","reason":"owner-not-self",'$restart'}
+expected='{"key":"n1.a","action":"end","reason":"owner-gone",'$restart'}
 {"key":"n1.b","action":"leave","reason":"not-running","why":"the step is not running"}
 {"key":"n2.c","action":"leave","reason":"other-node","why":"the key is no step key of this node"}
 '$malformed'
@@ -88,10 +92,13 @@ expected='{"key":"n1.a","action":"end","reason":"owner-not-self",'$restart'}
 {"key":"n1.g","action":"leave","reason":"no-value","why":"the key holds no value"}
 {"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","action":"end","reason":"ask-past-bound","why":"past the step bound: its asker stopped waiting at 2024-05-01T11:00:00Z"}
 rc=0'
+# Without --owner: the shell's token and start, and the rule provably-dead (pid 1 with
+# another start is proven gone; the shell's own step is left).
 same "step plan: one line per key in order; the shell's token and start as defaults" "$expected" \
   "$(run leasejudge step plan --node n1 --now 2024-05-01T12:00:00Z "$WORK/steps.jsonl")"
-same "... and the summary on stderr" \
-  "step plan: 8 keys: 3 end, 0 delete, 3 leave, 1 no-step, 1 other-node, 1 malformed lines" "$(cat "$WORK/err")"
+same "... and the rule, and the summary, on stderr" \
+  "leasejudge step plan: rule provably-dead (no --owner): only owners proven gone (dead, recycled, rebooted) are ended, never a step whose owner is alive on this node
+step plan: 8 keys: 3 end, 0 delete, 3 leave, 1 no-step, 1 other-node, 1 malformed lines" "$(cat "$WORK/err")"
 (leasejudge step plan --node n1 --now 2024-05-01T12:00:00Z <"$WORK/steps.jsonl" >"$WORK/sub.out" 2>/dev/null)
 same "from stdin, in a subshell: still the shell's token" "$expected" "$(cat "$WORK/sub.out"; echo rc=0)"
 expected='{"key":"n1.a","action":"end","reason":"owner-gone",'$restart'}
@@ -117,17 +124,21 @@ for ((i = 0; i < copies; i++)); do printf '%s\n' "${expected%$'\n'rc=0}"; done >
 same "a state of $(($(wc -c <"$WORK/big.jsonl") / 1024)) KiB through a pipe: every answer, in order" "same" \
   "$(cmp -s "$WORK/big.expected" "$WORK/big.out" && echo same || echo "differ: $(cmp "$WORK/big.expected" "$WORK/big.out" 2>&1)")"
 same "... and the summary of all" \
-  "step plan: $((8 * copies)) keys: $copies end, 0 delete, $((5 * copies)) leave, $copies no-step, $copies other-node, $copies malformed lines" \
+  "leasejudge step plan: rule provably-dead: only owners proven gone (dead, recycled, rebooted) are ended
+step plan: $((8 * copies)) keys: $copies end, 0 delete, $((5 * copies)) leave, $copies no-step, $copies other-node, $copies malformed lines" \
   "$(cat "$WORK/big.err")"
 same "an empty input: no lines" "rc=0" "$(run leasejudge step plan --node n1 </dev/null)"
 same "... and a summary of none" \
-  "step plan: 0 keys: 0 end, 0 delete, 0 leave, 0 no-step, 0 other-node, 0 malformed lines" "$(cat "$WORK/err")"
+  "step plan: 0 keys: 0 end, 0 delete, 0 leave, 0 no-step, 0 other-node, 0 malformed lines" "$(tail -1 "$WORK/err")"
 for bad in "" "--node" "--node n1 --rule x" "--node n1 --bound 0" "--node n1 --bound 1x" "--node n1 --before yesterday" \
-  "--node n1 --now x" "--node n1 --zz" "--node n1 a b" "--node n1 nosuch-file"; do
+  "--node n1 --now x" "--node n1 --zz" "--node n1 a b" "--node n1 --before 2024-06-01"; do
   # shellcheck disable=SC2086
   (cd "$WORK" && leasejudge step plan $bad >/dev/null 2>&1 </dev/null)
   same "step plan $bad: exit 2" 2 $?
 done
+(cd "$WORK" && leasejudge step plan --node n1 nosuch-file >/dev/null 2>"$WORK/err" </dev/null)
+same "step plan nosuch-file: a failure, exit 7" 7 $?
+same "... saying why" "leasejudge step plan: nosuch-file: No such file or directory" "$(cat "$WORK/err")"
 leasejudge step bogus >/dev/null 2>&1
 same "step bogus: exit 2" 2 $?
 

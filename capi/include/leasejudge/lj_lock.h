@@ -211,15 +211,19 @@ typedef enum lj_lock_holder_kind_t {
   LJ_LOCK_HOLDER_EXECUTION = 2 /* lease_ms is its longest run; execution names it */
 } lj_lock_holder_kind_t;
 
-#define LJ_LOCK_HOLDER_VERSION 1
+#define LJ_LOCK_HOLDER_VERSION 2
 typedef struct lj_lock_holder_t {
   uint32_t version;
   int kind; /* lj_lock_holder_kind_t */
   int64_t lease_ms; /* >= 0 */
   lj_execution_ref_t execution;
+  /* Version 2. The process of this machine the body names (pid, owner token): 0 for
+   * this process; another for a command taking a lock for the shell that ran it.
+   * LJ_ENOTFOUND when it names no process. */
+  int32_t pid;
 } lj_lock_holder_t;
 #define LJ_LOCK_HOLDER_INIT \
-  {LJ_LOCK_HOLDER_VERSION, LJ_LOCK_HOLDER_PROCESS, LJ_LOCK_PROCESS_LEASE_MS, {NULL, 0, NULL, 0, NULL, 0}}
+  {LJ_LOCK_HOLDER_VERSION, LJ_LOCK_HOLDER_PROCESS, LJ_LOCK_PROCESS_LEASE_MS, {NULL, 0, NULL, 0, NULL, 0}, 0}
 LJ_API int lj_lock_holder_init(lj_lock_holder_t *holder, uint32_t version);
 
 /* A new body for this process taking a lock: purpose, id (NULL or empty: a fresh
@@ -297,6 +301,12 @@ LJ_API int lj_lock_id(char **out, size_t *out_len, const lj_lock_t *lock, lj_err
 LJ_API int lj_lock_body(char **out, size_t *out_len, const lj_lock_t *lock, lj_error_t **err);
 /* Forget the handle (the lock stays in the store: release it first). NULL: nothing. */
 LJ_API void lj_lock_destroy(lj_lock_t *lock);
+/* A handle for the lock at key while its body is the one with acquisition id `id`
+ * (lj_lock_id of the acquisition), to renew or release a lock taken before, by
+ * another process or run: lease_ms is its lease for renewal (0: none). LJ_ENOTFOUND:
+ * no lock; LJ_ECHANGED: someone else's body now. */
+LJ_API int lj_lock_open(lj_lock_t **out, lj_store_t *store, const char *key, size_t key_len, const char *id,
+                        size_t id_len, int64_t lease_ms, lj_error_t **err);
 
 #ifdef __cplusplus
 }

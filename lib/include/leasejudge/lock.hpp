@@ -136,6 +136,10 @@ struct BodyAuthor {
 // This process: the host name and machine id of this_machine_evidence(), getpid()
 // and its owner token.
 BodyAuthor this_author();
+// Another process of this machine (a command taking a lock for the shell that ran
+// it): this machine's host and machine id, pid and the owner token of pid.
+// Errc::not_found when pid names no process.
+Result<BodyAuthor> author_of(Pid pid);
 
 // A fresh acquisition id: a random UUID, lowercase (libuuid).
 std::string new_acquisition_id();
@@ -348,6 +352,11 @@ Status renew_lock(Store& store, HeldLock& lock, Instant now);
 // Remove the lock while its body's id is still ours. Errc::not_found: no lock;
 // Errc::changed: someone else's body, or it moved while we looked.
 Status release_lock(Store& store, const HeldLock& lock);
+
+// The lock at key while its body is the one with acquisition id `id`, for renewing
+// or releasing a lock taken before (by another run of the command). lease_ms is its
+// lease for renewal. Errc::not_found: no lock; Errc::changed: someone else's body.
+Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view id, std::int64_t lease_ms);
 
 // The heartbeat: renews a held lock every third of its lease on a thread of its
 // own until stopped or lost. on_lost runs once, on that thread, when a renewal

@@ -1,0 +1,277 @@
+// The command's machinery (command.hpp): speaking, exit codes, arguments, stores.
+#include "command.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace leasejudge::cli {
+
+void Context::out(std::string_view line) const {
+  progress_done();
+  std::fwrite(line.data(), 1, line.size(), host_.out);
+  std::fputc('\n', host_.out);
+}
+
+void Context::err_line(std::string_view line) const {
+  progress_done();
+  std::fflush(host_.out);  // the two keep their order on a shared terminal or file
+  std::fwrite(line.data(), 1, line.size(), host_.err);
+  std::fputc('\n', host_.err);
+  std::fflush(host_.err);
+}
+
+void Context::note(std::string_view line) const {
+  err_line(fmt::format("leasejudge {}: {}", verb_.path, line));
+}
+
+void Context::progress(std::string_view line) const {
+  if (!host_.err_is_tty) return;
+  fmt::print(host_.err, "\r\x1b[K{}", line);
+  std::fflush(host_.err);
+  progress_shown_ = true;
+}
+
+void Context::progress_done() const {
+  if (!progress_shown_) return;
+  fmt::print(host_.err, "\r\x1b[K");
+  std::fflush(host_.err);
+  progress_shown_ = false;
+}
+
+int Context::usage(std::string_view what) const {
+  err_line(fmt::format("leasejudge {}: {} (see leasejudge {} --help)", verb_.path, what, verb_.path));
+  return exit_usage;
+}
+
+int Context::failed(std::string_view doing, int code, lj_error_t* err) const {
+  std::string message = err != nullptr ? lj_error_message(err) : "";
+  lj_error_destroy(err);
+  note(fmt::format("{}: {}{}{}", doing, lj_strerror(code), message.empty() ? "" : ": ", message));
+  return exit_of(code);
+}
+
+int exit_of(int code) {
+  switch (code) {
+    case LJ_OK:
+      return exit_ok;
+    case LJ_EINVAL:
+    case LJ_EVERSION:
+      return exit_usage;
+    case LJ_ESTORE:
+      return exit_store;
+    case LJ_ECHANGED:
+      return exit_changed;
+    case LJ_ETIMEOUT:
+      return exit_unknown;
+    case LJ_ENOTFOUND:
+    case LJ_EREFUSED:
+    case LJ_EEXISTS:
+    case LJ_EBUSY:
+      return exit_no;
+    case LJ_EUSER:
+      return exit_interrupted;
+    default:
+      return exit_failed;
+  }
+}
+
+std::string quote(std::string_view text) {
+  char* out = nullptr;
+  size_t len = 0;
+  if (lj_json_quote(&out, &len, text.data(), text.size(), nullptr) != LJ_OK) return "\"\"";
+  std::string q(out, len);
+  lj_free(out);
+  return q;
+}
+
+std::optional<std::int64_t> time_arg(std::string_view text) {
+  int64_t ns = 0;
+  if (lj_step_time_parse(&ns, text.data(), text.size(), nullptr) != LJ_OK) return std::nullopt;
+  return ns;
+}
+
+std::optional<std::int64_t> duration_ms_arg(std::string_view text) {
+  std::int64_t n = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || p == text.data() || n < 0) return std::nullopt;
+  std::string_view unit(p, static_cast<std::size_t>(text.data() + text.size() - p));
+  std::int64_t scale = unit.empty() || unit == "s" ? 1000
+                       : unit == "ms"              ? 1
+                       : unit == "m"               ? 60000
+                       : unit == "h"               ? 3600000
+                                                   : 0;
+  if (scale == 0 || n > INT64_MAX / scale) return std::nullopt;
+  return n * scale;
+}
+
+std::optional<std::int32_t> pid_arg(std::string_view text) {
+  std::int32_t pid = 0;
+  if (text.empty() || text[0] < '0' || text[0] > '9') return std::nullopt;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
+  if (ec != std::errc() || p != text.data() + text.size() || pid <= 0) return std::nullopt;
+  return pid;
+}
+
+std::optional<std::uint64_t> count_arg(std::string_view text, std::uint64_t max) {
+  std::uint64_t n = 0;
+  if (text.empty() || text[0] < '0' || text[0] > '9') return std::nullopt;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || p != text.data() + text.size() || n == 0 || n > max) return std::nullopt;
+  return n;
+}
+
+std::optional<std::string> read_input(const Context& cx, const std::optional<std::string>& path, std::size_t max) {
+  int fd = 0;
+  bool own = path && *path != "-";
+  if (own) {
+    fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      cx.note(fmt::format("{}: {}", *path, std::strerror(errno)));
+      return std::nullopt;
+    }
+  }
+  std::string data;
+  char buf[65536];
+  for (;;) {
+    ssize_t got = ::read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR && !cx.interrupted()) continue;
+    if (got < 0) {
+      cx.note(fmt::format("{}: {}", own ? *path : std::string("stdin"), std::strerror(errno)));
+      if (own) ::close(fd);
+      return std::nullopt;
+    }
+    if (got == 0) break;
+    if (data.size() + static_cast<std::size_t>(got) > max) {
+      cx.note(fmt::format("{}: larger than {} bytes", own ? *path : std::string("stdin"), max));
+      if (own) ::close(fd);
+      return std::nullopt;
+    }
+    data.append(buf, static_cast<std::size_t>(got));
+  }
+  if (own) ::close(fd);
+  return data;
+}
+
+// --- stores ------------------------------------------------------------------------------
+
+const std::vector<Option> store_options = {
+    {"--store", "URL", "the store: mem:, file:DIR, nats://[user:pass@]host:port[,host:port...]/BUCKET"},
+    {"--creds", "FILE", "NATS: a credentials file (user JWT and nkey seed)"},
+    {"--tls-ca", "FILE", "NATS: the CA that verifies the server"},
+    {"--tls-cert", "FILE", "NATS: this client's certificate"},
+    {"--tls-key", "FILE", "NATS: this client's key"},
+    {"--create-bucket", nullptr, "NATS: create the bucket when it is missing"},
+};
+
+const std::vector<Option> rule_options = {
+    {"--owner", "TOKEN", "this process's owner token (default: this shell's; none: rule provably-dead)"},
+    {"--before", "TIME",
+     "a step with no owner started before it was a previous process's (default: this shell's start)"},
+    {"--now", "TIME", "now (RFC 3339; default: the clock)"},
+    {"--bound", "SECONDS", "how long an asker waits for its ask (default 3600)"},
+    {"--rule", "RULE", "not-self (every other owner is gone) or provably-dead (only owners proven gone)"},
+};
+
+namespace {
+
+// nats://[user:pass@]host:port[,host:port...]/BUCKET as the server list (each URL
+// carrying the first one's user and password) and the bucket.
+bool nats_url(std::string_view url, std::string& servers, std::string& bucket, bool& tls) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return false;
+  std::string_view scheme = url.substr(0, scheme_end);
+  tls = scheme == "tls";
+  std::string_view rest = url.substr(scheme_end + 3);
+  auto slash = rest.rfind('/');
+  if (slash == std::string_view::npos || slash + 1 == rest.size()) return false;
+  bucket = std::string(rest.substr(slash + 1));
+  std::string_view hosts = rest.substr(0, slash);
+  std::string_view userinfo;
+  if (auto at = hosts.find('@'); at != std::string_view::npos && at < hosts.find(',')) {
+    userinfo = hosts.substr(0, at);
+    hosts.remove_prefix(at + 1);
+  }
+  servers.clear();
+  while (!hosts.empty()) {
+    auto comma = hosts.find(',');
+    std::string_view h = hosts.substr(0, comma);
+    if (h.empty()) return false;
+    if (!servers.empty()) servers += ',';
+    servers += fmt::format("{}://", scheme);
+    if (!userinfo.empty() && h.find('@') == std::string_view::npos) servers += fmt::format("{}@", userinfo);
+    servers += h;
+    if (comma == std::string_view::npos) break;
+    hosts.remove_prefix(comma + 1);
+  }
+  return !servers.empty();
+}
+
+// The URL as messages show it: a user and password replaced by ***.
+std::string shown(std::string_view url) {
+  auto scheme = url.find("://");
+  auto at = url.find('@');
+  if (scheme == std::string_view::npos || at == std::string_view::npos || at < scheme) return std::string(url);
+  return fmt::format("{}***{}", url.substr(0, scheme + 3), url.substr(at));
+}
+
+}  // namespace
+
+lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
+  auto url = args.value("--store");
+  if (!url) {
+    *exit = cx.usage("--store URL is required");
+    return nullptr;
+  }
+  lj_store_t* store = nullptr;
+  lj_error_t* err = nullptr;
+  int rc;
+  std::string_view u = *url;
+  if (u == "mem:") {
+    rc = lj_store_memory_open(&store, &err);
+  } else if (u.substr(0, 5) == "file:") {
+    std::string_view dir = u.substr(5);
+    if (dir.empty()) {
+      *exit = cx.usage("file: names no directory");
+      return nullptr;
+    }
+    rc = lj_store_file_open(&store, dir.data(), dir.size(), &err);
+  } else if (u.substr(0, 7) == "nats://" || u.substr(0, 6) == "tls://") {
+    std::string servers, bucket;
+    bool tls = false;
+    if (!nats_url(u, servers, bucket, tls)) {
+      *exit = cx.usage(fmt::format("{} is not nats://[user:pass@]host:port[,host:port...]/BUCKET", shown(u)));
+      return nullptr;
+    }
+    lj_nats_options_t o = LJ_NATS_OPTIONS_INIT;
+    o.urls = servers.data();
+    o.urls_len = servers.size();
+    o.bucket = bucket.data();
+    o.bucket_len = bucket.size();
+    o.tls = tls ? 1 : 0;
+    auto creds = args.value("--creds"), ca = args.value("--tls-ca"), cert = args.value("--tls-cert"),
+         key = args.value("--tls-key");
+    auto set = [](const std::optional<std::string>& v, const char*& p, size_t& n) {
+      if (v) p = v->data(), n = v->size();
+    };
+    set(creds, o.credentials_file, o.credentials_file_len);
+    set(ca, o.tls_ca_file, o.tls_ca_file_len);
+    set(cert, o.tls_cert_file, o.tls_cert_file_len);
+    set(key, o.tls_key_file, o.tls_key_file_len);
+    o.create_bucket = args.has("--create-bucket") ? 1 : 0;
+    rc = lj_nats_store_open(&store, &o, &err);
+  } else {
+    *exit = cx.usage(fmt::format("{} names no store (mem:, file:DIR, nats://host:port/BUCKET)", shown(u)));
+    return nullptr;
+  }
+  if (rc != LJ_OK) {
+    *exit = cx.failed(fmt::format("opening {}", shown(u)), rc, err);
+    return nullptr;
+  }
+  return store;
+}
+
+}  // namespace leasejudge::cli

@@ -1,0 +1,56 @@
+// The leasejudge command: the verbs of verbs.cpp, for any shell, a cron job or a
+// service. "This shell" is the process that ran the command (its parent): the lease
+// `lease touch` writes and the lock `lock acquire` takes are the caller's, as the
+// builtin's are its shell's. SIGINT and SIGTERM stop a wait or a sweep between writes.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+
+#include "cli.h"
+#include "leasejudge.h"
+
+extern char** environ;
+
+namespace {
+
+volatile sig_atomic_t stop_signal = 0;
+
+void on_signal(int sig) {
+  stop_signal = sig;
+}
+
+int interrupted(void*) {
+  return stop_signal != 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (lj_version_number() / 10000 != LJ_VERSION_MAJOR) {
+    std::fprintf(stderr, "leasejudge: libleasejudge %s does not match this command's ABI %d\n", lj_version(),
+                 LJ_VERSION_MAJOR);
+    return 7;
+  }
+  // No SA_RESTART: a blocking read returns EINTR, so the verb sees the stop.
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  lj_cli_host_t host{};
+  host.out = stdout;
+  host.err = stderr;
+  host.self_pid = static_cast<int32_t>(getppid());
+  host.environment = const_cast<const char* const*>(environ);
+  host.interrupted = interrupted;
+  host.err_is_tty = isatty(2);
+#if defined(LEASEJUDGE_SOURCE_DIR) && defined(LEASEJUDGE_BUILD_DIR)
+  host.source_dir = LEASEJUDGE_SOURCE_DIR;
+  host.build_dir = LEASEJUDGE_BUILD_DIR;
+#endif
+  int rc = lj_cli_run(&host, argc - 1, argv + 1);
+  if (rc == 130 && stop_signal != 0) rc = 128 + stop_signal;
+  return rc;
+}

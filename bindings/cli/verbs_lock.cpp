@@ -1,0 +1,253 @@
+// The lock verbs: judge, acquire, renew, release.
+#include "command.hpp"
+
+namespace leasejudge::cli {
+
+namespace {
+
+struct StoreHandle {
+  lj_store_t* p = nullptr;
+  ~StoreHandle() { lj_store_destroy(p); }
+};
+struct LockHandle {
+  lj_lock_t* p = nullptr;
+  ~LockHandle() { lj_lock_destroy(p); }
+};
+
+std::string taken(char* p, size_t n) {
+  std::string s(p != nullptr ? std::string(p, n) : std::string());
+  lj_free(p);
+  return s;
+}
+
+// --now TIME as ms since the epoch (one time syntax for every verb: RFC 3339).
+int now_of(const Context& cx, const Args& args, int64_t& now_ms) {
+  now_ms = LJ_LOCK_NOW;
+  if (auto now = args.value("--now")) {
+    auto ns = time_arg(*now);
+    if (!ns) return cx.usage(fmt::format("--now {} is no RFC 3339 time", *now));
+    now_ms = *ns / 1000000 - (*ns % 1000000 < 0 ? 1 : 0);  // rounded down, as toISOString reads it
+  }
+  return exit_ok;
+}
+
+int lease_of(const Context& cx, const Args& args, int64_t& lease_ms) {
+  lease_ms = LJ_LOCK_PROCESS_LEASE_MS;
+  if (auto lease = args.value("--lease")) {
+    auto ms = duration_ms_arg(*lease);
+    if (!ms || *ms == 0 || *ms > 86400000)
+      return cx.usage(fmt::format("--lease {} is no duration of up to a day", *lease));
+    lease_ms = *ms;
+  }
+  return exit_ok;
+}
+
+// The verdict written as the verb writes it, and its exit: 0 break, 1 held, 3 unknown.
+int say_verdict(Context& cx, lj_lock_verdict_t& v) {
+  char* text = nullptr;
+  size_t len = 0;
+  lj_error_t* err = nullptr;
+  int rc = cx.json ? lj_lock_verdict_json(&text, &len, &v, &err) : lj_lock_verdict_text(&text, &len, &v, &err);
+  int exit = v.kind == LJ_LOCK_BREAK ? exit_ok : v.kind == LJ_LOCK_HELD ? exit_no : exit_unknown;
+  lj_lock_verdict_clear(&v);
+  if (rc != LJ_OK) {
+    cx.failed("the verdict", rc, err);
+    return exit_unknown;  // never "break" on that
+  }
+  cx.out(taken(text, len));
+  return exit;
+}
+
+// lock judge [FILE|-] | --store URL KEY
+int run_judge(Context& cx, const Args& args) {
+  int64_t now_ms;
+  if (int rc = now_of(cx, args, now_ms); rc != exit_ok) return rc;
+  std::string body;
+  if (args.has("--store")) {
+    if (args.operands.size() != 1) return cx.usage("with --store, one KEY is required");
+    int exit = exit_ok;
+    StoreHandle store;
+    if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
+    char* value = nullptr;
+    size_t len = 0;
+    uint64_t revision = 0;
+    lj_error_t* err = nullptr;
+    const std::string& key = args.operands[0];
+    int rc = lj_store_get(&value, &len, &revision, store.p, key.data(), key.size(), &err);
+    if (rc == LJ_ENOTFOUND) {
+      lj_error_destroy(err);
+      cx.note(fmt::format("no lock at {}", key));
+      return exit_no;
+    }
+    if (rc != LJ_OK) {
+      cx.failed(fmt::format("reading {}", key), rc, err);
+      return exit_unknown;
+    }
+    body = taken(value, len);
+  } else {
+    if (args.operands.size() > 1) return cx.usage(fmt::format("one FILE at most, not also {}", args.operands[1]));
+    std::optional<std::string> path;
+    if (!args.operands.empty()) path = args.operands[0];
+    auto read = read_input(cx, path);
+    if (!read) return exit_unknown;
+    body = std::move(*read);
+  }
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  opts.gcloud_env = const_cast<char* const*>(cx.host().environment);
+  lj_lock_verdict_t v{};
+  lj_error_t* err = nullptr;
+  int rc = lj_lock_judge(&v, body.data(), body.size(), now_ms, &opts, &err);
+  if (rc != LJ_OK) {
+    cx.failed("lock judge", rc, err);
+    return rc == LJ_EINVAL ? exit_usage : exit_unknown;  // no verdict: never "break"
+  }
+  return say_verdict(cx, v);
+}
+
+// lock acquire --store URL KEY: the lock for this shell (--pid), once.
+int run_acquire(Context& cx, const Args& args) {
+  if (args.operands.size() != 1) return cx.usage("one KEY is required");
+  const std::string& key = args.operands[0];
+  int64_t now_ms, lease_ms;
+  if (int rc = now_of(cx, args, now_ms); rc != exit_ok) return rc;
+  if (int rc = lease_of(cx, args, lease_ms); rc != exit_ok) return rc;
+  int32_t pid = cx.host().self_pid;
+  if (auto p = args.value("--pid")) {
+    auto parsed = pid_arg(*p);
+    if (!parsed) return cx.usage(fmt::format("--pid {} is not a pid", *p));
+    pid = *parsed;
+  }
+  std::string purpose = args.value("--purpose").value_or(fmt::format("leasejudge lock {} (pid {})", key, pid));
+  int exit = exit_ok;
+  StoreHandle store;
+  if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
+  lj_lock_holder_t holder = LJ_LOCK_HOLDER_INIT;
+  holder.lease_ms = lease_ms;
+  holder.pid = pid;
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  opts.gcloud_env = const_cast<char* const*>(cx.host().environment);
+  LockHandle lock;
+  lj_lock_acquisition_t a{};
+  lj_error_t* err = nullptr;
+  int rc = lj_lock_acquire(&lock.p, &a, store.p, key.data(), key.size(), purpose.data(), purpose.size(), &holder,
+                           now_ms, &opts, &err);
+  if (rc != LJ_OK) return cx.failed(fmt::format("acquiring {}", key), rc, err);
+  std::string why = a.has_verdict && a.verdict.why != nullptr ? std::string(a.verdict.why, a.verdict.why_len) : "";
+  int outcome = a.outcome;
+  uint64_t broke = a.broke_at;
+  lj_lock_acquisition_clear(&a);
+  switch (outcome) {
+    case LJ_ACQUIRE_ACQUIRED: {
+      char* id = nullptr;
+      size_t n = 0;
+      lj_lock_id(&id, &n, lock.p, nullptr);
+      std::string id_text = taken(id, n);
+      uint64_t token = lj_lock_revision(lock.p);
+      if (cx.json)
+        cx.out(fmt::format(
+            R"({{"key":{},"outcome":"acquired","revision":{},"id":{},"pid":{},"lease_ms":{},"broke_at":{}}})",
+            quote(key), token, quote(id_text), pid, lease_ms, broke));
+      else
+        cx.out(fmt::format("acquired {}: fencing token {}, id {}{}", key, token, id_text,
+                           broke != 0 ? fmt::format(" (broke the body at revision {}: {})", broke, why) : ""));
+      return exit_ok;
+    }
+    case LJ_ACQUIRE_HELD:
+    case LJ_ACQUIRE_UNKNOWN: {
+      const char* name = outcome == LJ_ACQUIRE_HELD ? "held" : "unknown";
+      if (cx.json)
+        cx.out(fmt::format(R"({{"key":{},"outcome":"{}","why":{}}})", quote(key), name, quote(why)));
+      else
+        cx.out(fmt::format("{} {}: {}", name, key, why));
+      return outcome == LJ_ACQUIRE_HELD ? exit_no : exit_unknown;
+    }
+    default:
+      if (cx.json)
+        cx.out(fmt::format(R"({{"key":{},"outcome":"lost-race","why":"another writer moved the key meanwhile"}})",
+                           quote(key)));
+      else
+        cx.out(fmt::format("lost the race for {}: another writer moved the key meanwhile", key));
+      return exit_changed;
+  }
+}
+
+// The lock taken before under --id ID, for renew and release.
+int open_held(Context& cx, const Args& args, StoreHandle& store, LockHandle& lock, std::string& key, int64_t lease_ms) {
+  if (args.operands.size() != 1) return cx.usage("one KEY is required");
+  key = args.operands[0];
+  auto id = args.value("--id");
+  if (!id || id->empty()) return cx.usage("--id ID is required (the id lock acquire gave)");
+  int exit = exit_ok;
+  if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
+  lj_error_t* err = nullptr;
+  int rc = lj_lock_open(&lock.p, store.p, key.data(), key.size(), id->data(), id->size(), lease_ms, &err);
+  if (rc != LJ_OK) return cx.failed(fmt::format("the lock {}", key), rc, err);
+  return exit_ok;
+}
+
+int run_renew(Context& cx, const Args& args) {
+  int64_t now_ms, lease_ms;
+  if (int rc = now_of(cx, args, now_ms); rc != exit_ok) return rc;
+  if (int rc = lease_of(cx, args, lease_ms); rc != exit_ok) return rc;
+  StoreHandle store;
+  LockHandle lock;
+  std::string key;
+  if (int rc = open_held(cx, args, store, lock, key, lease_ms); rc != exit_ok) return rc;
+  lj_error_t* err = nullptr;
+  int rc = lj_lock_renew(lock.p, now_ms, &err);
+  if (rc != LJ_OK) return cx.failed(fmt::format("renewing {}", key), rc, err);
+  uint64_t token = lj_lock_revision(lock.p);
+  if (cx.json)
+    cx.out(fmt::format(R"({{"key":{},"outcome":"renewed","revision":{},"lease_ms":{}}})", quote(key), token, lease_ms));
+  else
+    cx.out(fmt::format("renewed {}: revision {}, the lease {} ms from now", key, token, lease_ms));
+  return exit_ok;
+}
+
+int run_release(Context& cx, const Args& args) {
+  StoreHandle store;
+  LockHandle lock;
+  std::string key;
+  if (int rc = open_held(cx, args, store, lock, key, 0); rc != exit_ok) return rc;
+  lj_error_t* err = nullptr;
+  int rc = lj_lock_release(lock.p, &err);
+  if (rc != LJ_OK) return cx.failed(fmt::format("releasing {}", key), rc, err);
+  cx.out(cx.json ? fmt::format(R"({{"key":{},"outcome":"released"}})", quote(key)) : fmt::format("released {}", key));
+  return exit_ok;
+}
+
+std::vector<Option> with(std::vector<Option> a, const std::vector<Option>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+std::vector<Verb> lock_verbs() {
+  const Option now = {"--now", "TIME", "now (RFC 3339; default: the clock)"};
+  const Option lease = {"--lease", "D", "the lease: 90, 90s, 500ms, 5m, 2h (default 10m)"};
+  const Option id = {"--id", "ID", "the acquisition id lock acquire gave (required)"};
+  return {
+      {"lock judge", "[FILE|-]", "may the lock with this body be broken? break, held or unknown",
+       with({now}, store_options), run_judge,
+       "Judges a lock body (FILE or stdin; with --store URL, the body at KEY) on this machine,\n"
+       "asking Cloud Run (gcloud) where it names an execution. Text: `<kind> <reason> <why>`.\n"
+       "Exit 0 break, 1 held (\"only a person can remove it\" when so), 3 unknown."},
+      {"lock acquire", "KEY", "take the lock at KEY for this shell, once",
+       with({{"--purpose", "TEXT", "what the lock is for (in its body)"},
+             lease,
+             {"--pid", "PID", "the holder process (default: this shell)"},
+             now},
+            store_options),
+       run_acquire,
+       "Creates the lock, or breaks a body whose holder is provably gone and creates ours.\n"
+       "Prints the fencing token (the body's revision) and the acquisition id renew and\n"
+       "release take. Exit 1 held by a live holder, 3 its holder unknown, 5 a lost race."},
+      {"lock renew", "KEY", "move the lease of a lock taken before forward", with({id, lease, now}, store_options),
+       run_renew, "Exit 5 when the lock is no longer ours (broken or rewritten), 1 when there is none."},
+      {"lock release", "KEY", "remove a lock taken before, while it is still ours", with({id}, store_options),
+       run_release, "Exit 5 when the lock is someone else's now, 1 when there is none."},
+  };
+}
+
+}  // namespace leasejudge::cli

@@ -1,0 +1,527 @@
+// The step verbs: plan, sweep, end, export, import.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+
+#include "command.hpp"
+
+namespace leasejudge::cli {
+
+namespace {
+
+// A store the verb opened, closed when it goes.
+struct StoreHandle {
+  lj_store_t* p = nullptr;
+  ~StoreHandle() { lj_store_destroy(p); }
+};
+
+// The rules a plan or a sweep judges by, from the options. Without --owner, the
+// owner is this shell's and the rule provably-dead: a plan or sweep run from outside
+// the module never ends a step whose owner is alive on this node; --owner TOKEN
+// --rule not-self is the module's own sweep.
+struct Rules {
+  std::string owner;
+  bool owner_given = false;
+  int rule = LJ_STEP_RULE_NOT_SELF;
+  int64_t before_ns = LJ_STEP_DEFAULT_TIME;
+  int64_t now_ns = LJ_STEP_DEFAULT_TIME;
+  int64_t bound_s = 3600;
+};
+
+int rules_of(const Context& cx, const Args& args, Rules& r) {
+  if (auto owner = args.value("--owner")) {
+    if (owner->empty()) return cx.usage("--owner is empty");
+    r.owner = *owner;
+    r.owner_given = true;
+  } else {
+    char* token = nullptr;
+    size_t len = 0;
+    lj_error_t* err = nullptr;
+    int rc = lj_owner_token(&token, &len, cx.host().self_pid, &err);
+    if (rc != LJ_OK) return cx.failed(fmt::format("the owner token of pid {}", cx.host().self_pid), rc, err);
+    r.owner.assign(token, len);
+    lj_free(token);
+  }
+  r.rule = r.owner_given ? LJ_STEP_RULE_NOT_SELF : LJ_STEP_RULE_PROVABLY_DEAD;
+  if (auto rule = args.value("--rule")) {
+    if (*rule == "not-self")
+      r.rule = LJ_STEP_RULE_NOT_SELF;
+    else if (*rule == "provably-dead")
+      r.rule = LJ_STEP_RULE_PROVABLY_DEAD;
+    else
+      return cx.usage(fmt::format("--rule is not-self or provably-dead, not {}", *rule));
+  }
+  if (auto before = args.value("--before")) {
+    auto ns = time_arg(*before);
+    if (!ns) return cx.usage(fmt::format("--before {} is no RFC 3339 time", *before));
+    r.before_ns = *ns;
+  } else {
+    // This shell's start, as its owner token records it.
+    int64_t start_ms = 0;
+    if (!r.owner_given &&
+        lj_owner_token_parse(nullptr, nullptr, nullptr, &start_ms, r.owner.data(), r.owner.size(), nullptr) == LJ_OK &&
+        start_ms <= INT64_MAX / 1000000)
+      r.before_ns = start_ms * 1000000;
+  }
+  if (auto now = args.value("--now")) {
+    auto ns = time_arg(*now);
+    if (!ns) return cx.usage(fmt::format("--now {} is no RFC 3339 time", *now));
+    r.now_ns = *ns;
+  }
+  if (auto bound = args.value("--bound")) {
+    auto s = count_arg(*bound, INT64_MAX / 1000000000);
+    if (!s) return cx.usage(fmt::format("--bound {} is no positive number of seconds", *bound));
+    r.bound_s = static_cast<int64_t>(*s);
+  }
+  return exit_ok;
+}
+
+// The note saying which rule a plan or sweep judged by, and why that one.
+std::string rule_note(const Rules& r) {
+  if (r.rule == LJ_STEP_RULE_PROVABLY_DEAD)
+    return r.owner_given ? "rule provably-dead: only owners proven gone (dead, recycled, rebooted) are ended"
+                         : "rule provably-dead (no --owner): only owners proven gone (dead, recycled, rebooted) "
+                           "are ended, never a step whose owner is alive on this node";
+  return fmt::format("rule not-self: every owner but {} is taken for gone", r.owner);
+}
+
+lj_step_plan_options_t plan_options(const Rules& r, const std::string& node) {
+  lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
+  o.node = node.data();
+  o.node_len = node.size();
+  o.owner = r.owner.data();
+  o.owner_len = r.owner.size();
+  o.before_ns = r.before_ns;
+  o.now_ns = r.now_ns;
+  o.bound_seconds = r.bound_s;
+  o.rule = r.rule;
+  return o;
+}
+
+int node_of(const Context& cx, const Args& args, std::string& node) {
+  auto n = args.value("--node");
+  if (!n || n->empty()) return cx.usage("--node N is required");
+  if (n->find('.') != std::string::npos) return cx.usage(fmt::format("the node {} holds a '.'", *n));
+  node = *n;
+  return exit_ok;
+}
+
+// --- a sweep's keys, as JSON lines or text ---------------------------------------------
+
+struct SweepOut {
+  Context* cx = nullptr;
+  bool dry_run = false;
+  std::uint64_t keys = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+
+std::string key_text(const lj_sweep_key_t* k, int field) {
+  size_t n = 0;
+  const char* p = lj_sweep_key_text(k, field, &n);
+  return p == nullptr ? std::string() : std::string(p, n);
+}
+
+int on_key(const lj_sweep_key_t* k, void* payload) {
+  auto* so = static_cast<SweepOut*>(payload);
+  Context& cx = *so->cx;
+  lj_step_action_t a{};
+  uint64_t revision = 0;
+  int outcome = 0;
+  lj_sweep_key_verdict(&a, &revision, &outcome, k);
+  ++so->keys;
+  std::string key = key_text(k, LJ_SWEEP_KEY_KEY), why = key_text(k, LJ_SWEEP_KEY_WHY);
+  if (a.action == LJ_STEP_LEAVE && why.empty()) why = "";
+  if (cx.json) {
+    std::string line = fmt::format(
+        R"({{"key":{},"revision":{},"action":"{}","reason":"{}","why":{},"owner":{},"said":{},"outcome":"{}")",
+        quote(key), revision, lj_step_action_name(a.action), lj_step_reason_name(a.reason), quote(why),
+        quote(key_text(k, LJ_SWEEP_KEY_OWNER)), quote(key_text(k, LJ_SWEEP_KEY_SAID)), lj_sweep_outcome_name(outcome));
+    std::string error = key_text(k, LJ_SWEEP_KEY_ERROR);
+    if (!error.empty()) line += fmt::format(R"(,"error":{})", quote(error));
+    cx.out(line + "}");
+  } else if (so->dry_run && a.action != LJ_STEP_LEAVE) {
+    cx.out(fmt::format("{} {} ({}): {}; {}", lj_step_action_name(a.action), key, lj_step_reason_name(a.reason), why,
+                       key_text(k, LJ_SWEEP_KEY_SAID)));
+  } else if (outcome == LJ_SWEEP_CHANGED || outcome == LJ_SWEEP_FAILED || outcome == LJ_SWEEP_UNKNOWN) {
+    cx.out(fmt::format("{} {}: {}{}{}", lj_sweep_outcome_name(outcome), key, lj_step_action_name(a.action),
+                       outcome == LJ_SWEEP_CHANGED ? " skipped, the key moved since it was read" : ": ",
+                       outcome == LJ_SWEEP_CHANGED ? "" : key_text(k, LJ_SWEEP_KEY_ERROR)));
+  }
+  if (so->keys % 4096 == 0) {
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - so->start).count();
+    cx.progress(fmt::format("{}: {} keys read, {:.0f} keys/s", cx.verb().path, so->keys, s > 0 ? so->keys / s : 0.0));
+  }
+  return cx.interrupted() ? 1 : 0;
+}
+
+// The seed's log lines of a sweep: its own output in text, notes in JSON.
+int on_log(const char* line, size_t len, void* payload) {
+  auto* so = static_cast<SweepOut*>(payload);
+  std::string_view l(line, len);
+  bool action = l.rfind("the step ", 0) == 0;
+  if (action && !so->cx->json)
+    so->cx->out(l);
+  else if (!action)
+    so->cx->note(l);
+  return so->cx->interrupted() ? 1 : 0;
+}
+
+// end_stale over the store the options name, dry or not; its summary on stderr.
+int sweep(Context& cx, const Args& args, bool dry_run) {
+  std::string node;
+  if (int rc = node_of(cx, args, node); rc != exit_ok) return rc;
+  Rules r;
+  if (int rc = rules_of(cx, args, r); rc != exit_ok) return rc;
+  uint32_t window = 256;
+  if (auto w = args.value("--window")) {
+    auto n = count_arg(*w, 65536);
+    if (!n) return cx.usage(fmt::format("--window {} is no count from 1 to 65536", *w));
+    window = static_cast<uint32_t>(*n);
+  }
+  int exit = exit_ok;
+  StoreHandle store;
+  if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
+  SweepOut so;
+  so.cx = &cx;
+  so.dry_run = dry_run;
+  lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
+  o.owner = r.owner.data();
+  o.owner_len = r.owner.size();
+  o.before_ns = r.before_ns;
+  o.now_ns = r.now_ns;
+  o.bound_seconds = r.bound_s;
+  o.rule = r.rule;
+  o.log = on_log;
+  o.on_key = on_key;
+  o.payload = &so;
+  o.write_window = window;
+  o.dry_run = dry_run ? 1 : 0;
+  cx.note(rule_note(r));
+  lj_sweep_report_t* report = nullptr;
+  lj_error_t* err = nullptr;
+  int rc = lj_sweep_end_stale(&report, store.p, node.data(), node.size(), r.before_ns, &o, &err);
+  cx.progress_done();
+  lj_sweep_counts_t c{};
+  if (report != nullptr) lj_sweep_report_counts(&c, report);
+  auto stat = [&](int s) { return report != nullptr ? lj_sweep_report_stat(report, s) : 0; };
+  cx.note(fmt::format(
+      "{} keys of {}: {} end, {} delete{}, {} changed, {} leave, {} no-step{}{}{}", stat(LJ_SWEEP_STAT_KEYS), node,
+      c.ends, c.deletes, dry_run ? " (planned, none written)" : "", c.changed, c.leaves, c.no_step,
+      stat(LJ_SWEEP_STAT_UNKNOWN) > 0 ? fmt::format(", {} unknown", stat(LJ_SWEEP_STAT_UNKNOWN)) : "",
+      stat(LJ_SWEEP_STAT_FAILED) > 0 ? fmt::format(", {} failed", stat(LJ_SWEEP_STAT_FAILED)) : "",
+      stat(LJ_SWEEP_STAT_NOT_SENT) > 0 ? fmt::format(", {} not sent", stat(LJ_SWEEP_STAT_NOT_SENT)) : ""));
+  bool uncertain = stat(LJ_SWEEP_STAT_UNKNOWN) > 0;
+  lj_sweep_report_destroy(report);
+  if (rc == LJ_EUSER) {
+    lj_error_destroy(err);
+    cx.note("stopped by an interrupt; every write sent was waited for");
+    return exit_interrupted;
+  }
+  if (rc != LJ_OK) {
+    int code = cx.failed("the sweep stopped", rc, err);
+    return uncertain ? exit_uncertain : code;
+  }
+  return exit_ok;
+}
+
+// --- the verbs ---------------------------------------------------------------------------
+
+struct PlanOut {
+  Context* cx = nullptr;
+  int failed = 0;
+};
+int write_answer(const char* data, size_t len, void* payload) {
+  auto* p = static_cast<PlanOut*>(payload);
+  if (std::fwrite(data, 1, len, p->cx->host().out) != len) return p->failed = 1;
+  return p->cx->interrupted() ? 1 : 0;
+}
+
+int run_plan(Context& cx, const Args& args) {
+  if (args.has("--store")) {
+    if (!args.operands.empty()) return cx.usage("a plan reads FILE or --store, not both");
+    cx.json = true;  // the plan of a store is written as the plan of lines is
+    return sweep(cx, args, true);
+  }
+  if (args.operands.size() > 1) return cx.usage(fmt::format("one FILE at most, not also {}", args.operands[1]));
+  std::string node;
+  if (int rc = node_of(cx, args, node); rc != exit_ok) return rc;
+  Rules r;
+  if (int rc = rules_of(cx, args, r); rc != exit_ok) return rc;
+  std::optional<std::string> path;
+  if (!args.operands.empty()) path = args.operands[0];
+  int fd = 0;
+  if (path && *path != "-") {
+    fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      cx.note(fmt::format("{}: {}", *path, std::strerror(errno)));
+      return exit_failed;
+    }
+  }
+  lj_step_plan_options_t o = plan_options(r, node);
+  lj_step_lines_plan_t* plan = nullptr;
+  lj_error_t* err = nullptr;
+  int rc = lj_step_lines_plan_create(&plan, &o, &err);
+  if (rc != LJ_OK) {
+    if (fd != 0) ::close(fd);
+    return cx.failed("step plan", rc, err);
+  }
+  cx.note(rule_note(r));
+  // The lines planned as they are read, the answers written as they come: a state of
+  // any size in bounded memory.
+  PlanOut po;
+  po.cx = &cx;
+  std::unique_ptr<char[]> buf(new char[1 << 20]);
+  int exit = exit_ok;
+  for (;;) {
+    ssize_t got = ::read(fd, buf.get(), 1 << 20);
+    if (got < 0 && errno == EINTR && !cx.interrupted()) continue;
+    if (got < 0) {
+      exit = errno == EINTR ? exit_interrupted : exit_failed;
+      if (errno != EINTR) cx.note(fmt::format("{}: {}", path ? *path : "stdin", std::strerror(errno)));
+      break;
+    }
+    if (got == 0) break;
+    if ((rc = lj_step_lines_plan_feed(plan, buf.get(), static_cast<size_t>(got), write_answer, &po, &err)) != LJ_OK)
+      break;
+  }
+  lj_step_plan_summary_t summary{};
+  if (exit == exit_ok && rc == LJ_OK) rc = lj_step_lines_plan_finish(&summary, plan, write_answer, &po, &err);
+  lj_step_lines_plan_destroy(plan);
+  if (fd != 0) ::close(fd);
+  if (exit != exit_ok) return exit;
+  if (rc != LJ_OK) {
+    if (po.failed) {
+      lj_error_destroy(err);
+      cx.note("writing the plan failed");
+      return exit_failed;
+    }
+    return cx.failed("step plan", rc, err);
+  }
+  char* line = nullptr;
+  size_t len = 0;
+  if (lj_step_plan_summary_format(&line, &len, &summary, nullptr) == LJ_OK) {
+    cx.err_line(std::string_view(line, len));
+    lj_free(line);
+  }
+  return exit_ok;
+}
+
+int run_sweep(Context& cx, const Args& args) {
+  if (!args.operands.empty()) return cx.usage(fmt::format("no operand is taken, not {}", args.operands[0]));
+  return sweep(cx, args, args.has("--dry-run"));
+}
+
+int run_end(Context& cx, const Args& args) {
+  if (args.operands.size() != 1) return cx.usage("one step ID (or <node>.<id>) is required");
+  std::string id = args.operands[0];
+  auto why = args.value("--why");
+  if (!why || why->empty()) return cx.usage("--why TEXT is required: say why the step is ended");
+  std::string node;
+  if (auto dot = id.find('.'); dot != std::string::npos && !args.has("--node")) {
+    node = id.substr(0, dot);
+  } else if (int rc = node_of(cx, args, node); rc != exit_ok) {
+    return rc;
+  }
+  Rules r;
+  if (int rc = rules_of(cx, args, r); rc != exit_ok) return rc;
+  int exit = exit_ok;
+  StoreHandle store;
+  if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
+  lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
+  o.owner = r.owner.data();
+  o.owner_len = r.owner.size();
+  o.before_ns = r.before_ns;
+  o.now_ns = r.now_ns;
+  o.rule = r.rule;
+  lj_step_t* step = nullptr;
+  char* value = nullptr;
+  size_t value_len = 0;
+  lj_error_t* err = nullptr;
+  int rc = lj_sweep_end_one(&step, &value, &value_len, store.p, node.data(), node.size(), id.data(), id.size(),
+                            why->data(), why->size(), &o, &err);
+  if (rc != LJ_OK) {
+    // The seed's refusals are answers: no, with its sentence.
+    int code = rc == LJ_EPARSE || rc == LJ_EREFUSED || rc == LJ_ENOTFOUND ? exit_no : exit_of(rc);
+    cx.failed("step end", rc, err);
+    return code;
+  }
+  size_t n = 0;
+  const char* sid = lj_step_string(step, LJ_STEP_FIELD_ID, &n);
+  std::string step_id = sid != nullptr ? std::string(sid, n) : std::string();
+  const char* tool = lj_step_string(step, LJ_STEP_FIELD_TOOL, &n);
+  std::string tool_text = tool != nullptr ? std::string(tool, n) : std::string();
+  lj_step_destroy(step);
+  std::string key = id.find('.') != std::string::npos ? id : fmt::format("{}.{}", node, id);
+  if (cx.json)
+    cx.out(fmt::format(R"({{"key":{},"id":{},"tool":{},"action":"end","state":"failed","why":{},"value":{}}})",
+                       quote(key), quote(step_id), quote(tool_text), quote(*why),
+                       quote(std::string_view(value, value_len))));
+  else
+    cx.out(fmt::format("ended {} ({}): failed, {}", key, tool_text, *why));
+  lj_free(value);
+  return exit_ok;
+}
+
+struct ExportOut {
+  Context* cx = nullptr;
+  std::uint64_t lines = 0, lossy = 0;
+};
+int export_batch(const char* buffer, size_t, size_t, const lj_step_entry_t* entries, size_t count, void* payload) {
+  auto* eo = static_cast<ExportOut*>(payload);
+  for (size_t i = 0; i < count; ++i) {
+    const lj_step_entry_t& e = entries[i];
+    char* line = nullptr;
+    size_t len = 0;
+    int kept = 1;
+    if (lj_step_lines_entry(&line, &len, &kept, buffer + e.key_offset, e.key_len, e.revision, buffer + e.value_offset,
+                            e.value_len, nullptr) != LJ_OK)
+      return 1;
+    std::fwrite(line, 1, len, eo->cx->host().out);
+    lj_free(line);
+    ++eo->lines;
+    if (!kept) ++eo->lossy;
+  }
+  return eo->cx->interrupted() ? 1 : 0;
+}
+
+int run_export(Context& cx, const Args& args) {
+  if (!args.operands.empty()) return cx.usage(fmt::format("no operand is taken, not {}", args.operands[0]));
+  std::string prefix;
+  if (args.has("--node")) {
+    std::string node;
+    if (int rc = node_of(cx, args, node); rc != exit_ok) return rc;
+    prefix = node + ".";
+  }
+  int exit = exit_ok;
+  StoreHandle store;
+  if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
+  ExportOut eo;
+  eo.cx = &cx;
+  lj_error_t* err = nullptr;
+  int rc = lj_store_scan(store.p, prefix.data(), prefix.size(), export_batch, &eo, &err);
+  if (rc == LJ_EUSER && cx.interrupted()) {
+    lj_error_destroy(err);
+    return exit_interrupted;
+  }
+  if (rc != LJ_OK) return cx.failed("step export", rc, err);
+  if (eo.lossy > 0)
+    cx.note(fmt::format("{} keys hold bytes that are no UTF-8: written with U+FFFD, they do not import back the same",
+                        eo.lossy));
+  cx.note(fmt::format("{} keys exported", eo.lines));
+  return exit_ok;
+}
+
+struct ImportIn {
+  Context* cx = nullptr;
+  lj_store_t* store = nullptr;
+  std::uint64_t created = 0, existed = 0, malformed = 0, line = 0;
+  int failed = LJ_OK;
+  std::string failure;
+};
+int import_line(const char* key, size_t key_len, uint64_t, const char* value, size_t value_len, const char* malformed,
+                void* payload) {
+  auto* in = static_cast<ImportIn*>(payload);
+  ++in->line;
+  if (malformed != nullptr || key == nullptr) {
+    ++in->malformed;
+    in->cx->note(fmt::format("line {}: {}", in->line, malformed != nullptr ? malformed : "it names no key"));
+    return 0;
+  }
+  uint64_t revision = 0;
+  lj_error_t* err = nullptr;
+  int rc = lj_store_create(&revision, in->store, key, key_len, value, value_len, &err);
+  if (rc == LJ_EEXISTS) {
+    lj_error_destroy(err);
+    ++in->existed;
+    return 0;
+  }
+  if (rc != LJ_OK) {
+    in->failed = rc;
+    in->failure = fmt::format("line {}: {}", in->line, err != nullptr ? lj_error_message(err) : lj_strerror(rc));
+    lj_error_destroy(err);
+    return 1;
+  }
+  ++in->created;
+  if (in->cx->json)
+    in->cx->out(fmt::format(R"({{"key":{},"revision":{},"outcome":"created"}})", quote(std::string_view(key, key_len)),
+                            revision));
+  return in->cx->interrupted() ? 1 : 0;
+}
+
+int run_import(Context& cx, const Args& args) {
+  if (args.operands.size() > 1) return cx.usage(fmt::format("one FILE at most, not also {}", args.operands[1]));
+  int exit = exit_ok;
+  StoreHandle store;
+  if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
+  std::optional<std::string> path;
+  if (!args.operands.empty()) path = args.operands[0];
+  auto input = read_input(cx, path);
+  if (!input) return exit_failed;
+  ImportIn in;
+  in.cx = &cx;
+  in.store = store.p;
+  lj_error_t* err = nullptr;
+  int rc = lj_step_lines_read(input->data(), input->size(), import_line, &in, &err);
+  cx.note(fmt::format("{} keys created, {} already held a value (left as they are), {} lines malformed", in.created,
+                      in.existed, in.malformed));
+  if (in.failed != LJ_OK) {
+    lj_error_destroy(err);
+    cx.note(in.failure);
+    return exit_of(in.failed);
+  }
+  if (rc == LJ_EUSER) {
+    lj_error_destroy(err);
+    return exit_interrupted;
+  }
+  if (rc != LJ_OK) return cx.failed("step import", rc, err);
+  return in.malformed > 0 ? exit_failed : exit_ok;
+}
+
+std::vector<Option> with(std::vector<Option> a, const std::vector<Option>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+std::vector<Verb> step_verbs() {
+  const Option node = {"--node", "N", "the node whose steps are judged (keys <node>.<id>)"};
+  return {
+      {"step plan", "[FILE|-]", "plan a sweep: one JSON line per key, what a sweep would do and why",
+       with(with({node}, rule_options), store_options), run_plan,
+       "Reads the JSON lines {\"key\",\"revision\",\"value\"} of a steps state (FILE or stdin;\n"
+       "step export writes them), or the node's keys in a store (--store URL), and writes one\n"
+       "line {\"key\",\"action\",\"reason\",\"why\"} per key, in order, with a summary on stderr.\n"
+       "Without --owner the rule is provably-dead: a plan made outside the module never ends a\n"
+       "step whose owner is alive on this node. --owner TOKEN --rule not-self plans as the\n"
+       "module's own sweep does."},
+      {"step sweep", "", "end or delete the node's steps no live process runs any more",
+       with(with(with({node,
+                       {"--dry-run", nullptr, "plan only: write nothing"},
+                       {"--window", "N", "ends and deletes in flight at once (default 256)"}},
+                      rule_options),
+                 store_options),
+            {}),
+       run_sweep,
+       "Reads the node's keys in one pass, and ends (or, for an ask, deletes) each step left\n"
+       "running by a gone owner, each write at the revision read: a key moved since is skipped.\n"
+       "Text: the sweep's log lines; --json: one line per key with its outcome. Without --owner\n"
+       "the rule is provably-dead (see step plan). Exit 6 when a write's outcome is unknown."},
+      {"step end", "ID", "end one running step as failed, saying why (the seed's EndOne)",
+       with(with({node, {"--why", "TEXT", "why the step is ended (required)"}}, rule_options), store_options), run_end,
+       "ID is the step's id (with --node) or its key <node>.<id>. Refused (exit 1) when the step\n"
+       "is not running, is this process's, or (rule provably-dead) its owner is not proven gone."},
+      {"step export", "", "the store's steps as JSON lines (what step plan and step import read)",
+       with({{"--node", "N", "only the keys of node N"}}, store_options), run_export},
+      {"step import", "[FILE|-]", "JSON lines into a store, each key created only where it holds none", store_options,
+       run_import,
+       "For tests, migrations and replays: a key that holds a value is left as it is. Exit 7\n"
+       "when a line is malformed (the others are imported)."},
+  };
+}
+
+}  // namespace leasejudge::cli
