@@ -319,8 +319,9 @@ bool parse_go_head(GoTimeText& t, int& year, int& month, int& day, int& hour, in
   const char* p = t.p;
   // "2006-01-02T15:04:05", the form every writer of Go's RFC 3339 uses, at fixed places.
   if (t.n >= 19 && p[4] == '-' && p[7] == '-' && p[10] == 'T' && p[13] == ':' && p[16] == ':') {
-    auto d = [p](std::size_t k) { return static_cast<unsigned>(p[k] - '0') < 10; };
-    if (d(0) & d(1) & d(2) & d(3) & d(5) & d(6) & d(8) & d(9) & d(11) & d(12) & d(14) & d(15) & d(17) & d(18)) {
+    auto d = [p](std::size_t k) -> int { return static_cast<unsigned>(p[k] - '0') < 10 ? 1 : 0; };
+    // One branch for all fourteen digits: the tests are ints so the & does not short-circuit.
+    if ((d(0) & d(1) & d(2) & d(3) & d(5) & d(6) & d(8) & d(9) & d(11) & d(12) & d(14) & d(15) & d(17) & d(18)) != 0) {
       auto two = [p](std::size_t k) { return (p[k] - '0') * 10 + (p[k + 1] - '0'); };
       year = two(0) * 100 + two(2);
       month = two(5);
