@@ -435,6 +435,7 @@ static void case_step_names_and_texts(void) {
   CHECK(strcmp(lj_step_action_name(INT_MAX), "") == 0 && strcmp(lj_step_action_name(INT_MIN), "") == 0);
   CHECK(strcmp(lj_step_reason_name(-1), "") == 0 && strcmp(lj_step_reason_name(13), "") == 0);
   CHECK(strcmp(lj_step_reason_name(INT_MAX), "") == 0);
+  CHECK(strcmp(lj_step_leave_why(INT_MAX), "") == 0 && strcmp(lj_step_leave_why(INT_MIN), "") == 0);
 
   memset(&a, 0, sizeof a);
   REFUSED(lj_step_why(NULL, sizeof why, &len, &a, &err), LJ_EINVAL);
@@ -1513,6 +1514,7 @@ static const struct symbol_case cases[] = {
     {"lj_store_sink_key", case_stores},
     {"lj_step_action_name", case_step_names_and_texts},
     {"lj_step_reason_name", case_step_names_and_texts},
+    {"lj_step_leave_why", case_step_names_and_texts},
     {"lj_step_why", case_step_names_and_texts},
     {"lj_step_said", case_step_names_and_texts},
     {"lj_step_plan_summary_format", case_step_names_and_texts},

@@ -327,7 +327,7 @@ static void test_judge(void) {
     bad.why_len = 0;
     bad.manual_removal = 1;
     CHECK(lj_lock_verdict_text(&out, &len, &bad, NULL) == LJ_OK);
-    CHECK(str_is(out, len, "held no_lease "));
+    CHECK(str_is(out, len, "held no_lease (only a person can remove it)"));
     lj_free(out);
     CHECK(lj_lock_verdict_text(NULL, &len, &bad, NULL) == LJ_EINVAL);
     CHECK(lj_lock_verdict_json(&out, &len, NULL, NULL) == LJ_EINVAL);
@@ -1000,7 +1000,7 @@ static void test_verdict_forms_any_why(void) {
   CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_EINVAL);
   v.reason = LJ_LOCK_LEASE_UNREADABLE;
   CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_OK);
-  CHECK(str_is(out, len, "held lease_unreadable "));
+  CHECK(str_is(out, len, "held lease_unreadable (only a person can remove it)"));
   lj_free(out);
   v.manual_removal = 0; /* lease_unreadable always is */
   CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_EINVAL);

@@ -589,6 +589,8 @@ TEST_SUITE("lock") {
     CHECK(format_verdict_json(m) == R"({"kind":"held","reason":"not_readable","manualRemoval":true,"why":"a\u0000b"})");
     LockVerdict u{K::unknown, LockReason::execution_unknown, false, ""};
     CHECK(format_verdict_text(u) == "unknown execution_unknown ");
+    LockVerdict manual{K::held, LockReason::no_lease, true, "w"};
+    CHECK(format_verdict_text(manual) == "held no_lease w (only a person can remove it)");
     for (int r = 1; r <= 14; ++r) CHECK(std::string(lock_reason_code(static_cast<LockReason>(r))).size() > 0);
     CHECK(std::string(lock_reason_code(static_cast<LockReason>(15))).empty());
     CHECK(std::string(lock_reason_code(LockReason::execution_not_found_lease_ended)) ==

@@ -62,6 +62,12 @@ static void test_names(void) {
   CHECK(strcmp(lj_step_reason_name(LJ_STEP_OTHER_NODE), "other-node") == 0);
   CHECK(strcmp(lj_step_reason_name(LJ_STEP_ASK_PAST_BOUND), "ask-past-bound") == 0);
   CHECK(strcmp(lj_step_reason_name(LJ_STEP_STARTED_SINCE), "started-since") == 0);
+  CHECK(strcmp(lj_step_leave_why(LJ_STEP_NOT_RUNNING), "the step is not running") == 0);
+  CHECK(strcmp(lj_step_leave_why(LJ_STEP_OWNER_ALIVE), "its owner is alive") == 0);
+  CHECK(strcmp(lj_step_leave_why(LJ_STEP_OTHER_NODE), "the key is no step key of this node") == 0);
+  CHECK(strcmp(lj_step_leave_why(LJ_STEP_OWNER_GONE), "") == 0); /* an end's reason: no leave why */
+  CHECK(strcmp(lj_step_leave_why(-1), "") == 0);
+  CHECK(strcmp(lj_step_leave_why(1000), "") == 0);
   CHECK(strcmp(lj_step_reason_name(13), "") == 0);
   CHECK(strcmp(lj_step_reason_name(-1), "") == 0);
   CHECK(sizeof(lj_step_action_t) == 16);
@@ -425,6 +431,16 @@ static void test_lines(void) {
   CHECK(strcmp(line, "step plan: 6 keys: 3 end, 0 delete, 0 leave, 2 no-step, 1 other-node, 4 malformed lines") == 0);
   CHECK(line_len == strlen(line));
   lj_free(line);
+  {
+    /* One key, one malformed line: singular nouns. */
+    lj_step_plan_summary_t one;
+    memset(&one, 0, sizeof one);
+    one.leaves = 1;
+    one.malformed = 1;
+    CHECK(lj_step_plan_summary_format(&line, &line_len, &one, NULL) == LJ_OK);
+    CHECK(strcmp(line, "step plan: 1 key: 0 end, 0 delete, 1 leave, 0 no-step, 0 other-node, 1 malformed line") == 0);
+    lj_free(line);
+  }
   CHECK(lj_step_plan_lines(&out, &out_len, NULL, NULL, 0, &o, NULL) == LJ_OK);
   CHECK(out_len == 0 && out != NULL && out[0] == '\0');
   lj_free(out);

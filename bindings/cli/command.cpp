@@ -79,6 +79,10 @@ int exit_of(int code) {
   }
 }
 
+std::string counted(std::uint64_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 std::string quote(std::string_view text) {
   char* out = nullptr;
   size_t len = 0;

@@ -103,6 +103,8 @@ int exit_of(int code);
 
 // The JSON string of text (lj_json_quote).
 std::string quote(std::string_view text);
+// "1 key", "2 keys": a count and its noun, singular for one.
+std::string counted(std::uint64_t n, std::string_view noun);
 
 // An RFC 3339 time (as Go's time.Parse reads it) in ns since the epoch.
 std::optional<std::int64_t> time_arg(std::string_view text);

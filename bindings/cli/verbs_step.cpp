@@ -134,7 +134,7 @@ int on_key(const lj_sweep_key_t* k, void* payload) {
   lj_sweep_key_verdict(&a, &revision, &outcome, k);
   ++so->keys;
   std::string key = key_text(k, LJ_SWEEP_KEY_KEY), why = key_text(k, LJ_SWEEP_KEY_WHY);
-  if (a.action == LJ_STEP_LEAVE && why.empty()) why = "";
+  if (a.action == LJ_STEP_LEAVE && why.empty()) why = lj_step_leave_why(a.reason);  // as step plan says it
   if (cx.json) {
     std::string line = fmt::format(
         R"({{"key":{},"revision":{},"action":"{}","reason":"{}","why":{},"owner":{},"said":{},"outcome":"{}")",
@@ -209,7 +209,7 @@ int sweep(Context& cx, const Args& args, bool dry_run) {
   if (report != nullptr) lj_sweep_report_counts(&c, report);
   auto stat = [&](int s) { return report != nullptr ? lj_sweep_report_stat(report, s) : 0; };
   cx.note(fmt::format(
-      "{} keys of {}: {} end, {} delete{}, {} changed, {} leave, {} no-step{}{}{}", stat(LJ_SWEEP_STAT_KEYS), node,
+      "{} of {}: {} end, {} delete{}, {} changed, {} leave, {} no-step{}{}{}", counted(stat(LJ_SWEEP_STAT_KEYS), "key"), node,
       c.ends, c.deletes, dry_run ? " (planned, none written)" : "", c.changed, c.leaves, c.no_step,
       stat(LJ_SWEEP_STAT_UNKNOWN) > 0 ? fmt::format(", {} unknown", stat(LJ_SWEEP_STAT_UNKNOWN)) : "",
       stat(LJ_SWEEP_STAT_FAILED) > 0 ? fmt::format(", {} failed", stat(LJ_SWEEP_STAT_FAILED)) : "",
@@ -409,9 +409,9 @@ int run_export(Context& cx, const Args& args) {
   }
   if (rc != LJ_OK) return cx.failed("step export", rc, err);
   if (eo.lossy > 0)
-    cx.note(fmt::format("{} keys hold bytes that are no UTF-8: written with U+FFFD, they do not import back the same",
-                        eo.lossy));
-  cx.note(fmt::format("{} keys exported", eo.lines));
+    cx.note(fmt::format("{} {} bytes that are no UTF-8: written with U+FFFD, they do not import back the same",
+                        counted(eo.lossy, "key"), eo.lossy == 1 ? "holds" : "hold"));
+  cx.note(fmt::format("{} exported", counted(eo.lines, "key")));
   return exit_ok;
 }
 
@@ -466,8 +466,8 @@ int run_import(Context& cx, const Args& args) {
   in.store = store.p;
   lj_error_t* err = nullptr;
   int rc = lj_step_lines_read(input->data(), input->size(), import_line, &in, &err);
-  cx.note(fmt::format("{} keys created, {} already held a value (left as they are), {} lines malformed", in.created,
-                      in.existed, in.malformed));
+  cx.note(fmt::format("{} created, {} already held a value (left as they are), {} malformed", counted(in.created, "key"),
+                      in.existed, counted(in.malformed, "line")));
   if (in.failed != LJ_OK) {
     lj_error_destroy(err);
     cx.note(in.failure);

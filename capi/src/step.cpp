@@ -145,6 +145,12 @@ LJ_API const char* lj_step_reason_name(int reason) {
   return step_reason_name(static_cast<StepReason>(reason));
 }
 
+LJ_API const char* lj_step_leave_why(int reason) {
+  if (reason < 0 || reason >= step_reason_count) return "";
+  std::string_view why = step_leave_why(static_cast<StepReason>(reason));  // a literal: NUL-terminated
+  return why.empty() ? "" : why.data();
+}
+
 LJ_API int lj_step_why(char* out, size_t out_cap, size_t* out_len, const lj_step_action_t* action, lj_error_t** err) {
   reset(err);
   if (out == nullptr || action == nullptr) return fail(err, LJ_EINVAL, "out and action must not be NULL");
@@ -377,9 +383,10 @@ LJ_API int lj_step_plan_summary_format(char** out, size_t* out_len, const lj_ste
         __builtin_add_overflow(keys, s.no_step, &keys) || __builtin_add_overflow(keys, s.other_node, &keys))
       return fail(err, LJ_EINVAL, "the summary's counts add up to more keys than 2^64-1: no plan gives it");
     return give(out, out_len,
-                fmt::format("step plan: {} keys: {} end, {} delete, {} leave, {} no-step, {} other-node, {} malformed "
-                            "lines",
-                            keys, s.ends, s.deletes, s.leaves, s.no_step, s.other_node, s.malformed),
+                fmt::format("step plan: {} key{}: {} end, {} delete, {} leave, {} no-step, {} other-node, {} malformed "
+                            "line{}",
+                            keys, keys == 1 ? "" : "s", s.ends, s.deletes, s.leaves, s.no_step, s.other_node,
+                            s.malformed, s.malformed == 1 ? "" : "s"),
                 err);
   });
 }

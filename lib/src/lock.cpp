@@ -655,6 +655,8 @@ std::string format_verdict_text(const LockVerdict& v) {
   out.append(lock_reason_code(v.reason));
   out.push_back(' ');
   out.append(c_text(v.why));
+  // What the JSON form says as manualRemoval: no judging will ever break this lock.
+  if (v.manual_removal) out.append(v.why.empty() ? "(only a person can remove it)" : " (only a person can remove it)");
   return out;
 }
 

@@ -98,7 +98,7 @@ same "step plan: one line per key in order; the shell's token and start as defau
   "$(run leasejudge step plan --node n1 --now 2024-05-01T12:00:00Z "$WORK/steps.jsonl")"
 same "... and the rule, and the summary, on stderr" \
   "leasejudge step plan: rule provably-dead (no --owner): only owners proven gone (dead, recycled, rebooted) are ended, never a step whose owner is alive on this node
-step plan: 8 keys: 3 end, 0 delete, 3 leave, 1 no-step, 1 other-node, 1 malformed lines" "$(cat "$WORK/err")"
+step plan: 8 keys: 3 end, 0 delete, 3 leave, 1 no-step, 1 other-node, 1 malformed line" "$(cat "$WORK/err")"
 (leasejudge step plan --node n1 --now 2024-05-01T12:00:00Z <"$WORK/steps.jsonl" >"$WORK/sub.out" 2>/dev/null)
 same "from stdin, in a subshell: still the shell's token" "$expected" "$(cat "$WORK/sub.out"; echo rc=0)"
 expected='{"key":"n1.a","action":"end","reason":"owner-gone",'$restart'}

@@ -98,6 +98,11 @@ typedef struct lj_step_action_t {
   int64_t bound_sec;  /* seconds since the epoch and nanoseconds */
 } lj_step_action_t;
 
+/* Why a key is left, for a leave's reason ("the step is not running", the words of
+ * step plan's leave lines); "" for a reason that is no leave's or out of range. Static,
+ * NUL-terminated. */
+LJ_API const char *lj_step_leave_why(int reason);
+
 /* The why of an action into out (out_cap >= LJ_STEP_WHY_MAX), NUL-terminated:
  * LJ_STEP_RESTART_REASON, "past the step bound: its asker stopped waiting at
  * <RFC 3339 UTC>", or "" for leave. Allocates nothing. out_len may be NULL. */
