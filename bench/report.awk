@@ -169,6 +169,8 @@ END {
       x = rss[key] * 1048576 / file_bytes[n]
       printf "- %d keys: capi-lines holds its input: peak RSS %.0f MiB, %.2fx the input's %.0f MB (target 1.3x: %s)\n", n, rss[key], x, file_bytes[n] / 1e6, verdict(x <= 1.3) > md
     }
+    if ((x = ratio("command", 1, "plan", 1, n)) > 0)
+      printf "- %d keys: the command (leasejudge step plan FILE, the whole process: start, read, plan, write) is %s plan_batch's keys/s (target 0.8x: %s)\n", n, ranged(x), verdict(x >= 0.8) > md
     key = "capi-lines-fd" SUBSEP 1 SUBSEP n
     if ((key in rss) && file_bytes[n] > 0) {
       x = ratio("capi-lines-fd", 1, "plan", 1, n)
