@@ -133,7 +133,7 @@ def file_store(directory: "Text | os.PathLike[str]") -> Store:
     return Store(out.value or 0)
 
 
-def nats_store(urls: Optional[Text] = None, bucket: Text = "", *, create_bucket: bool = False, history: int = 1,
+def nats_store(urls: Optional[Text], bucket: Text, *, create_bucket: bool = False, history: int = 1,
                replicas: int = 1, credentials_file: Optional[Text] = None, tls: bool = False,
                tls_ca_file: Optional[Text] = None, tls_cert_file: Optional[Text] = None,
                tls_key_file: Optional[Text] = None, name: Optional[Text] = None, connect_timeout_ms: int = 0,
@@ -143,9 +143,10 @@ def nats_store(urls: Optional[Text] = None, bucket: Text = "", *, create_bucket:
     nats://127.0.0.1:4222). Times in ms, 0 the default. StoreError when no server
     answers or the bucket is missing; UnsupportedError when the library was built
     without NATS."""
-    opts, keep = _lib.NatsOptions(), []  # type: ignore[var-annotated]
+    opts, keep = _lib.NatsOptions(), [_lib.data(bucket, "bucket")]
     _lib.call_plain("lj_nats_options_init", ctypes.byref(opts), 1)
-    for fname, value in (("urls", urls), ("bucket", bucket), ("credentials_file", credentials_file),
+    opts.bucket, opts.bucket_len = keep[0], len(keep[0])
+    for fname, value in (("urls", urls), ("credentials_file", credentials_file),
                          ("tls_ca_file", tls_ca_file), ("tls_cert_file", tls_cert_file),
                          ("tls_key_file", tls_key_file), ("name", name)):
         raw = _lib.optional_data(value, fname)
