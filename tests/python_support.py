@@ -20,9 +20,8 @@ def bootstrap():
     """Run under an interpreter that has pytest (python3-pytest is the system's: a python3
     earlier on PATH without it hands over to /usr/bin/python3), with LEASEJUDGE_LIBRARY
     set and the package of this source tree first on sys.path."""
-    try:
-        import pytest  # noqa: F401
-    except ImportError:
+    import importlib.util
+    if importlib.util.find_spec("pytest") is None:
         if (os.access(SYSTEM_PYTHON, os.X_OK) and os.path.realpath(sys.executable) != os.path.realpath(SYSTEM_PYTHON)
                 and not os.environ.get("LEASEJUDGE_PYTHON_HANDED_OVER")):
             os.environ["LEASEJUDGE_PYTHON_HANDED_OVER"] = "1"
