@@ -27,8 +27,9 @@ class Entry:
 
 
 class Store:
-    """An open store; close() (or the end of a with block) closes it. Safe to use
-    from several threads where its backend is (memory, file, NATS)."""
+    """An open store; close() (or the end of a with block) closes it, once nothing
+    uses it any more (a Lock keeps its store open). Safe to use from several threads
+    where its backend is (memory, file, NATS)."""
 
     def __init__(self, handle: int, keep: Any = None) -> None:
         self._handle: Optional[int] = handle
@@ -232,7 +233,8 @@ class _Trampolines(_lib.Callbacks):
 
 class CallbackStore(Store):
     """A store whose operations a Python backend does. A Python exception its backend
-    raises (other than a LeasejudgeError) is raised by the call that ran it."""
+    raises (other than a LeasejudgeError) is raised by the call that ran it. Used by
+    one thread at a time."""
 
     def __init__(self, backend: Backend) -> None:
         for method in ("keys", "get", "create", "update", "delete"):
