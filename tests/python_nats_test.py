@@ -136,6 +136,14 @@ def test_lock_life_and_sweep(server):
         assert (ended["state"], ended["ended"]) == ("failed", "2024-06-01T12:00:00Z")
 
 
+def test_open_store_by_url(server):
+    _, url = server
+    open_bucket(url, "byurl").close()
+    with lj.open_store(url + "/byurl") as store:
+        rev = store.create("k", b"v")
+        assert store.get("k").revision == rev
+
+
 def test_server_gone_is_a_store_error(server):
     proc, url = server
     store = open_bucket(url, "gone", request_timeout_ms=500, reconnect_wait_ms=100)

@@ -347,6 +347,22 @@ def test_store_operations(tmp_path):
     assert os.path.isdir(tmp_path / "locks")
 
 
+def test_open_store_by_url(tmp_path):
+    with lj.open_store("mem:") as store:
+        store.create("k", "v")
+        assert store.keys() == [b"k"]
+    with lj.open_store("file:" + str(tmp_path / "by-url")) as store:
+        store.create("k", "v")
+    assert os.path.isdir(tmp_path / "by-url")
+    for bad in ("", "memory", "nats://127.0.0.1:4222", "redis://x/y"):
+        with pytest.raises(ValueError):
+            lj.open_store(bad)
+    with pytest.raises(TypeError):
+        lj.open_store(b"mem:")
+    with pytest.raises(lj.StoreError):
+        lj.open_store("nats://127.0.0.1:1/bucket", connect_timeout_ms=300)
+
+
 def test_file_store_on_a_file_is_a_system_failure(tmp_path):
     (tmp_path / "plain").write_text("x")
     with pytest.raises(lj.SystemFailureError) as e:

@@ -31,7 +31,8 @@ from .lock import (LEASE_SKEW_MS, PROCESS_LEASE_MS, AcquireOutcome, Acquisition,
 from .step import (RESTART_REASON, LinesPlan, PlanSummary, StepAction, StepReason, StepRule, StepVerdict,
                    SweepCounts, SweepOutcome, SweepReport, SweepWrite, end_one, end_value, plan_lines, plan_step,
                    step_key, sweep)
-from .store import (Backend, CallbackStore, Entry, Store, callback_store, file_store, memory_store, nats_store)
+from .store import (Backend, CallbackStore, Entry, Store, callback_store, file_store, memory_store, nats_store,
+                    open_store)
 
 __version__ = "0.1.0"
 
@@ -61,6 +62,7 @@ __all__ = [
     "RESTART_REASON", "StepAction", "StepReason", "StepRule", "SweepOutcome", "StepVerdict", "PlanSummary",
     "LinesPlan", "SweepCounts", "SweepWrite", "SweepReport", "plan_step", "plan_lines", "step_key", "end_value",
     "sweep", "end_one",
-    "Entry", "Store", "Backend", "CallbackStore", "memory_store", "file_store", "nats_store", "callback_store",
+    "Entry", "Store", "Backend", "CallbackStore", "memory_store", "file_store", "nats_store", "open_store",
+    "callback_store",
     "LeaseState", "LeaseOutput", "LeaseOptions", "LeaseDir", "lease_dir_path", "lease_state", "run_lease_command",
 ]

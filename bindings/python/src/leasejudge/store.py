@@ -165,6 +165,24 @@ def nats_store(urls: Optional[Text], bucket: Text, *, create_bucket: bool = Fals
     return Store(out.value or 0)
 
 
+def open_store(url: str, **nats_options: Any) -> Store:
+    """A store by its URL, as the command and the Node package name them: "mem:",
+    "file:DIR" or "nats://[user:pass@]host:port[,...]/BUCKET" (tls:// too; nats_options
+    as nats_store takes them). ValueError for any other text."""
+    if not isinstance(url, str):
+        raise TypeError("url must be a str, not %s" % type(url).__name__)
+    if url == "mem:":
+        return memory_store()
+    if url.startswith("file:"):
+        return file_store(url[len("file:"):])
+    if url.startswith(("nats://", "tls://")):
+        slash = url.rfind("/")
+        if slash < url.index("//") + 2:
+            raise ValueError("%s names no bucket (nats://host:port/BUCKET)" % url)
+        return nats_store(url[:slash], url[slash + 1:], **nats_options)
+    raise ValueError("%s is no store URL (mem:, file:DIR, nats://host:port/BUCKET)" % url)
+
+
 # --- a store over Python methods -------------------------------------------------------------
 
 class Backend(Protocol):
@@ -264,5 +282,5 @@ def callback_store(backend: Backend) -> CallbackStore:
     return CallbackStore(backend)
 
 
-__all__ = ["Entry", "Store", "Backend", "CallbackStore", "memory_store", "file_store", "nats_store",
+__all__ = ["Entry", "Store", "Backend", "CallbackStore", "memory_store", "file_store", "nats_store", "open_store",
            "callback_store", "ChangedError", "ExistsError", "NotFoundError"]
