@@ -592,6 +592,18 @@ def test_sweep_and_end_one():
     store.create("build-eu-2.x", STEP % ("x", "running", THEM))
     dry = lj.sweep(store, NODE, dry_run=True, **{k: v for k, v in PLAN.items() if k != "node"})
     assert (dry.ended, dry.writes, dry.counts.ends) == ([], [], 1)  # planned, nothing sent
+    seen = []
+    lj.sweep(store, NODE, owner=ME, before=BEFORE, now=NOW, dry_run=True, on_key=seen.append)
+    by_key = {k.key: k for k in seen}
+    assert sorted(by_key) == sorted(k.encode() for k in (NODE + ".theirs", NODE + ".mine", NODE + ".done",
+                                                         NODE + ".bad"))
+    theirs = by_key[(NODE + ".theirs").encode()]
+    assert theirs == lj.SweepKey((NODE + ".theirs").encode(), "theirs", "go test", THEM, lj.RESTART_REASON,
+                                 "its owner %s is not this process %s" % (THEM, ME), "", lj.StepAction.END,
+                                 lj.StepReason.OWNER_NOT_SELF, r_theirs, lj.SweepOutcome.PLANNED)
+    bad = by_key[(NODE + ".bad").encode()]
+    assert (bad.id, bad.action, bad.reason, bad.outcome) == ("", lj.StepAction.LEAVE, lj.StepReason.NO_STEP,
+                                                             lj.SweepOutcome.LEFT)
     assert store.get(NODE + ".theirs").revision == r_theirs  # nothing written
     logs = []
     report = lj.sweep(store, NODE, owner=ME, before=BEFORE, now=NOW, log=logs.append)
@@ -638,6 +650,10 @@ def test_sweep_stopped_by_its_log_keeps_its_report():
         ((NODE + ".a").encode(), lj.SweepOutcome.DONE, ra), ((NODE + ".b").encode(), lj.SweepOutcome.FAILED, rb)]
     assert json.loads(store.get(NODE + ".a").value)["state"] == "failed"
     assert json.loads(store.get(NODE + ".b").value)["state"] == "running"
+    with pytest.raises(lj.StoppedError):
+        lj.sweep(store, NODE, owner=ME, on_key=lambda key: False)
+    with pytest.raises(AttributeError):
+        lj.sweep(store, NODE, owner=ME, on_key=lambda key: key.nothing)
     with pytest.raises(TypeError, match="store must be a Store"):
         lj.sweep(None, NODE)
     with pytest.raises(lj.InvalidArgumentError):

@@ -29,8 +29,8 @@ from .lock import (LEASE_SKEW_MS, PROCESS_LEASE_MS, AcquireOutcome, Acquisition,
                    lock_body_id, open_lock, parse_execution_state, parse_lock_body, parse_lock_time, process_alive,
                    renew_lock_body)
 from .step import (RESTART_REASON, LinesPlan, PlanSummary, StepAction, StepReason, StepRule, StepVerdict,
-                   SweepCounts, SweepOutcome, SweepReport, SweepWrite, end_one, end_value, plan_lines, plan_step,
-                   step_key, sweep)
+                   SweepCounts, SweepKey, SweepOutcome, SweepReport, SweepWrite, end_one, end_value, plan_lines,
+                   plan_step, step_key, sweep)
 from .store import (Backend, CallbackStore, Entry, Store, callback_store, file_store, memory_store, nats_store,
                     open_store)
 
@@ -60,8 +60,8 @@ __all__ = [
     "format_lock_time", "parse_lock_time", "parse_execution_state", "describe_execution_args", "acquire_lock",
     "open_lock",
     "RESTART_REASON", "StepAction", "StepReason", "StepRule", "SweepOutcome", "StepVerdict", "PlanSummary",
-    "LinesPlan", "SweepCounts", "SweepWrite", "SweepReport", "plan_step", "plan_lines", "step_key", "end_value",
-    "sweep", "end_one",
+    "LinesPlan", "SweepCounts", "SweepKey", "SweepWrite", "SweepReport", "plan_step", "plan_lines", "step_key",
+    "end_value",    "sweep", "end_one",
     "Entry", "Store", "Backend", "CallbackStore", "memory_store", "file_store", "nats_store", "open_store",
     "callback_store",
     "LeaseState", "LeaseOutput", "LeaseOptions", "LeaseDir", "lease_dir_path", "lease_state", "run_lease_command",

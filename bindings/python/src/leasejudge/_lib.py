@@ -232,6 +232,8 @@ PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     # sweeps
     "lj_sweep_outcome_name": (_cp, [_int]),
     "lj_sweep_options_init": (_int, [_P(SweepOptions), _u32]),
+    "lj_sweep_key_text": (_vp, [_vp, _int, c_size_p]),
+    "lj_sweep_key_verdict": (_int, [_P(StepAction), _P(_u64), c_int_p, _vp]),
     "lj_sweep_report_ended_count": (_sz, [_vp]),
     "lj_sweep_report_ended": (_vp, [_vp, _sz, c_size_p]),
     "lj_sweep_report_counts": (_int, [_P(SweepCounts), _vp]),

@@ -209,6 +209,35 @@ class SweepWrite:
 
 
 @dataclass(frozen=True)
+class SweepKey:
+    """A key a sweep read, with its verdict and outcome (on_key gets each): a key left
+    when planned, an end or delete when its outcome is known (planned, in a dry run).
+    Texts are "" where the key has none (error: what the store said)."""
+    key: bytes
+    id: str
+    tool: str
+    owner: str
+    why: str
+    said: str
+    error: str
+    action: StepAction
+    reason: StepReason
+    revision: int
+    outcome: SweepOutcome
+
+
+def _sweep_key(ptr: int) -> SweepKey:
+    lib, n = _lib.lib(), ctypes.c_size_t()
+
+    def text(field: int) -> bytes:
+        return _lib.at(lib.lj_sweep_key_text(ptr, field, ctypes.byref(n)), n.value)
+    action, rev, outcome = _lib.StepAction(), ctypes.c_uint64(), ctypes.c_int()
+    _lib.call_plain("lj_sweep_key_verdict", ctypes.byref(action), ctypes.byref(rev), ctypes.byref(outcome), ptr)
+    return SweepKey(text(0), *(_lib.decode(text(f)) for f in range(1, 7)), StepAction(action.action),
+                    StepReason(action.reason), rev.value, SweepOutcome(outcome.value))
+
+
+@dataclass(frozen=True)
 class SweepReport:
     """What a sweep did: the ids ended or deleted, in order, its counts, every write
     with its outcome, and what stopped it (code 0: nothing)."""
@@ -246,7 +275,7 @@ class _Sweeping:
     def __init__(self, owner: Optional[Text], before: Time, now: Time, bound_seconds: int, rule: StepRule,
                  start_tolerance_ms: int, owner_state: Optional[Callable[[str], HolderState]],
                  log: Optional[Callable[[str], Any]], live: Optional[Callable[[str], bool]], write_window: int,
-                 batch_keys: int, dry_run: bool) -> None:
+                 batch_keys: int, dry_run: bool, on_key: Optional[Callable[[SweepKey], Any]] = None) -> None:
         self.cb = _lib.Callbacks()
         self.opts = _lib.SweepOptions()
         _lib.call_plain("lj_sweep_options_init", ctypes.byref(self.opts), 2)
@@ -273,21 +302,26 @@ class _Sweeping:
                 out[0] = int(answer)
                 return 0
             self.opts.live = self.cb.wrap(_lib.LIVE_FN, run_live)
+        if on_key is not None:
+            self.opts.on_key = self.cb.wrap(_lib.ON_KEY_FN, lambda key, _p: 1 if on_key(_sweep_key(key)) is False
+                                            else 0)
 
 
 def sweep(store: Store, node: Text, *, before: Time = None, owner: Optional[Text] = None, now: Time = None,
           bound_seconds: int = 3600, rule: StepRule = StepRule.NOT_SELF, start_tolerance_ms: int = 5000,
           owner_state: Optional[Callable[[str], HolderState]] = None, log: Optional[Callable[[str], Any]] = None,
-          write_window: int = 256, batch_keys: int = 4096, dry_run: bool = False) -> SweepReport:
+          on_key: Optional[Callable[[SweepKey], Any]] = None, write_window: int = 256, batch_keys: int = 4096,
+          dry_run: bool = False) -> SweepReport:
     """The seed's EndStale: end node's steps no process runs any more, every write at
-    the revision read. log(line) gets each line of the sweep's log (returning False
-    stops the sweep: StoppedError). An error that stopped the sweep is raised with
-    .report, what was done before it."""
+    the revision read. log(line) gets each line of the sweep's log, on_key(key) each key
+    read with its verdict and outcome (either returning False stops the sweep:
+    StoppedError). An error that stopped the sweep is raised with .report, what was
+    done before it."""
     if not isinstance(store, Store):
         raise TypeError("store must be a Store, not %s" % type(store).__name__)
     n = _lib.data(node, "node")
     s = _Sweeping(owner, None, now, bound_seconds, rule, start_tolerance_ms, owner_state, log, None, write_window,
-                  batch_keys, dry_run)
+                  batch_keys, dry_run, on_key)
     out = ctypes.c_void_p()
     try:
         try:
