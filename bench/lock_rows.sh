@@ -12,7 +12,9 @@
 #          describer; and, where npm can install the pinned TypeScript and zod
 #          (tests/lock_seed.sh), the seed's own module against the package on the
 #          process-holder mix, in alternating rounds (per CPU second, as
-#          leasejudge-bench-lock counts; bash and Go count wall time).
+#          leasejudge-bench-lock counts; bash and Go count wall time);
+#   python the Python package's judge_lock (bench/lock_python.py, bindings/python over
+#          the build's libleasejudge.so), an in-process describer, per CPU second.
 # Prints one line per row: name<TAB>judgments/s<TAB>what; a row that cannot run here
 # prints name<TAB>-<TAB>why. Exits non-zero only when a row that ran failed.
 set -uo pipefail
@@ -120,5 +122,17 @@ if [ -f "$pkg/leasejudge.node" ] && command -v node >/dev/null 2>&1; then
   fi
 else
   printf 'node\t-\tthe Node package is not built\n'
+fi
+# --- python ---------------------------------------------------------------------------------
+if [ -f "$build/libleasejudge.so" ] && command -v python3 >/dev/null 2>&1; then
+  if out=$(PYTHONPATH=$src/bindings/python/src LEASEJUDGE_LIBRARY=$build/libleasejudge.so \
+             python3 "$src/bench/lock_python.py" "$mix" "$min_time" 2>&1); then
+    printf 'python\t%s\tjudge_lock of the Python package (ctypes), an in-process describer\n' \
+      "$(sed -n 's/.*"judgments_per_s": *\([0-9]*\).*/\1/p' <<<"$out")"
+  else
+    row_failed python "$out"
+  fi
+else
+  printf 'python\t-\tlibleasejudge.so is not built or python3 is missing\n'
 fi
 exit $((failures > 0))

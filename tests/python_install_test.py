@@ -1,0 +1,122 @@
+"""`pip install --no-index --no-build-isolation bindings/python` into a fresh venv
+(offline, Debian's setuptools) and a judgement from that venv, with the library found
+each way ctypes users expect: LEASEJUDGE_LIBRARY, next to the installed prefix, the
+dynamic loader's path (find_library), and leasejudge.load(path)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import python_support  # noqa: E402
+
+python_support.bootstrap()
+
+import pytest  # noqa: E402
+
+LIBRARY = os.path.realpath(os.environ["LEASEJUDGE_LIBRARY"])
+BODY = ('{"purpose":"deploy","id":"b2","host":"build-1","machine":"m1","pid":4242,'
+        '"startedAt":"2024-05-01T10:00:00.000Z","leaseUntil":"2024-05-01T10:15:00.000Z"}')
+# 2024-05-01T10:20:00Z: five minutes past the lease, computed by hand.
+JUDGE = """
+import leasejudge, sys
+v = leasejudge.judge_lock(%r, 1714558800000, here=leasejudge.Here("build-1", leasejudge.MachineKind.ID, "m1",
+                                                                    alive=lambda pid: True))
+print(leasejudge._lib.lib()._name)
+print(leasejudge.__file__)
+print(v.kind.name, v.reason.code, v.manual_removal)
+""" % BODY
+WANT = "BREAK lease_ended False"
+
+
+@pytest.fixture(scope="module")
+def venv():
+    """A fresh venv with the package installed from a copy of bindings/python (the
+    build leaves nothing in the source tree)."""
+    root = tempfile.mkdtemp(prefix="lj-py-venv-")
+    try:
+        source = os.path.join(root, "src")
+        shutil.copytree(os.path.join(python_support.SOURCE, "bindings", "python"), source,
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+        env = clean_env()
+        home = os.path.join(root, "venv")
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", home], check=True, env=env)
+        subprocess.run([os.path.join(home, "bin", "pip"), "install", "-q", "--no-index", "--no-build-isolation",
+                        source], check=True, env=dict(env, PIP_DISABLE_PIP_VERSION_CHECK="1"), cwd=root)
+        yield home
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k not in ("LEASEJUDGE_LIBRARY", "PYTHONPATH", "LD_LIBRARY_PATH")}
+    env.update(extra)
+    return env
+
+
+def run(home, code, **env):
+    """Run code under the venv's python in an empty directory; (exit code, lines)."""
+    with tempfile.TemporaryDirectory() as cwd:
+        p = subprocess.run([os.path.join(home, "bin", "python"), "-c", code], capture_output=True, text=True,
+                           env=clean_env(**env), cwd=cwd)
+    return p.returncode, p.stdout.splitlines(), p.stderr
+
+
+def test_installed_with_its_types(venv):
+    site = subprocess.run([os.path.join(venv, "bin", "python"), "-c", "import leasejudge, os; "
+                           "print(os.path.dirname(leasejudge.__file__))"], capture_output=True, text=True,
+                          env=clean_env(), cwd=venv, check=True).stdout.strip()
+    assert site.startswith(venv + os.sep)
+    assert sorted(f for f in os.listdir(site) if not f.startswith("__pycache__")) == [
+        "__init__.py", "_lib.py", "errors.py", "identity.py", "leasedir.py", "lock.py", "py.typed", "step.py",
+        "store.py"]
+
+
+def test_library_from_the_environment(venv):
+    rc, out, err = run(venv, JUDGE, LEASEJUDGE_LIBRARY=LIBRARY)
+    assert rc == 0, err
+    assert out[0] == LIBRARY and out[1].startswith(venv + os.sep) and out[2] == WANT
+
+
+def test_library_next_to_the_installed_prefix(venv):
+    placed = install_library(os.path.join(venv, "lib"))
+    try:
+        rc, out, err = run(venv, JUDGE)
+        assert rc == 0, err
+        assert out[0] == placed[0] and out[2] == WANT
+    finally:
+        for p in placed:
+            os.unlink(p)
+
+
+def install_library(d):
+    """The library as `cmake --install` lays it out: the file, its SONAME and the dev link."""
+    shutil.copy(LIBRARY, os.path.join(d, "libleasejudge.so.0.1.0"))
+    os.symlink("libleasejudge.so.0.1.0", os.path.join(d, "libleasejudge.so.0"))
+    os.symlink("libleasejudge.so.0", os.path.join(d, "libleasejudge.so"))
+    return [os.path.join(d, n) for n in ("libleasejudge.so", "libleasejudge.so.0", "libleasejudge.so.0.1.0")]
+
+
+def test_library_on_the_loader_path(venv):
+    with tempfile.TemporaryDirectory() as d:
+        install_library(d)
+        rc, out, err = run(venv, "import ctypes.util; print(ctypes.util.find_library('leasejudge'))",
+                           LD_LIBRARY_PATH=d)
+        if rc != 0 or out == ["None"]:
+            pytest.skip("find_library does not read LD_LIBRARY_PATH here (no ld or gcc)")
+        rc, out, err = run(venv, JUDGE, LD_LIBRARY_PATH=d)
+        assert rc == 0, err
+        assert "leasejudge" in out[0] and out[2] == WANT
+
+
+def test_no_library_is_a_clear_error(venv):
+    rc, out, err = run(venv, JUDGE, LEASEJUDGE_LIBRARY="/nonexistent/libleasejudge.so")
+    assert rc != 0 and "OSError: libleasejudge could not be loaded: /nonexistent/libleasejudge.so" in err
+    rc, out, err = run(venv, "import leasejudge; leasejudge.load(%r); print(leasejudge.judge_lock('[').reason.code)"
+                       % LIBRARY, LEASEJUDGE_LIBRARY="/nonexistent/libleasejudge.so")
+    assert rc == 0 and out == ["not_readable"], err
+
+
+if __name__ == "__main__":
+    python_support.run_pytest(__file__)
