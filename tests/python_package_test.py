@@ -545,7 +545,7 @@ def test_plan_lines_over_bytes():
     assert got[1]["why"] == lj.RESTART_REASON
     assert plan.summary == lj.PlanSummary(ends=1, leaves=2, other_node=1, malformed=1)
     assert plan.summary.text() == ("step plan: 4 keys: 1 end, 0 delete, 2 leave, 0 no-step, 1 other-node, "
-                                   "1 malformed lines")
+                                   "1 malformed line")
     assert lj.plan_lines(data, threads=2, **PLAN) == plan
     assert lj.plan_lines(b"", **PLAN) == lj.LinesPlan(b"", lj.PlanSummary())
 
