@@ -15,6 +15,21 @@
 // Scan, ScanOf, EndStale, EndOne, EndStaleAtStart, EndStaleRound, AskWhat), this
 // package has the same names and behaviour.
 //
+// # Migrating from step-stale
+//
+// Change the import and keep the calls. Two things to name:
+//   - the state's own "changed" error: a KeptState's Update that reports a lost race
+//     with its runtime's sentinel (stdio.ErrChanged) must say so, or the sweep stops
+//     at that key instead of skipping it:
+//     leasejudge.EndStale(leasejudge.ScanOf(state, stdio.ErrChanged), node, before, logf);
+//   - a state leasejudge opens itself (OpenMemoryStore, OpenFileStore, OpenNatsStore)
+//     is swept through ScanOfStore: the whole sweep runs in the library, one cgo
+//     crossing per batch, its writes pipelined, each at the revision read.
+//
+// Steps come back as the seed's do: times keep the offset they were stored with, an
+// ask's Fetch is read as Go values (AskWhat encodes nothing first), and an error
+// matches ErrChanged, ErrNotFound, ErrRefused or ErrInvalid with errors.Is.
+//
 // The cgo flags come from pkg-config (the package leasejudge): the build tree
 // generates one for bindings/go, an install ships one in <libdir>/pkgconfig.
 package leasejudge

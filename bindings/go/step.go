@@ -14,6 +14,7 @@ import (
 	"math"
 	"runtime/cgo"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -105,19 +106,42 @@ type StepCompose struct {
 }
 
 // AskWhat says what an ask is, in one line: its kind, and its repository, head and
-// levels, or its module and fingerprint.
+// levels, or its module and fingerprint. It reads the Go values themselves, as the
+// step-stale code does: a fetch field that is no Go string counts as empty, a head is
+// cut at 12 bytes (not runes), and nothing is encoded first, so a value JSON cannot
+// hold (a NaN, a channel, bytes that are no UTF-8) changes nothing.
 func AskWhat(a StepAsk) string {
-	raw, err := json.Marshal(a)
-	if err == nil {
-		var out *C.char
-		var n C.size_t
-		rc := C.lj_step_ask_what(&out, &n, nonNil(raw), C.size_t(len(raw)), C.LJ_STEP_JSON_ASK, nil)
-		if rc == C.LJ_OK {
-			return takeString(out, n)
+	head := func(s string) string {
+		if len(s) > 12 {
+			return s[:12]
 		}
+		return s
 	}
-	// An ask Go cannot encode (a fetch holding a channel, say) still has a kind.
-	return a.Kind + " ask"
+	text := func(fetch map[string]any, name string) string {
+		s, _ := fetch[name].(string)
+		return s
+	}
+	at := func(fetch map[string]any) string {
+		return text(fetch, "repository") + "@" + head(text(fetch, "commit"))
+	}
+	parts := []string{a.Kind + " ask"}
+	if c := a.Check; c != nil {
+		parts = append(parts, at(c.Fetch), "levels "+strings.Join(c.Levels, ","))
+		if c.Run != "" {
+			parts = append(parts, "run "+c.Run)
+		}
+	} else if b := a.Build; b != nil {
+		parts = append(parts, "module "+b.Module)
+		if text(b.Fetch, "repository") != "" {
+			parts = append(parts, at(b.Fetch))
+		}
+		if b.FP != "" {
+			parts = append(parts, "fp "+head(b.FP))
+		}
+	} else if c := a.Compose; c != nil {
+		parts = append(parts, "compose", at(c.Fetch))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Scan reads and writes a steps state with its revisions: its keys, a key's stored
@@ -668,11 +692,21 @@ func stepOf(s *C.lj_step_t, value []byte) Step {
 	if r := C.lj_step_string(s, C.LJ_STEP_FIELD_RESULT, &n); r != nil {
 		out.Result = json.RawMessage(goString(r, n))
 	}
-	var ask struct {
-		Ask *StepAsk `json:"ask"`
+	// The ask, and the times with the offset they were written with (the seed's step
+	// keeps it: encoding/json gives a time in the value's zone, not in UTC).
+	var kept struct {
+		Ask     *StepAsk  `json:"ask"`
+		Started time.Time `json:"started"`
+		Ended   time.Time `json:"ended"`
 	}
-	if json.Unmarshal(value, &ask) == nil {
-		out.Ask = ask.Ask
+	if json.Unmarshal(value, &kept) == nil {
+		out.Ask = kept.Ask
+		if kept.Started.Equal(out.Started) {
+			out.Started = kept.Started
+		}
+		if kept.Ended.Equal(out.Ended) {
+			out.Ended = kept.Ended
+		}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -344,6 +345,20 @@ func TestEndOne(t *testing.T) {
 	if v, _ := m.value(node + ".s2"); !strings.Contains(v, `"reason":"stuck for a day"`) || !strings.Contains(v, `"state":"failed"`) {
 		t.Fatalf("the value written: %s", v)
 	}
+	// The stored offset kept, as encoding/json keeps it for the seed: not turned to UTC.
+	m.set(node+".zoned", `{"id":"zoned","tool":"t","state":"running","owner":"`+other+`","started":"2024-06-01T13:00:00.5+02:00"}`)
+	step, err = EndOneWith(scan, node, "zoned", "gone", nil, opts)
+	var seedStarted time.Time
+	if e := seedStarted.UnmarshalJSON([]byte(`"2024-06-01T13:00:00.5+02:00"`)); e != nil {
+		t.Fatal(e)
+	}
+	if _, off := step.Started.Zone(); err != nil || off != 2*3600 || !step.Started.Equal(seedStarted) ||
+		step.Started.String() != seedStarted.String() {
+		t.Fatalf("EndOne(zoned).Started = %v (%v), want %v", step.Started, err, seedStarted)
+	}
+	if !step.Ended.IsZero() || step.Ended != (time.Time{}) {
+		t.Fatalf("EndOne(zoned).Ended = %#v, want the zero time as encoding/json leaves it", step.Ended)
+	}
 	// An ask: its ask comes back too.
 	step, err = EndOneWith(scan, node, askID, "gone", nil, opts)
 	if err != nil || step.Ask != nil || step.Tool != "check ask" {
@@ -540,7 +555,20 @@ func TestAskWhat(t *testing.T) {
 		{StepAsk{Kind: "compose", Compose: &StepCompose{Fetch: fetch("o/r", "c")}}, "compose ask, compose, o/r@c"},
 		{StepAsk{Kind: "other"}, "other ask"},
 		{StepAsk{Kind: "check", Check: &StepCheck{Fetch: map[string]any{"repository": 7, "commit": "c"}}}, "check ask, @c, levels "},
-		{StepAsk{Kind: "odd", Check: &StepCheck{Fetch: map[string]any{"x": make(chan int)}}}, "odd ask"},
+		// What JSON cannot hold changes nothing: the Go values are read as they are.
+		{StepAsk{Kind: "odd", Check: &StepCheck{Fetch: map[string]any{"x": make(chan int)}}}, "odd ask, @, levels "},
+		{StepAsk{Kind: "check", Check: &StepCheck{Fetch: map[string]any{"repository": "o/r", "commit": "c", "n": math.NaN()}}},
+			"check ask, o/r@c, levels "},
+		// A head is cut at 12 bytes, not runes, and bytes that are no UTF-8 stay as they are.
+		{StepAsk{Kind: "check", Check: &StepCheck{Fetch: fetch("o/\xff", "ééééééé"), Levels: []string{"\xfe"}}},
+			"check ask, o/\xff@éééééé, levels \xfe"},
+		{StepAsk{Kind: "build", Build: &StepBuild{Module: "m", FP: "ñññññññ"}}, "build ask, module m, fp ññññññ"},
+		{StepAsk{Kind: "compose", Compose: &StepCompose{Fetch: fetch("o/r", "0123456789a\u00e9")}}, "compose ask, compose, o/r@0123456789a\xc3"},
+		// A repository that is no Go string (a json.RawMessage, say) is empty, as the seed's type assertion makes it.
+		{StepAsk{Kind: "build", Build: &StepBuild{Module: "m", Fetch: map[string]any{"repository": json.RawMessage(`"o/r"`)}}},
+			"build ask, module m"},
+		{StepAsk{Kind: "check", Check: &StepCheck{Fetch: map[string]any{"repository": json.RawMessage(`"o/r"`), "commit": "c"}}},
+			"check ask, @c, levels "},
 	}
 	for _, c := range cases {
 		if got := AskWhat(c.ask); got != c.want {
