@@ -16,18 +16,8 @@
 #include <unistd.h>
 
 #include "leasejudge.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond)                                              \
-  do {                                                           \
-    if (cond) {                                                  \
-      passed++;                                                  \
-    } else {                                                     \
-      failed++;                                                  \
-      printf("not ok - %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                            \
-  } while (0)
-#define S(lit) lit, (sizeof(lit) - 1)
 
 /* 2024-05-01T12:00:00Z */
 #define NOW_MS INT64_C(1714564800000)
@@ -1605,7 +1595,7 @@ int main(void) {
     symbols++;
     for (i = 0; i < CASE_COUNT; i++) found |= strcmp(cases[i].symbol, line) == 0;
     if (!found) {
-      failed++;
+      check_failed++;
       printf("not ok - the exported symbol %s has no hostile-argument case\n", line);
     }
   }
@@ -1620,6 +1610,5 @@ int main(void) {
     done[ran++] = cases[i].run;
     cases[i].run();
   }
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return CHECK_SUMMARY();
 }

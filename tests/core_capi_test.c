@@ -9,17 +9,8 @@
 #include <unistd.h>
 
 #include "leasejudge.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (cond) {                                                         \
-      passed++;                                                         \
-    } else {                                                            \
-      failed++;                                                         \
-      printf("not ok - %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
-    }                                                                   \
-  } while (0)
 
 static void test_versions_and_errors(void) {
   char expected[32];
@@ -161,6 +152,5 @@ int main(void) {
   test_versions_and_errors();
   test_identity();
   test_owner_why_text();
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return CHECK_SUMMARY();
 }

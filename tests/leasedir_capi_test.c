@@ -13,17 +13,8 @@
 #include <unistd.h>
 
 #include "leasejudge.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond)                                              \
-  do {                                                           \
-    if (cond) {                                                  \
-      passed++;                                                  \
-    } else {                                                     \
-      failed++;                                                  \
-      printf("not ok - %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                            \
-  } while (0)
 
 static char scratch[] = "/tmp/leasedir-capi.XXXXXX";
 
@@ -335,6 +326,5 @@ int main(void) {
   test_lock_wait();
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
   if (system(cmd) != 0) printf("# could not remove %s\n", scratch);
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return CHECK_SUMMARY();
 }

@@ -9,19 +9,9 @@
 #include <unistd.h>
 
 #include "leasejudge.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond)                                              \
-  do {                                                           \
-    if (cond) {                                                  \
-      passed++;                                                  \
-    } else {                                                     \
-      failed++;                                                  \
-      printf("not ok - %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                            \
-  } while (0)
 
-#define S(text) text, sizeof(text) - 1
 
 /* 2024-05-01T12:00:00.000Z */
 static const int64_t now_ms = INT64_C(1714564800000);
@@ -1147,6 +1137,5 @@ int main(void) {
   test_verdict_forms_any_why();
   test_negative_leases();
   test_details_capped();
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return CHECK_SUMMARY();
 }

@@ -8,18 +8,8 @@
 #include <unistd.h>
 
 #include "leasejudge.h"
+#include "check.h"
 
-static int passed, failed;
-#define CHECK(cond)                                              \
-  do {                                                           \
-    if (cond) {                                                  \
-      passed++;                                                  \
-    } else {                                                     \
-      failed++;                                                  \
-      printf("not ok - %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                            \
-  } while (0)
-#define S(lit) lit, (sizeof(lit) - 1)
 
 static const char *SELF = "0b5c3e0e-7d7a-4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8";
 #define NOW_NS INT64_C(1714564800000000000)    /* 2024-05-01T12:00:00Z */
@@ -984,6 +974,5 @@ int main(void) {
   test_start_and_round();
   test_text_out();
   test_summary_bounds();
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return CHECK_SUMMARY();
 }

@@ -352,7 +352,11 @@ LJ_API void lj_lock_verdict_clear(lj_lock_verdict_t* verdict) {
   *verdict = lj_lock_verdict_t{};
 }
 
-LJ_API int lj_lock_verdict_text(char** out, size_t* out_len, const lj_lock_verdict_t* verdict, lj_error_t** err) {
+namespace {
+
+// The one prologue of the verdict's two forms: the verdict checked, then formatted.
+int format_verdict(char** out, size_t* out_len, const lj_lock_verdict_t* verdict, lj_error_t** err,
+                   std::string (*form)(const LockVerdict&)) {
   reset(err);
   if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
   *out = nullptr;
@@ -360,20 +364,18 @@ LJ_API int lj_lock_verdict_text(char** out, size_t* out_len, const lj_lock_verdi
   return guard(err, [&] {
     LockVerdict v;
     if (!verdict_of(verdict, v)) return fail(err, LJ_EINVAL, "the verdict's kind, reason or why is out of range");
-    return give(out, out_len, leasejudge::format_verdict_text(v), err);
+    return give(out, out_len, form(v), err);
   });
 }
 
+}  // namespace
+
+LJ_API int lj_lock_verdict_text(char** out, size_t* out_len, const lj_lock_verdict_t* verdict, lj_error_t** err) {
+  return format_verdict(out, out_len, verdict, err, leasejudge::format_verdict_text);
+}
+
 LJ_API int lj_lock_verdict_json(char** out, size_t* out_len, const lj_lock_verdict_t* verdict, lj_error_t** err) {
-  reset(err);
-  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
-  *out = nullptr;
-  if (verdict == nullptr) return fail(err, LJ_EINVAL, "verdict is NULL");
-  return guard(err, [&] {
-    LockVerdict v;
-    if (!verdict_of(verdict, v)) return fail(err, LJ_EINVAL, "the verdict's kind, reason or why is out of range");
-    return give(out, out_len, leasejudge::format_verdict_json(v), err);
-  });
+  return format_verdict(out, out_len, verdict, err, leasejudge::format_verdict_json);
 }
 
 // --- execution state -------------------------------------------------------------
