@@ -9,16 +9,15 @@ set -u
 src=${LEASEJUDGE_SOURCE_DIR:?}
 build=${LEASEJUDGE_BINARY_DIR:?}
 . "$src/tests/skip.sh"
-server=${LEASEJUDGE_NATS_SERVER:-$(PATH=$PATH:/usr/sbin:/usr/local/sbin command -v nats-server)}
-[ -n "$server" ] && [ -x "$server" ] || skip_or_fail "nats-server is not installed"
+. "$src/tests/nats_server.sh"
+need_nats_server
 command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
 
 w=$(mktemp -d)
-spid=""
 holder=""
 cleanup() {
   [ -n "$holder" ] && kill "$holder" 2>/dev/null
-  [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+  stop_nats_server
   rm -rf "$w"
 }
 trap cleanup EXIT
@@ -87,15 +86,8 @@ same "owner without a pid is the calling shell's" "0 yes" \
   "$(sed -n 3p <<<"$out") $(tok=$(sed -n 2p <<<"$out"); pid=${tok#*.}; [ "${pid%%.*}" = "$(sed -n 1p <<<"$out")" ] && echo yes)"
 
 # --- the step verbs on a real nats-server --------------------------------------------
-env -u LD_PRELOAD "$server" -a 127.0.0.1 -p -1 -js -sd "$w/store" -l "$w/server.log" &
-spid=$!
-port=""
-for _ in $(seq 150); do
-  port=$(sed -n 's/.*Listening for client connections on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$w/server.log" 2>/dev/null)
-  [ -n "$port" ] && grep -q "Server is ready" "$w/server.log" && break
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "not ok - nats-server did not start"; sed 's/^/# /' "$w/server.log"; exit 1; }
+start_nats_server "$w/nats" || exit 1
+port=$NATS_PORT
 url=nats://127.0.0.1:$port/steps
 boot=$(cat /proc/sys/kernel/random/boot_id)
 sleep 300 &
