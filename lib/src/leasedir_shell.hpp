@@ -1,11 +1,13 @@
 // What the lease directory's rules see of files and processes, read the way the
 // gstack-lease script's tools read them (bash's tests, head, find, stat, mv, rm, kill,
-// ps), so that leasejudge's verdicts match the script's byte for byte. Private to
-// lib/src/leasedir.cpp and its tests.
+// ps), so that leasejudge's verdicts match the script's byte for byte. Implemented in
+// lib/src/leasedir_shell.cpp; private to the lease directory's sources and their tests.
 #pragma once
 
+#include <dirent.h>
 #include <locale.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <initializer_list>
@@ -18,6 +20,30 @@
 #include "leasejudge/identity.hpp"
 
 namespace leasejudge::shell {
+
+// A directory stream closed on every path.
+struct DirStream {
+  DIR* d = nullptr;
+  explicit DirStream(const char* path) : d(::opendir(path)) {}
+  ~DirStream() {
+    if (d != nullptr) ::closedir(d);
+  }
+  DirStream(const DirStream&) = delete;
+  DirStream& operator=(const DirStream&) = delete;
+};
+
+// A file descriptor closed on every path.
+struct FileFd {
+  int fd = -1;
+  ~FileFd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// strerror's words in English, as the tools print them in the C and C.UTF-8 locales.
+std::string error_text(int err);
+// $(cmd) of a child's output: NULs dropped, trailing newlines dropped.
+std::string substitution(std::string text);
 
 // --- words -------------------------------------------------------------------
 
