@@ -55,50 +55,38 @@ struct Fd {
   }
 };
 
-}  // namespace
-
-Result<ChildResult> run_child(const ChildRun& run) {
-  if (run.argv.empty()) return Error{Errc::invalid_argument, "no program to run"};
-  char* const* base = run.base_env != nullptr ? run.base_env : environ;
-  const char* path = env_value(base, "PATH");
-  for (const auto& [k, v] : run.env)
-    if (k == "PATH") path = v.c_str();
-  std::string program = find_on_path(run.argv[0], path);
-  if (program.empty()) return Error{Errc::not_found, fmt::format("{} is not on PATH", run.argv[0])};
-
-  // The child's environment: ours with run.env applied.
-  std::vector<std::string> env_store;
-  for (char* const* e = base; *e != nullptr; ++e) {
-    std::string_view kv = *e;
-    bool replaced = false;
-    for (const auto& [k, v] : run.env) {
-      if (kv.size() > k.size() && kv.substr(0, k.size()) == k && kv[k.size()] == '=') replaced = true;
+// The child's environment (base with run.env applied) and argv, as execve takes them.
+struct ChildArgs {
+  std::vector<std::string> env_store, args_store;
+  std::vector<char*> envp, argv;
+  explicit ChildArgs(const ChildRun& run, char* const* base) {
+    for (char* const* e = base; *e != nullptr; ++e) {
+      std::string_view kv = *e;
+      bool replaced = false;
+      for (const auto& [k, v] : run.env)
+        if (kv.size() > k.size() && kv.substr(0, k.size()) == k && kv[k.size()] == '=') replaced = true;
+      if (!replaced) env_store.emplace_back(kv);
     }
-    if (!replaced) env_store.emplace_back(kv);
+    for (const auto& [k, v] : run.env) env_store.push_back(k + "=" + v);
+    for (auto& s : env_store) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    args_store.assign(run.argv.begin(), run.argv.end());
+    for (auto& s : args_store) argv.push_back(s.data());
+    argv.push_back(nullptr);
   }
-  for (const auto& [k, v] : run.env) env_store.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_store) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args_store(run.argv.begin(), run.argv.end());
-  std::vector<char*> argv;
-  for (auto& s : args_store) argv.push_back(s.data());
-  argv.push_back(nullptr);
+};
 
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) return Error{Errc::io, fmt::format("pipe: {}", std::strerror(errno))};
-  Fd out_r{out_pipe[0]}, out_w{out_pipe[1]};
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) return Error{Errc::io, fmt::format("pipe: {}", std::strerror(errno))};
-  Fd err_r{err_pipe[0]}, err_w{err_pipe[1]};
-
+// Start program with stdin from /dev/null and stdout, stderr to out_w, err_w, in a
+// process group of its own (so a timeout ends whatever it started too), with no
+// signal blocked and SIGPIPE, SIGCHLD at their defaults. The caller blocks SIGCHLD.
+Result<pid_t> spawn_child(const std::string& program, ChildArgs& args, int out_w, int err_w) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
+  posix_spawn_file_actions_adddup2(&actions, out_w, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_w, 2);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  // Its own process group, so a timeout ends whatever it started too.
   posix_spawnattr_setpgroup(&attr, 0);
   sigset_t none;
   sigemptyset(&none);
@@ -109,33 +97,22 @@ Result<ChildResult> run_child(const ChildRun& run) {
   sigaddset(&deflt, SIGCHLD);
   posix_spawnattr_setsigdefault(&attr, &deflt);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  // Keep SIGCHLD from a host handler that reaps any child until ours is reaped.
-  sigset_t chld, saved_mask;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  pthread_sigmask(SIG_BLOCK, &chld, &saved_mask);
-  struct MaskRestore {
-    sigset_t* mask;
-    ~MaskRestore() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
-  } restore{&saved_mask};
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, args.argv.data(), args.envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return Error{Errc::io, fmt::format("cannot start {}: {}", program, std::strerror(rc))};
-  out_w.close_now();
-  err_w.close_now();
+  return pid;
+}
 
-  ChildResult result;
-  auto deadline = std::chrono::steady_clock::now() + run.timeout;
-  bool timed_out = false;
+// Read the child's stdout and stderr until both end or the deadline passes, each kept
+// up to max_output bytes. False when the deadline passed first.
+bool collect_output(Fd& out_r, Fd& err_r, ChildResult& result, std::size_t max_output,
+                    std::chrono::steady_clock::time_point deadline) {
   char buf[65536];
   while (out_r.fd >= 0 || err_r.fd >= 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
+    if (left.count() <= 0) return false;
     pollfd fds[2];
     nfds_t n = 0;
     if (out_r.fd >= 0) fds[n++] = {out_r.fd, POLLIN, 0};
@@ -148,13 +125,50 @@ Result<ChildResult> run_child(const ChildRun& run) {
       std::string& dst = fds[i].fd == out_r.fd ? result.out : result.err;
       ssize_t got = ::read(src.fd, buf, sizeof buf);
       if (got > 0) {
-        std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(got), run.max_output - std::min(run.max_output, dst.size()));
+        std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(got), max_output - std::min(max_output, dst.size()));
         dst.append(buf, keep);
       } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
         src.close_now();
       }
     }
   }
+  return true;
+}
+
+}  // namespace
+
+Result<ChildResult> run_child(const ChildRun& run) {
+  if (run.argv.empty()) return Error{Errc::invalid_argument, "no program to run"};
+  char* const* base = run.base_env != nullptr ? run.base_env : environ;
+  const char* path = env_value(base, "PATH");
+  for (const auto& [k, v] : run.env)
+    if (k == "PATH") path = v.c_str();
+  std::string program = find_on_path(run.argv[0], path);
+  if (program.empty()) return Error{Errc::not_found, fmt::format("{} is not on PATH", run.argv[0])};
+  ChildArgs args(run, base);
+
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) return Error{Errc::io, fmt::format("pipe: {}", std::strerror(errno))};
+  Fd out_r{out_pipe[0]}, out_w{out_pipe[1]};
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) return Error{Errc::io, fmt::format("pipe: {}", std::strerror(errno))};
+  Fd err_r{err_pipe[0]}, err_w{err_pipe[1]};
+  // Keep SIGCHLD from a host handler that reaps any child until ours is reaped.
+  sigset_t chld, saved_mask;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &chld, &saved_mask);
+  struct MaskRestore {
+    sigset_t* mask;
+    ~MaskRestore() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
+  } restore{&saved_mask};
+  auto spawned = spawn_child(program, args, out_w.fd, err_w.fd);
+  if (!spawned) return spawned.error();
+  pid_t pid = *spawned;
+  out_w.close_now();
+  err_w.close_now();
+
+  ChildResult result;
+  bool timed_out = !collect_output(out_r, err_r, result, run.max_output, std::chrono::steady_clock::now() + run.timeout);
   if (timed_out) {
     ::kill(-pid, SIGKILL);
     ::kill(pid, SIGKILL);

@@ -208,6 +208,10 @@ struct NatsStore::Connection {
   Slot slots[2];
 
   Connection() = default;
+  // Set up opts for o (open's first step after checking o), and find or create the
+  // bucket over a first link (its last).
+  Status configure(const NatsOptions& o);
+  Status find_bucket(Link& link, const NatsOptions& o);
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
   ~Connection() {
@@ -524,8 +528,12 @@ const std::string& NatsStore::bucket() const noexcept {
   return c_->bucket;
 }
 
-Result<std::unique_ptr<NatsStore>> NatsStore::open(const NatsOptions& o) {
-  if (!valid_bucket(o.bucket)) {
+namespace {
+
+// What open refuses before it connects: a bucket name, history, replicas, timeouts, TLS
+// files or server URLs out of range.
+Status check_nats_options(const NatsOptions& o) {
+  if (!NatsStore::valid_bucket(o.bucket)) {
     return Error{Errc::invalid_argument, fmt::format("the NATS bucket name \"{}\" is not [A-Za-z0-9_-]+", o.bucket)};
   }
   if (o.history < 1 || o.history > 64) {
@@ -547,23 +555,20 @@ Result<std::unique_ptr<NatsStore>> NatsStore::open(const NatsOptions& o) {
     }
   }
 
-  auto c = std::make_unique<Connection>();
-  c->bucket = o.bucket;
-  c->stream = "KV_" + o.bucket;
-  c->prefix = "$KV." + o.bucket + ".";
-  c->servers = o.urls.empty() ? std::string("nats://127.0.0.1:4222") : shown_urls(o.urls);
-  c->request_ms = o.request_timeout.count();
-  c->list_ms = o.list_timeout.count();
-  c->reconnect_ms = o.reconnect_wait.count();
-  c->direct_reads = o.direct_reads;
+  return Status::success();
+}
 
+}  // namespace
+
+// The client's options: servers in order, name, timeouts, no reconnecting of nats.c's
+// own, credentials and TLS.
+Status NatsStore::Connection::configure(const NatsOptions& o) {
   auto setup_error = [&](std::string_view what, natsStatus s) {
-    return Error{Errc::store, fmt::format("connecting to NATS at {}: {}: {}", c->servers, what, nats_detail(s))};
+    return Error{Errc::store, fmt::format("connecting to NATS at {}: {}: {}", servers, what, nats_detail(s))};
   };
 
-  natsStatus s = natsOptions_Create(&c->opts);
+  natsStatus s = natsOptions_Create(&opts);
   if (s != NATS_OK) return setup_error("creating the options", s);
-  natsOptions* opts = c->opts;
   std::vector<const char*> urls;
   if (o.urls.empty()) {
     urls.push_back("nats://127.0.0.1:4222");
@@ -572,7 +577,7 @@ Result<std::unique_ptr<NatsStore>> NatsStore::open(const NatsOptions& o) {
   }
   s = natsOptions_SetServers(opts, urls.data(), static_cast<int>(urls.size()));
   if (s != NATS_OK) {
-    return Error{Errc::invalid_argument, fmt::format("the NATS server list {}: {}", c->servers, nats_detail(s))};
+    return Error{Errc::invalid_argument, fmt::format("the NATS server list {}: {}", servers, nats_detail(s))};
   }
   // Servers in the order given: the first is the one the caller means.
   s = natsOptions_SetNoRandomize(opts, true);
@@ -600,7 +605,56 @@ Result<std::unique_ptr<NatsStore>> NatsStore::open(const NatsOptions& o) {
       return setup_error(fmt::format("the TLS certificate {} and key {}", o.tls_cert_file, o.tls_key_file), s);
     }
   }
+  return Status::success();
+}
 
+// The bucket: looked up first, so that an existing bucket is used as it is (never
+// reconfigured by a client that happens to pass other settings); created only when
+// asked to.
+Status NatsStore::Connection::find_bucket(Link& link_, const NatsOptions& o) {
+  StreamInfoHandle si;
+  jsErrCode jerr = kNoJsError;
+  natsStatus s = js_GetStreamInfo(&si.p, link_.js, stream.c_str(), nullptr, &jerr);
+  bool missing = s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
+  if (s != NATS_OK && !missing) return failure("looking the bucket up", s, jerr);
+  if (missing && !o.create_bucket) {
+    return Error{Errc::store, fmt::format("the NATS bucket {} does not exist at {} (create it, or open with "
+                                          "bucket creation on)",
+                                          bucket, servers)};
+  }
+  if (missing) {
+    kvConfig cfg;
+    kvConfig_Init(&cfg);
+    cfg.Bucket = bucket.c_str();
+    cfg.History = static_cast<uint8_t>(o.history);
+    cfg.Replicas = o.replicas;
+    cfg.StorageType = js_FileStorage;
+    KvHandle created;
+    s = js_CreateKeyValue(&created.p, link_.js, &cfg);
+    if (s != NATS_OK) {
+      return failure(fmt::format("creating the bucket (history {}, replicas {})", o.history, o.replicas), s,
+                     kNoJsError);
+    }
+  } else if (si.p->Config == nullptr || si.p->Config->MaxMsgsPerSubject < 1) {
+    return Error{Errc::store, fmt::format("the stream {} at {} is not a key/value bucket", stream, servers)};
+  }
+  replicated = missing ? o.replicas > 1 : si.p->Config->Replicas > 1;
+  return Status::success();
+}
+
+Result<std::unique_ptr<NatsStore>> NatsStore::open(const NatsOptions& o) {
+  if (Status st = check_nats_options(o); !st.ok()) return st.error();
+  auto c = std::make_unique<Connection>();
+  c->bucket = o.bucket;
+  c->stream = "KV_" + o.bucket;
+  c->prefix = "$KV." + o.bucket + ".";
+  c->servers = o.urls.empty() ? std::string("nats://127.0.0.1:4222") : shown_urls(o.urls);
+  c->request_ms = o.request_timeout.count();
+  c->list_ms = o.list_timeout.count();
+  c->reconnect_ms = o.reconnect_wait.count();
+  c->direct_reads = o.direct_reads;
+
+  if (Status st = c->configure(o); !st.ok()) return st.error();
   std::shared_ptr<Link> link;
   {
     std::lock_guard lock(c->mu);
@@ -609,35 +663,7 @@ Result<std::unique_ptr<NatsStore>> NatsStore::open(const NatsOptions& o) {
     link = std::move(connected).value();
   }
 
-  // Look the bucket up first: an existing bucket is used as it is, never
-  // reconfigured by a client that happens to pass other settings.
-  StreamInfoHandle si;
-  jsErrCode jerr = kNoJsError;
-  s = js_GetStreamInfo(&si.p, link->js, c->stream.c_str(), nullptr, &jerr);
-  bool missing = s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
-  if (s != NATS_OK && !missing) return c->failure("looking the bucket up", s, jerr);
-  if (missing && !o.create_bucket) {
-    return Error{Errc::store, fmt::format("the NATS bucket {} does not exist at {} (create it, or open with "
-                                          "bucket creation on)",
-                                          c->bucket, c->servers)};
-  }
-  if (missing) {
-    kvConfig cfg;
-    kvConfig_Init(&cfg);
-    cfg.Bucket = c->bucket.c_str();
-    cfg.History = static_cast<uint8_t>(o.history);
-    cfg.Replicas = o.replicas;
-    cfg.StorageType = js_FileStorage;
-    KvHandle created;
-    s = js_CreateKeyValue(&created.p, link->js, &cfg);
-    if (s != NATS_OK) {
-      return c->failure(fmt::format("creating the bucket (history {}, replicas {})", o.history, o.replicas), s,
-                        kNoJsError);
-    }
-  } else if (si.p->Config == nullptr || si.p->Config->MaxMsgsPerSubject < 1) {
-    return Error{Errc::store, fmt::format("the stream {} at {} is not a key/value bucket", c->stream, c->servers)};
-  }
-  c->replicated = missing ? o.replicas > 1 : si.p->Config->Replicas > 1;
+  if (Status st = c->find_bucket(*link, o); !st.ok()) return st.error();
   return std::unique_ptr<NatsStore>(new NatsStore(std::move(c)));
 }
 
