@@ -209,8 +209,8 @@ int sweep(Context& cx, const Args& args, bool dry_run) {
   if (report != nullptr) lj_sweep_report_counts(&c, report);
   auto stat = [&](int s) { return report != nullptr ? lj_sweep_report_stat(report, s) : 0; };
   cx.note(fmt::format(
-      "{} of {}: {} end, {} delete{}, {} changed, {} leave, {} no-step{}{}{}", counted(stat(LJ_SWEEP_STAT_KEYS), "key"), node,
-      c.ends, c.deletes, dry_run ? " (planned, none written)" : "", c.changed, c.leaves, c.no_step,
+      "{} of {}: {} end, {} delete{}, {} changed, {} leave, {} no-step{}{}{}", counted(stat(LJ_SWEEP_STAT_KEYS), "key"),
+      node, c.ends, c.deletes, dry_run ? " (planned, none written)" : "", c.changed, c.leaves, c.no_step,
       stat(LJ_SWEEP_STAT_UNKNOWN) > 0 ? fmt::format(", {} unknown", stat(LJ_SWEEP_STAT_UNKNOWN)) : "",
       stat(LJ_SWEEP_STAT_FAILED) > 0 ? fmt::format(", {} failed", stat(LJ_SWEEP_STAT_FAILED)) : "",
       stat(LJ_SWEEP_STAT_NOT_SENT) > 0 ? fmt::format(", {} not sent", stat(LJ_SWEEP_STAT_NOT_SENT)) : ""));
@@ -466,8 +466,8 @@ int run_import(Context& cx, const Args& args) {
   in.store = store.p;
   lj_error_t* err = nullptr;
   int rc = lj_step_lines_read(input->data(), input->size(), import_line, &in, &err);
-  cx.note(fmt::format("{} created, {} already held a value (left as they are), {} malformed", counted(in.created, "key"),
-                      in.existed, counted(in.malformed, "line")));
+  cx.note(fmt::format("{} created, {} already held a value (left as they are), {} malformed",
+                      counted(in.created, "key"), in.existed, counted(in.malformed, "line")));
   if (in.failed != LJ_OK) {
     lj_error_destroy(err);
     cx.note(in.failure);

@@ -1,19 +1,18 @@
 #include "child.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <pthread.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 
 extern char** environ;
 
@@ -125,7 +124,8 @@ bool collect_output(Fd& out_r, Fd& err_r, ChildResult& result, std::size_t max_o
       std::string& dst = fds[i].fd == out_r.fd ? result.out : result.err;
       ssize_t got = ::read(src.fd, buf, sizeof buf);
       if (got > 0) {
-        std::size_t keep = std::min<std::size_t>(static_cast<std::size_t>(got), max_output - std::min(max_output, dst.size()));
+        std::size_t keep =
+            std::min<std::size_t>(static_cast<std::size_t>(got), max_output - std::min(max_output, dst.size()));
         dst.append(buf, keep);
       } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
         src.close_now();
@@ -168,7 +168,8 @@ Result<ChildResult> run_child(const ChildRun& run) {
   err_w.close_now();
 
   ChildResult result;
-  bool timed_out = !collect_output(out_r, err_r, result, run.max_output, std::chrono::steady_clock::now() + run.timeout);
+  bool timed_out =
+      !collect_output(out_r, err_r, result, run.max_output, std::chrono::steady_clock::now() + run.timeout);
   if (timed_out) {
     ::kill(-pid, SIGKILL);
     ::kill(pid, SIGKILL);
@@ -181,7 +182,8 @@ Result<ChildResult> run_child(const ChildRun& run) {
     return Error{Errc::io, fmt::format("{} was reaped by someone else: its exit status is unknown", run.argv[0])};
   }
   if (timed_out) {
-    return Error{Errc::timeout, fmt::format("{} did not finish within {} ms and was killed", run.argv[0], run.timeout.count())};
+    return Error{Errc::timeout,
+                 fmt::format("{} did not finish within {} ms and was killed", run.argv[0], run.timeout.count())};
   }
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <langinfo.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -15,12 +16,11 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <inttypes.h>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -29,16 +29,18 @@
 
 namespace leasejudge {
 
-
 // =====================================================================================
 // the lease directory
 // =====================================================================================
 
 const char* lease_state_name(LeaseState state) noexcept {
   switch (state) {
-    case LeaseState::alive: return "alive";
-    case LeaseState::dead: return "dead";
-    case LeaseState::stale: return "stale";
+    case LeaseState::alive:
+      return "alive";
+    case LeaseState::dead:
+      return "dead";
+    case LeaseState::stale:
+      return "stale";
   }
   return "alive";
 }
@@ -115,8 +117,11 @@ struct LeaseDir::Impl {
   const LeaseLineSink* sink = nullptr;
 
   Impl(std::string d, LeaseDirOptions o)
-      : dir(std::move(d)), opts(std::move(o)), self(opts.self > 0 ? opts.self : ::getpid()),
-        lock_path(dir + "/.lock"), loc(opts.environment) {}
+      : dir(std::move(d)),
+        opts(std::move(o)),
+        self(opts.self > 0 ? opts.self : ::getpid()),
+        lock_path(dir + "/.lock"),
+        loc(opts.environment) {}
 
   const char* const* env() const noexcept { return opts.environment; }
   Instant now() const { return opts.clock ? opts.clock() : realtime_now(); }
@@ -142,11 +147,14 @@ struct LeaseDir::Impl {
   LeaseState state(std::string_view name, std::string_view record, std::int64_t age_min) {
     if (auto pid = shell::canonical_pid(name)) {
       switch (judge_lease_identity(*pid, record, age_min).state) {
-        case HolderState::dead: return LeaseState::dead;
+        case HolderState::dead:
+          return LeaseState::dead;
         case HolderState::recycled:
-        case HolderState::other_boot: return LeaseState::stale;
+        case HolderState::other_boot:
+          return LeaseState::stale;
         case HolderState::alive:
-        case HolderState::unknown: return LeaseState::alive;
+        case HolderState::unknown:
+          return LeaseState::alive;
       }
       return LeaseState::alive;
     }
@@ -502,7 +510,8 @@ struct LeaseDir::Impl {
   bool shared_harness(std::string_view name) {
     std::string comm = shell::name_command(name, env(), loc);
     auto slash = comm.rfind('/');
-    std::string_view base = slash == std::string::npos ? std::string_view(comm) : std::string_view(comm).substr(slash + 1);
+    std::string_view base =
+        slash == std::string::npos ? std::string_view(comm) : std::string_view(comm).substr(slash + 1);
     if (!base.empty() && base.front() == '-') base.remove_prefix(1);
     return base == harness_name();
   }
@@ -511,8 +520,7 @@ struct LeaseDir::Impl {
     std::string ancestry = " ";
     std::string p(exclude);
     for (int hops = 0; !p.empty() && hops < 64; ++hops) {
-      if (!std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }) || p == "0" || p == "1")
-        break;
+      if (!std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }) || p == "0" || p == "1") break;
       ancestry += p + " ";
       p = shell::name_parent(p, env());
     }
@@ -561,7 +569,8 @@ struct LeaseDir::Impl {
 
 // --- LeaseDir ----------------------------------------------------------------------
 
-LeaseDir::LeaseDir(std::string path, LeaseDirOptions opts) : impl_(std::make_unique<Impl>(std::move(path), std::move(opts))) {}
+LeaseDir::LeaseDir(std::string path, LeaseDirOptions opts)
+    : impl_(std::make_unique<Impl>(std::move(path), std::move(opts))) {}
 LeaseDir::~LeaseDir() {
   if (impl_ && impl_->has_turn) {
     impl_->sink = nullptr;
@@ -569,7 +578,9 @@ LeaseDir::~LeaseDir() {
   }
 }
 
-const std::string& LeaseDir::path() const noexcept { return impl_->dir; }
+const std::string& LeaseDir::path() const noexcept {
+  return impl_->dir;
+}
 
 Result<int> LeaseDir::touch(std::string_view pid, const LeaseLineSink& sink) {
   return impl_->run(sink, [&] { return impl_->touch(pid); });
@@ -610,14 +621,18 @@ Result<bool> LeaseDir::lock() {
   }
 }
 
-const std::string& LeaseDir::lock_owner() const noexcept { return impl_->lock_owner; }
+const std::string& LeaseDir::lock_owner() const noexcept {
+  return impl_->lock_owner;
+}
 
 void LeaseDir::unlock() {
   impl_->sink = nullptr;
   impl_->unlock();
 }
 
-const std::string& LeaseDir::token() { return impl_->my_token(); }
+const std::string& LeaseDir::token() {
+  return impl_->my_token();
+}
 
 // --- the directory of a checkout -----------------------------------------------------
 

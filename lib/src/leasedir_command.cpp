@@ -1,7 +1,5 @@
 // The lease verbs (touch, live, list) as the script takes them: their usage, their
 // arguments, their lines and exit codes.
-#include "leasejudge/leasedir.hpp"
-
 #include <limits.h>
 #include <unistd.h>
 
@@ -10,6 +8,7 @@
 #include <string_view>
 
 #include "leasedir_shell.hpp"
+#include "leasejudge/leasedir.hpp"
 
 namespace leasejudge {
 

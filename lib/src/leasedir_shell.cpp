@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <langinfo.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -17,12 +18,11 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <inttypes.h>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -217,18 +217,23 @@ std::optional<std::intmax_t> bash_number(std::string_view text) noexcept {
   // then only blanks (bash's whitespace: space and tab).
   while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
   if (i != text.size()) return std::nullopt;
-  if (negative) return v == static_cast<unsigned __int128>(INTMAX_MAX) + 1 ? INTMAX_MIN : -static_cast<std::intmax_t>(v);
+  if (negative)
+    return v == static_cast<unsigned __int128>(INTMAX_MAX) + 1 ? INTMAX_MIN : -static_cast<std::intmax_t>(v);
   return static_cast<std::intmax_t>(v);
 }
 
-std::string_view token_pid(std::string_view token) noexcept { return token.substr(0, token.find(' ')); }
+std::string_view token_pid(std::string_view token) noexcept {
+  return token.substr(0, token.find(' '));
+}
 
 std::string_view token_identity(std::string_view token) noexcept {
   auto sp = token.find(' ');
   return sp == std::string_view::npos ? token : token.substr(sp + 1);
 }
 
-bool token_pid_malformed(std::string_view pid) noexcept { return !all_digits(pid) || pid[0] == '0'; }
+bool token_pid_malformed(std::string_view pid) noexcept {
+  return !all_digits(pid) || pid[0] == '0';
+}
 
 // --- the environment ------------------------------------------------------------
 
@@ -368,7 +373,7 @@ std::vector<std::string> glob_names(const std::string& dir, std::string_view pre
   }
   std::sort(names.begin(), names.end(), [loc](const std::string& a, const std::string& b) {
     int c = loc != static_cast<locale_t>(nullptr) ? ::strcoll_l(a.c_str(), b.c_str(), loc)
-                                                   : std::strcmp(a.c_str(), b.c_str());
+                                                  : std::strcmp(a.c_str(), b.c_str());
     return c != 0 ? c < 0 : a < b;
   });
   return names;
@@ -383,7 +388,8 @@ ToolOutcome move_path(const std::string& src, const std::string& dst, bool no_re
   if (path_is_dir(dst)) target = dst + "/" + base_name(src);
   int rc = -1;
   if (no_replace) {
-    rc = static_cast<int>(::syscall(SYS_renameat2, AT_FDCWD, src.c_str(), AT_FDCWD, target.c_str(), 1 /* RENAME_NOREPLACE */));
+    rc = static_cast<int>(
+        ::syscall(SYS_renameat2, AT_FDCWD, src.c_str(), AT_FDCWD, target.c_str(), 1 /* RENAME_NOREPLACE */));
     if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
       // A file system without it: the plain rename after a check, as mv -f would.
       rc = path_exists(target) || path_is_link(target) ? (errno = EEXIST, -1) : ::rename(src.c_str(), target.c_str());
@@ -409,7 +415,8 @@ ToolOutcome remove_tree(const std::string& path, bool utf8_quotes) {
 }
 
 ToolOutcome make_dirs(const std::string& path, bool utf8_quotes) {
-  if (path.empty()) return {false, "mkdir: cannot create directory " + tool_quote("", utf8_quotes) + ": " + error_text(ENOENT)};
+  if (path.empty())
+    return {false, "mkdir: cannot create directory " + tool_quote("", utf8_quotes) + ": " + error_text(ENOENT)};
   std::size_t pos = 0;
   while (pos < path.size()) {
     std::size_t slash = path.find('/', pos);
