@@ -433,9 +433,15 @@ LJ_API void lj_sweep_signals_destroy(lj_sweep_signals_t* signals) {
   delete signals;
 }
 
-LJ_API int lj_sweep_end_stale_at_start(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
-                                       int64_t before_ns, lj_sweep_signals_t* signals, const lj_sweep_options_t* opts,
-                                       lj_error_t** err) {
+}  // extern "C"
+
+namespace {
+
+// The prologue of the two calls with signals: a store, signals, a node and the options
+// checked, then run (the seed's EndStaleAtStart or EndStaleRound) over the store.
+template <typename Run>
+int signals_call(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
+                 lj_sweep_signals_t* signals, const lj_sweep_options_t* opts, lj_error_t** err, Run run) {
   reset(err);
   if (out != nullptr) *out = nullptr;
   return guard(err, [&] {
@@ -446,29 +452,33 @@ LJ_API int lj_sweep_end_stale_at_start(lj_sweep_report_t** out, lj_store_t* stor
     SweepCall call;
     if (int rc = call_of(call, opts, err); rc != LJ_OK) return rc;
     StoppableStore s(*store->store, call.stopped);
-    Instant before = before_ns == LJ_STEP_DEFAULT_TIME ? sweep_boot(call.options) : instant_of_ns(before_ns);
-    auto report = end_stale_at_start(s, n, before, call.log, signals->signals, call.options);
+    auto report = run(s, n, call, signals->signals);
     if (report && out != nullptr) *out = new lj_sweep_report_t{std::move(*report)};
     return LJ_OK;
   });
 }
 
+}  // namespace
+
+extern "C" {
+
+LJ_API int lj_sweep_end_stale_at_start(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
+                                       int64_t before_ns, lj_sweep_signals_t* signals, const lj_sweep_options_t* opts,
+                                       lj_error_t** err) {
+  return signals_call(out, store, node, node_len, signals, opts, err,
+                      [&](Store& s, std::string_view n, SweepCall& call, SweepSignals& sig) {
+                        Instant before =
+                            before_ns == LJ_STEP_DEFAULT_TIME ? sweep_boot(call.options) : instant_of_ns(before_ns);
+                        return end_stale_at_start(s, n, before, call.log, sig, call.options);
+                      });
+}
+
 LJ_API int lj_sweep_end_stale_round(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
                                     lj_sweep_signals_t* signals, const lj_sweep_options_t* opts, lj_error_t** err) {
-  reset(err);
-  if (out != nullptr) *out = nullptr;
-  return guard(err, [&] {
-    if (store == nullptr || store->store == nullptr) return fail(err, LJ_EINVAL, "the store is NULL");
-    if (signals == nullptr) return fail(err, LJ_EINVAL, "the signals are NULL");
-    std::string_view n;
-    if (int rc = node_of(n, node, node_len, err); rc != LJ_OK) return rc;
-    SweepCall call;
-    if (int rc = call_of(call, opts, err); rc != LJ_OK) return rc;
-    StoppableStore s(*store->store, call.stopped);
-    auto report = end_stale_round(s, n, call.log, signals->signals, call.options);
-    if (report && out != nullptr) *out = new lj_sweep_report_t{std::move(*report)};
-    return LJ_OK;
-  });
+  return signals_call(out, store, node, node_len, signals, opts, err,
+                      [&](Store& s, std::string_view n, SweepCall& call, SweepSignals& sig) {
+                        return end_stale_round(s, n, call.log, sig, call.options);
+                      });
 }
 
 }  // extern "C"
