@@ -13,16 +13,14 @@
 #include <string_view>
 
 #include "alloc_count.hpp"
+#include "bench_args.hpp"
 #include "leasejudge/clock.hpp"
 #include "leasejudge/step.hpp"
 #include "step_lines.hpp"
 
 namespace leasejudge::bench {
 
-struct Options {
-  std::string contender, state, node, owner, decisions;
-  Instant now{}, before{};
-  std::int64_t bound_s = 3600;
+struct Options : RuleArgs {
   unsigned threads = 1;
   double min_time = 1.0;
   int max_reps = 5;

@@ -40,15 +40,14 @@
 #include "leasejudge/step.hpp"
 #include "leasejudge/store/nats.hpp"
 #include "leasejudge/sweep.hpp"
+#include "bench_args.hpp"
 #include "step_lines.hpp"
 
 namespace leasejudge::bench {
 namespace {
 
-struct NatsBenchOptions {
-  std::string url, contender, state, node, owner, decisions, bucket = "bench";
-  Instant now{}, before{};
-  std::int64_t bound_s = 3600;
+struct NatsBenchOptions : RuleArgs {
+  std::string url, bucket = "bench";
   int replicas = 1;
   std::size_t window = 256;
 };
@@ -68,55 +67,27 @@ struct NatsBenchOptions {
   std::exit(2);
 }
 
-Instant instant_arg(std::string_view name, const char* v) {
-  auto t = parse_rfc3339(v);
-  if (!t) usage(fmt::format("{} takes an RFC 3339 time, not {}", name, v));
-  return *t;
-}
-
-long number_arg(std::string_view name, const char* v) {
-  char* end = nullptr;
-  long n = std::strtol(v, &end, 10);
-  if (end == v || *end != '\0' || n < 0) usage(fmt::format("{} takes a number, not {}", name, v));
-  return n;
-}
-
 NatsBenchOptions parse(int argc, char** argv) {
   NatsBenchOptions o;
-  bool have_now = false, have_before = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (i + 1 >= argc) usage(fmt::format("{} needs a value", a));
     const char* v = argv[++i];
-    if (a == "--url")
+    if (rule_arg(o, a, v, usage))
+      continue;
+    else if (a == "--url")
       o.url = v;
-    else if (a == "--contender")
-      o.contender = v;
-    else if (a == "--state")
-      o.state = v;
-    else if (a == "--node")
-      o.node = v;
-    else if (a == "--owner")
-      o.owner = v;
-    else if (a == "--decisions")
-      o.decisions = v;
     else if (a == "--bucket")
       o.bucket = v;
-    else if (a == "--now")
-      o.now = instant_arg(a, v), have_now = true;
-    else if (a == "--before")
-      o.before = instant_arg(a, v), have_before = true;
-    else if (a == "--bound")
-      o.bound_s = number_arg(a, v);
     else if (a == "--replicas")
-      o.replicas = static_cast<int>(number_arg(a, v));
+      o.replicas = static_cast<int>(number_arg(a, v, usage));
     else if (a == "--window")
-      o.window = static_cast<std::size_t>(number_arg(a, v));
+      o.window = static_cast<std::size_t>(number_arg(a, v, usage));
     else
       usage(fmt::format("unknown option {}", a));
   }
   if (o.url.empty() || o.contender.empty()) usage("--url and --contender are required");
-  if (o.contender == "load" ? o.state.empty() : (o.node.empty() || o.owner.empty() || !have_now || !have_before))
+  if (o.contender == "load" ? o.state.empty() : (o.node.empty() || o.owner.empty() || !o.have_now || !o.have_before))
     usage("load needs --state; a sweep needs --node, --owner, --now and --before");
   return o;
 }

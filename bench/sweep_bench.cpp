@@ -431,53 +431,24 @@ Outcome run_sweep_apply(const Options& o, const StepLines& lines, DecisionFile& 
   return out;
 }
 
-Instant instant(std::string_view flag, const char* text) {
-  auto t = parse_rfc3339(text);
-  if (!t) usage(fmt::format("{} takes an RFC 3339 time, not {:?}", flag, text));
-  return *t;
-}
-
-long number(std::string_view flag, const char* text) {
-  char* end = nullptr;
-  errno = 0;
-  long v = std::strtol(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < 0) usage(fmt::format("{} takes a number, not {:?}", flag, text));
-  return v;
-}
-
 Options parse_options(int argc, char** argv) {
   Options o;
-  bool have_now = false, have_before = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (i + 1 >= argc) usage(fmt::format("{} needs a value", a));
     const char* v = argv[++i];
-    if (a == "--contender")
-      o.contender = v;
-    else if (a == "--state")
-      o.state = v;
-    else if (a == "--node")
-      o.node = v;
-    else if (a == "--owner")
-      o.owner = v;
-    else if (a == "--now")
-      o.now = instant(a, v), have_now = true;
-    else if (a == "--before")
-      o.before = instant(a, v), have_before = true;
-    else if (a == "--bound")
-      o.bound_s = number(a, v);
+    if (rule_arg(o, a, v, usage))
+      continue;
     else if (a == "--threads")
-      o.threads = static_cast<unsigned>(number(a, v));
-    else if (a == "--decisions")
-      o.decisions = v;
+      o.threads = static_cast<unsigned>(number_arg(a, v, usage));
     else if (a == "--min-time")
       o.min_time = std::strtod(v, nullptr);
     else if (a == "--max-reps")
-      o.max_reps = static_cast<int>(number(a, v));
+      o.max_reps = static_cast<int>(number_arg(a, v, usage));
     else
       usage(fmt::format("unknown option {}", a));
   }
-  if (o.contender.empty() || o.state.empty() || o.node.empty() || o.owner.empty() || !have_now || !have_before)
+  if (o.contender.empty() || o.state.empty() || o.node.empty() || o.owner.empty() || !o.have_now || !o.have_before)
     usage("--contender, --state, --node, --owner, --now and --before are required");
   if (o.threads == 0) usage("--threads is at least 1");
   if (o.max_reps < 1) o.max_reps = 1;
