@@ -75,6 +75,11 @@ same "owner of a pid that does not run: exit 1, saying so" \
   "1 leasejudge owner: pid 999999 has no owner (no such process, or its start cannot be read)" \
   "$(run owner 999999) $(cat "$w/err")"
 same "a store nobody answers: exit 4" 4 "$(run step export --store nats://127.0.0.1:1/steps)"
+same "a file store whose directory is not there: exit 4, saying so, nothing made" \
+  "4 leasejudge step sweep: opening file:$w/typo: the directory $w/typo does not exist (--create-bucket makes it) no" \
+  "$(run step sweep --store "file:$w/typo" --node n1) $(cat "$w/err") $([ -e "$w/typo" ] && echo made || echo no)"
+same "... made with --create-bucket: an empty store" "0 leasejudge step export: 0 keys exported" \
+  "$(run step export --store "file:$w/typo" --create-bucket) $(cat "$w/err")"
 # Every exit code the help lists is one the man page explains, and no other.
 run --help >/dev/null
 help_codes=$(sed -n '/^Exit codes:/,/^$/p' "$w/out" | grep -o '\(^\|[ ,:]\)[0-9]\+ ' | tr -dc '0-9\n ' | tr ' ' '\n' | grep . | sort -n | paste -sd' ')

@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -168,7 +169,7 @@ const std::vector<Option> store_options = {
     {"--tls-ca", "FILE", "NATS: the CA that verifies the server"},
     {"--tls-cert", "FILE", "NATS: this client's certificate"},
     {"--tls-key", "FILE", "NATS: this client's key"},
-    {"--create-bucket", nullptr, "NATS: create the bucket when it is missing"},
+    {"--create-bucket", nullptr, "create the bucket (NATS) or the directory (file:) when it is missing"},
 };
 
 const std::vector<Option> rule_options = {
@@ -240,6 +241,16 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
     std::string_view dir = u.substr(5);
     if (dir.empty()) {
       *exit = cx.usage("file: names no directory");
+      return nullptr;
+    }
+    // As a NATS bucket: a directory that is not there is a store that is not there (a
+    // sweep of a mistyped path must not report an empty state), unless asked to make it.
+    struct stat st {};
+    std::string path(dir);
+    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && !args.has("--create-bucket")) {
+      cx.note(fmt::format("opening {}: the directory {} does not exist (--create-bucket makes it)", shown(u),
+                          shown(dir)));
+      *exit = exit_store;
       return nullptr;
     }
     rc = lj_store_file_open(&store, dir.data(), dir.size(), &err);

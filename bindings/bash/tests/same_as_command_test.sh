@@ -98,7 +98,8 @@ both $N step plan --node n1 --before 2024-06-01 steps.jsonl
 both $N step plan --node n1 --rule x steps.jsonl
 both $N step plan --node n1 nosuch-file
 # The store verbs, each on its own file store (same relative path in b/ and c/).
-both $N step import --store file:st steps.jsonl
+both $N step export --store file:st
+both $N step import --store file:st --create-bucket steps.jsonl
 both $N step import --store file:st steps.jsonl
 both $N step export --store file:st
 both $N step export --store file:st --node n1
@@ -115,7 +116,8 @@ both $N step end --store file:st n1.a
 both $N step sweep --store bogus:x --node n1
 both $N step export --store nats://127.0.0.1:1/steps
 # The lock's life on a store.
-both $N lock acquire --store file:locks deploy --now $NOW
+both $N lock judge --store file:locks deploy
+both $N lock acquire --store file:locks --create-bucket deploy --now $NOW
 both $N lock acquire --store file:locks deploy --now $NOW
 both $N lock judge --store file:locks deploy --now $NOW
 both $N lock judge --store file:locks nosuch
