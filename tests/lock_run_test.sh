@@ -78,7 +78,7 @@ no_lock() {
   [ $? -eq 1 ] && grep -q "no lock at $1" "$work/judge.err"
 }
 
-echo "1..34"
+echo "1..37"
 
 # --- the command's status and token ----------------------------------------------------
 "$lj" lock run "${store[@]}" --lease 2s job -- sh -c 'echo "$LEASEJUDGE_FENCING_TOKEN" > "$0"; exit 3' "$work/t0" \
@@ -149,6 +149,19 @@ check "--wait with --now: a usage error" 2 $?
 check "--wait 5x: a usage error" 2 $?
 "$lj" lock run "${store[@]}" --grace -1 job -- true 2>"$work/err"
 check "--grace -1: a usage error" 2 $?
+
+# A wait stopped by SIGTERM: 128 + 15, the command never started.
+"$lj" lock run "${store[@]}" --wait 30s job -- touch "$work/marker" 2>"$work/err" &
+waiter=$!
+bg+=("$waiter")
+sleep 0.5
+start=$(now_ms)
+kill -TERM "$waiter"
+wait "$waiter"
+check "a wait stopped by SIGTERM: exit 143" 143 $?
+took=$(($(now_ms) - start))
+[ "$took" -lt 2000 ] && ok "at once (${took} ms)" || notok "at once (${took} ms)"
+[ -e "$work/marker" ] && notok "the command never started (SIGTERM)" || ok "the command never started (SIGTERM)"
 
 # SIGTERM to the holder is passed on to its command: it ends, 128 + 15.
 kill -TERM "$holder"

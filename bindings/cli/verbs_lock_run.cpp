@@ -47,12 +47,16 @@ void on_lost(int code, const char* message, size_t len, void* payload) {
 }
 
 // The child's pid while it runs, for the signal handler that passes SIGTERM, SIGINT
-// and SIGHUP on to it.
+// and SIGHUP on to it; a signal that comes before the child is kept for it.
 volatile sig_atomic_t child_pid = 0;
+volatile sig_atomic_t pending_signal = 0;
 
 void pass_on(int sig) {
   pid_t pid = child_pid;
-  if (pid > 0) ::kill(pid, sig);
+  if (pid > 0)
+    ::kill(pid, sig);
+  else
+    pending_signal = sig;
 }
 
 // The handlers of SIGTERM, SIGINT and SIGHUP while the child runs, the ones before
@@ -243,6 +247,11 @@ int run_lock_run(Context& cx, const Args& args) {
   if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
   LockHandle lock;
   if (int rc = take(cx, o, store.p, lock); rc != exit_ok) return rc;
+  if (cx.interrupted()) {  // between the wait and the command: it never runs
+    lj_lock_release(lock.p, nullptr);
+    cx.note(fmt::format("interrupted once {} was taken: released, the command was not run", o.key));
+    return exit_interrupted;
+  }
 
   Lost lost_why;
   lj_lock_heartbeat_t* beat = nullptr;
@@ -255,17 +264,24 @@ int run_lock_run(Context& cx, const Args& args) {
   int status = -1, spawn_errno = 0;
   bool lost = false;
   {
+    pending_signal = 0;
     PassSignals passing;
     const pid_t pid = spawn(o.command, child_environment(cx, lj_lock_revision(lock.p)), spawn_errno);
     if (pid > 0) {
       child_pid = pid;
+      if (pending_signal != 0) ::kill(pid, pending_signal);  // came while the child started
       status = supervise(cx, pid, beat, lost_why, o.grace_ms, lost);
       child_pid = 0;
     }
   }
   lj_lock_heartbeat_destroy(beat);
-  if (!lost) {
-    if (int rc = lj_lock_release(lock.p, &err); rc != LJ_OK) cx.failed(fmt::format("releasing {}", o.key), rc, err);
+  // A lost lock is released too while its body is still ours (a store that did not
+  // answer in time): the command has ended, nothing of it holds the lock any more.
+  if (int rc = lj_lock_release(lock.p, &err); rc != LJ_OK) {
+    if (lost)
+      lj_error_destroy(err);
+    else
+      cx.failed(fmt::format("releasing {}", o.key), rc, err);
   }
   if (spawn_errno != 0) {
     cx.note(fmt::format("{}: {}", o.command[0], std::strerror(spawn_errno)));
