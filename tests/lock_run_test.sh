@@ -78,7 +78,7 @@ no_lock() {
   [ $? -eq 1 ] && grep -q "no lock at $1" "$work/judge.err"
 }
 
-echo "1..37"
+echo "1..39"
 
 # --- the command's status and token ----------------------------------------------------
 "$lj" lock run "${store[@]}" --lease 2s job -- sh -c 'echo "$LEASEJUDGE_FENCING_TOKEN" > "$0"; exit 3' "$work/t0" \
@@ -145,10 +145,25 @@ grep -q "^held job: .*the wait of 500 ms ended" "$work/out" && ok "lock acquire 
   || notok "lock acquire --wait says who holds it: $(cat "$work/out")"
 "$lj" lock acquire "${store[@]}" --wait 500ms --now 2024-01-01T00:00:00Z job >/dev/null 2>"$work/err"
 check "--wait with --now: a usage error" 2 $?
-"$lj" lock run "${store[@]}" --wait 5x job -- true 2>"$work/err"
-check "--wait 5x: a usage error" 2 $?
-"$lj" lock run "${store[@]}" --grace -1 job -- true 2>"$work/err"
-check "--grace -1: a usage error" 2 $?
+bad=0
+for args in "--wait 5x job -- true" "--wait -1 job -- true" "--wait 25h job -- true" "--wait= job -- true" \
+  "--wait 1.5s job -- true" "--wait 99999999999999999999 job -- true" "--lease 0 job -- true" \
+  "--grace -1 job -- true" "--grace 2d job -- true" "job" "job --" "--wait"; do
+  # shellcheck disable=SC2086
+  "$lj" lock run "${store[@]}" $args >/dev/null 2>"$work/err"
+  rc=$?
+  lines=$(wc -l <"$work/err")
+  if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -q "(see leasejudge lock run --help)$" "$work/err"; then
+    bad=1
+    echo "# lock run $args: exit $rc, $(cat "$work/err")"
+  fi
+done
+check "bad --wait, --lease, --grace, no command: one usage line each, exit 2" 0 $bad
+"$lj" lock run "${store[@]}" job -- "" 2>"$work/err"
+check "an empty command: a usage error" 2 $?
+"$lj" lock acquire "${store[@]}" --wait 5x job 2>"$work/err"
+check "lock acquire --wait 5x: a usage error" 2 $?
+[ -e "$work/marker" ] && notok "no bad invocation ran a command" || ok "no bad invocation ran a command"
 
 # A wait stopped by SIGTERM: 128 + 15, the command never started.
 "$lj" lock run "${store[@]}" --wait 30s job -- touch "$work/marker" 2>"$work/err" &
