@@ -118,7 +118,8 @@ int lease_ms_of(const Context& cx, const Args& args, std::int64_t& lease_ms) {
   lease_ms = LJ_LOCK_PROCESS_LEASE_MS;
   if (auto lease = args.value("--lease")) {
     auto ms = duration_ms_arg(*lease);
-    if (!ms || *ms == 0 || *ms > day_ms) return cx.usage(fmt::format("--lease {} is no duration of up to a day", *lease));
+    if (!ms || *ms == 0 || *ms > day_ms)
+      return cx.usage(fmt::format("--lease {} is no duration of up to a day", *lease));
     lease_ms = *ms;
   }
   return exit_ok;

@@ -131,8 +131,8 @@ int run_acquire(Context& cx, const Args& args) {
     rc = lj_lock_acquire_wait(&lock.p, &a, store.p, key.data(), key.size(), purpose.data(), purpose.size(), &holder,
                               &wait, &opts, &err);
   } else {
-    rc = lj_lock_acquire(&lock.p, &a, store.p, key.data(), key.size(), purpose.data(), purpose.size(), &holder,
-                         now_ms, &opts, &err);
+    rc = lj_lock_acquire(&lock.p, &a, store.p, key.data(), key.size(), purpose.data(), purpose.size(), &holder, now_ms,
+                         &opts, &err);
   }
   if (rc == LJ_EUSER && waiting) {
     lj_error_destroy(err);

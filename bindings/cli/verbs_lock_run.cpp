@@ -78,7 +78,7 @@ class PassSignals {
 
  private:
   const int signals_[3] = {SIGTERM, SIGINT, SIGHUP};
-  struct sigaction before_[3] {};
+  struct sigaction before_[3]{};
 };
 
 // The child's environment: the host's with LEASEJUDGE_FENCING_TOKEN set to token.
@@ -232,8 +232,8 @@ int take(const Context& cx, const RunOptions& o, lj_store_t* store, LockHandle& 
   const int outcome = a.outcome;
   lj_lock_acquisition_clear(&a);
   if (outcome == LJ_ACQUIRE_ACQUIRED) return exit_ok;
-  cx.note(fmt::format("the wait of {} ms for {} ended without the lock ({}): the command was not run", o.wait_ms,
-                      o.key, why.empty() ? "another writer won the race" : why));
+  cx.note(fmt::format("the wait of {} ms for {} ended without the lock ({}): the command was not run", o.wait_ms, o.key,
+                      why.empty() ? "another writer won the race" : why));
   return exit_wait_ended;
 }
 

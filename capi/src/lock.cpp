@@ -608,7 +608,7 @@ LJ_API void lj_lock_acquisition_clear(lj_lock_acquisition_t* acquisition) {
 namespace {
 
 using Acquire = std::function<leasejudge::Result<leasejudge::Acquisition>(leasejudge::Store&, std::string_view,
-                                                                           const leasejudge::LockRequest&)>;
+                                                                          const leasejudge::LockRequest&)>;
 
 // lj_lock_acquire and lj_lock_acquire_wait past their own arguments: the checks they
 // share, the acquisition made by acquire, and what it gives back.
@@ -692,10 +692,9 @@ LJ_API int lj_lock_wait_options_init(lj_lock_wait_options_t* opts, uint32_t vers
   return init_options(opts, version, lock_wait_versions);
 }
 
-LJ_API int lj_lock_acquire_wait(lj_lock_t** out, lj_lock_acquisition_t* acquisition, lj_store_t* store,
-                                const char* key, size_t key_len, const char* purpose, size_t purpose_len,
-                                const lj_lock_holder_t* holder, const lj_lock_wait_options_t* wait,
-                                const lj_lock_options_t* opts, lj_error_t** err) {
+LJ_API int lj_lock_acquire_wait(lj_lock_t** out, lj_lock_acquisition_t* acquisition, lj_store_t* store, const char* key,
+                                size_t key_len, const char* purpose, size_t purpose_len, const lj_lock_holder_t* holder,
+                                const lj_lock_wait_options_t* wait, const lj_lock_options_t* opts, lj_error_t** err) {
   reset(err);
   lj_lock_wait_options_t w{};
   return acquire_with(
@@ -789,8 +788,8 @@ LJ_API void lj_lock_destroy(lj_lock_t* lock) {
   delete lock;
 }
 
-LJ_API int lj_lock_heartbeat_start(lj_lock_heartbeat_t** out, lj_lock_t* lock, lj_lock_lost_cb on_lost,
-                                   void* payload, lj_error_t** err) {
+LJ_API int lj_lock_heartbeat_start(lj_lock_heartbeat_t** out, lj_lock_t* lock, lj_lock_lost_cb on_lost, void* payload,
+                                   lj_error_t** err) {
   reset(err);
   if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
   *out = nullptr;

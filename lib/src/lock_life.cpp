@@ -146,7 +146,10 @@ std::int64_t steady_ns() noexcept {
 }  // namespace
 
 LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost)
-    : store_(store), lock_(std::move(lock)), clock_(clock ? std::move(clock) : system_clock()), on_lost_(std::move(on_lost)) {
+    : store_(store),
+      lock_(std::move(lock)),
+      clock_(clock ? std::move(clock) : system_clock()),
+      on_lost_(std::move(on_lost)) {
   // A lock without a lease (the machine-local kind) has nothing to renew.
   if (lock_.lease_ms <= 0) return;
   lease_end_ns_.store(steady_ns() + lock_.lease_ms * 1'000'000);
