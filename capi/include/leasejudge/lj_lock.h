@@ -347,7 +347,9 @@ LJ_API int lj_lock_acquire_wait(lj_lock_t **out, lj_lock_acquisition_t *acquisit
  * while the lease still runs, counted from the start of the last renewal that
  * succeeded, without the skew judges add: one failed renewal is no loss. The lock
  * is lost when a renewal finds it someone else's (LJ_ECHANGED) or when the lease
- * ends without a renewal that succeeded (LJ_ETIMEOUT). */
+ * ends without a renewal that succeeded (LJ_ETIMEOUT). A try again is an update
+ * at the same revision: a renewal that landed unseen makes it find the lock
+ * changed, so the lock is given up, never overwritten. */
 typedef struct lj_lock_heartbeat_t lj_lock_heartbeat_t;
 /* Called once, on the heartbeat's thread, when the lock is lost: code and a UTF-8
  * message that lives during the call. It must not destroy the heartbeat. */

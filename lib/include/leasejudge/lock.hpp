@@ -388,8 +388,11 @@ Result<Acquisition> acquire_lock_wait(Store& store, std::string_view key, const 
 // renewal that succeeded, or from the heartbeat's start, without the skew judges
 // add): one failed renewal is no loss. The lock is lost when a renewal finds it
 // changed (someone else's body now), or when the lease ends without a renewal that
-// succeeded; on_lost then runs once, on that thread. The store must outlive the
-// renewal. A lock without a lease is never renewed.
+// succeeded; on_lost then runs once, on that thread. A try again is an update at
+// the same revision as the one that failed: a renewal that landed unseen (its
+// answer lost) makes it find the lock changed, and the lock is given up, never
+// overwritten. The store must outlive the renewal. A lock without a lease is
+// never renewed.
 class LockRenewal {
  public:
   LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost);
