@@ -1069,7 +1069,14 @@ TEST_SUITE("lock") {
     std::atomic<int> failures{0};
     Result<std::vector<std::string>> keys() override { return inner_.keys(); }
     Result<std::optional<StoreEntry>> get(std::string_view key) override { return inner_.get(key); }
+    std::atomic<int> answers_lost{0};  // the next this many updates land, then say timeout
     Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override {
+      if (answers_lost.load() > 0) {
+        answers_lost.fetch_sub(1);
+        auto landed = inner_.update(key, value, revision);
+        if (!landed) return landed;
+        return Error{Errc::timeout, "no answer from the server"};
+      }
       int f = failing.load();
       if (f != 0) {
         if (f > 0) failing.fetch_sub(1);
@@ -1127,6 +1134,18 @@ TEST_SUITE("lock") {
       CHECK(lost_calls.load() == 0);
       renewal.stop();
       CHECK(renewal.lock().revision == inner.get("k")->value().revision);
+    }
+    SUBCASE("a renewal that landed while its answer was lost: taken at its revision, no loss") {
+      store.answers_lost = 1;
+      LockRenewal renewal(store, got->lock, fixed_clock(now), on_lost);
+      REQUIRE(wait_until_true([&] { return renewal.renewals() >= 2; }));
+      CHECK(store.answers_lost.load() == 0);
+      CHECK(renewal.retries() == 2);  // the lost answer, then the update that found the key moved
+      CHECK(!renewal.lost());
+      CHECK(lost_calls.load() == 0);
+      renewal.stop();
+      CHECK(renewal.lock().revision == inner.get("k")->value().revision);
+      CHECK(parse_lock_body(inner.get("k")->value().value)->id == "id-1");
     }
     SUBCASE("failing for good: lost when the lease ends, not before") {
       const auto start = std::chrono::steady_clock::now();

@@ -188,6 +188,17 @@ std::chrono::milliseconds LockRenewal::retry_interval(std::int64_t lease_ms) noe
   return std::chrono::milliseconds(std::clamp<std::int64_t>(interval(lease_ms).count() / 4, 1, 2000));
 }
 
+// A renewal whose answer was lost may have landed: the key then holds our own body
+// at a revision we never saw. A body with our acquisition id is ours (only its
+// holder writes that id): take its revision, and renew from it on the next try.
+// Errc::changed or not_found: someone else's body, or none; the lock is lost.
+Status LockRenewal::adopt_own_body() {
+  auto own = held_lock(store_, lock_.key, lock_.id, lock_.lease_ms);
+  if (!own) return std::move(own).error();
+  lock_ = std::move(*own);
+  return Status::success();
+}
+
 void LockRenewal::run() {
   using std::chrono::nanoseconds;
   using std::chrono::steady_clock;
@@ -214,7 +225,11 @@ void LockRenewal::run() {
       continue;
     }
     last = renewed.error();
-    if (renewed.code() == Errc::changed) break;
+    if (renewed.code() == Errc::changed) {
+      Status own = adopt_own_body();
+      if (!own && own.code() != Errc::io && own.code() != Errc::store && own.code() != Errc::timeout) break;
+      if (!own) last = own.error();
+    }
     retries_.fetch_add(1);
     next = std::min(steady_clock::now() + retry, steady_clock::time_point(nanoseconds(lease_end_ns_.load())));
   }

@@ -348,8 +348,9 @@ LJ_API int lj_lock_acquire_wait(lj_lock_t **out, lj_lock_acquisition_t *acquisit
  * succeeded, without the skew judges add: one failed renewal is no loss. The lock
  * is lost when a renewal finds it someone else's (LJ_ECHANGED) or when the lease
  * ends without a renewal that succeeded (LJ_ETIMEOUT). A try again is an update
- * at the same revision: a renewal that landed unseen makes it find the lock
- * changed, so the lock is given up, never overwritten. */
+ * at the revision last seen, never a blind write; when the key has moved, a body
+ * with our acquisition id (a renewal of ours whose answer was lost) is taken at
+ * its revision, and any other body is the lock lost. */
 typedef struct lj_lock_heartbeat_t lj_lock_heartbeat_t;
 /* Called once, on the heartbeat's thread, when the lock is lost: code and a UTF-8
  * message that lives during the call. It must not destroy the heartbeat. */

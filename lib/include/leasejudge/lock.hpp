@@ -389,10 +389,11 @@ Result<Acquisition> acquire_lock_wait(Store& store, std::string_view key, const 
 // add): one failed renewal is no loss. The lock is lost when a renewal finds it
 // changed (someone else's body now), or when the lease ends without a renewal that
 // succeeded; on_lost then runs once, on that thread. A try again is an update at
-// the same revision as the one that failed: a renewal that landed unseen (its
-// answer lost) makes it find the lock changed, and the lock is given up, never
-// overwritten. The store must outlive the renewal. A lock without a lease is
-// never renewed.
+// the revision last seen, never a blind write: when it finds the key moved, the
+// key is read, and a body with our acquisition id (a renewal of ours that landed
+// while its answer was lost) is taken at its revision and renewed on the next
+// try; any other body, or none, is the lock lost. The store must outlive the
+// renewal. A lock without a lease is never renewed.
 class LockRenewal {
  public:
   LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost);
@@ -420,6 +421,7 @@ class LockRenewal {
 
  private:
   void run();
+  Status adopt_own_body();  // with mu_ held
 
   Store& store_;
   HeldLock lock_;  // guarded by mu_
