@@ -1158,9 +1158,10 @@ TEST_SUITE("lock") {
       CHECK(renewal.lost());
       CHECK(renewal.expired());
       CHECK(renewal.renewals() == 0);
-      // Tried at 100 ms, then every 25 ms until the lease's end at 300 ms: 9 tries.
-      CHECK(store.failures.load() >= 5);
-      CHECK(store.failures.load() <= 9);
+      // Tried at 100 ms, then every 25 ms until the lease's end at 300 ms: up to 8 tries (fewer on a
+      // busy machine, but more than one).
+      CHECK(store.failures.load() >= 2);
+      CHECK(store.failures.load() <= 8);
       std::lock_guard<std::mutex> g(mu);
       CHECK(lost_code == Errc::timeout);
       CHECK(lost_message == "the lock k was not renewed within its lease of 300 ms: the server is down");

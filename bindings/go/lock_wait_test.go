@@ -185,8 +185,8 @@ func TestHeartbeatLostWhenTheLeaseEnds(t *testing.T) {
 	if took < 300*time.Millisecond || took > 5*time.Second {
 		t.Fatalf("lost after %v, the lease is 300 ms", took)
 	}
-	// Tried at 100 ms, then every 25 ms until 300 ms.
-	if n := f.failures.Load(); n < 4 || n > 8 {
+	// Tried at 100 ms, then every 25 ms until 300 ms: up to 8 tries, at least 2 on a busy machine.
+	if n := f.failures.Load(); n < 2 || n > 8 {
 		t.Fatalf("%d tries within the lease", n)
 	}
 }
