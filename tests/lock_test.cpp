@@ -1062,6 +1062,207 @@ TEST_SUITE("lock") {
     CHECK(lost_calls.load() == 1);
   }
 
+  // A store whose updates fail while `failing` is above 0 (each failure counts it down),
+  // or for good with failing < 0.
+  class FlakyStore final : public Store {
+   public:
+    explicit FlakyStore(MemoryStore& inner) : inner_(inner) {}
+    std::atomic<int> failing{0};
+    std::atomic<int> failures{0};
+    Result<std::vector<std::string>> keys() override { return inner_.keys(); }
+    Result<std::optional<StoreEntry>> get(std::string_view key) override { return inner_.get(key); }
+    std::atomic<int> answers_lost{0};  // the next this many updates land, then say timeout
+    Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override {
+      if (answers_lost.load() > 0) {
+        answers_lost.fetch_sub(1);
+        auto landed = inner_.update(key, value, revision);
+        if (!landed) return landed;
+        return Error{Errc::timeout, "no answer from the server"};
+      }
+      int f = failing.load();
+      if (f != 0) {
+        if (f > 0) failing.fetch_sub(1);
+        failures.fetch_add(1);
+        return Error{Errc::store, "the server is down"};
+      }
+      return inner_.update(key, value, revision);
+    }
+    Result<Revision> create(std::string_view key, std::string_view value) override { return inner_.create(key, value); }
+    Status remove(std::string_view key, Revision revision) override { return inner_.remove(key, revision); }
+
+   private:
+    MemoryStore& inner_;
+  };
+
+  template <typename F>
+  bool wait_until_true(F&& condition, int ms = 10000) {
+    for (int i = 0; i < ms / 5 && !condition(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return condition();
+  }
+
+  std::int64_t elapsed_ms(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
+  }
+
+  TEST_CASE("the heartbeat tries a failed renewal again within the lease") {
+    MemoryStore inner;
+    FlakyStore store(inner);
+    LockRequest r = request_for("deploy", "id-1");
+    r.holder = ProcessHolder{300};  // renewed every 100 ms, tried again every 25 ms
+    auto got = acquire_lock(store, "k", r, now);
+    REQUIRE(got.ok());
+    CHECK(LockRenewal::retry_interval(300) == std::chrono::milliseconds(25));
+    CHECK(LockRenewal::retry_interval(600000) == std::chrono::milliseconds(2000));
+    CHECK(LockRenewal::retry_interval(3) == std::chrono::milliseconds(1));
+    std::atomic<int> lost_calls{0};
+    Errc lost_code = Errc::ok;
+    std::string lost_message;
+    std::mutex mu;
+    auto on_lost = [&](const Error& e) {
+      std::lock_guard<std::mutex> g(mu);
+      lost_code = e.code;
+      lost_message = e.message;
+      lost_calls.fetch_add(1);
+    };
+
+    SUBCASE("one failure: tried again, no loss") {
+      store.failing = 1;
+      LockRenewal renewal(store, got->lock, fixed_clock(now), on_lost);
+      REQUIRE(wait_until_true([&] { return renewal.renewals() >= 3; }));
+      CHECK(store.failures.load() == 1);
+      CHECK(renewal.retries() == 1);
+      CHECK(!renewal.lost());
+      CHECK(!renewal.expired());
+      CHECK(lost_calls.load() == 0);
+      renewal.stop();
+      CHECK(renewal.lock().revision == inner.get("k")->value().revision);
+    }
+    SUBCASE("a renewal that landed while its answer was lost: taken at its revision, no loss") {
+      store.answers_lost = 1;
+      LockRenewal renewal(store, got->lock, fixed_clock(now), on_lost);
+      REQUIRE(wait_until_true([&] { return renewal.renewals() >= 2; }));
+      CHECK(store.answers_lost.load() == 0);
+      CHECK(renewal.retries() == 2);  // the lost answer, then the update that found the key moved
+      CHECK(!renewal.lost());
+      CHECK(lost_calls.load() == 0);
+      renewal.stop();
+      CHECK(renewal.lock().revision == inner.get("k")->value().revision);
+      CHECK(parse_lock_body(inner.get("k")->value().value)->id == "id-1");
+    }
+    SUBCASE("failing for good: lost when the lease ends, not before") {
+      const auto start = std::chrono::steady_clock::now();
+      store.failing = -1;
+      LockRenewal renewal(store, got->lock, fixed_clock(now), on_lost);
+      REQUIRE(wait_until_true([&] { return lost_calls.load() == 1; }));
+      const auto took = elapsed_ms(start);
+      CHECK(took >= 300);
+      CHECK(took < 3000);
+      CHECK(renewal.lost());
+      CHECK(renewal.expired());
+      CHECK(renewal.renewals() == 0);
+      // Tried at 100 ms, then every 25 ms until the lease's end at 300 ms: up to 8 tries (fewer on a
+      // busy machine, but more than one).
+      CHECK(store.failures.load() >= 2);
+      CHECK(store.failures.load() <= 8);
+      std::lock_guard<std::mutex> g(mu);
+      CHECK(lost_code == Errc::timeout);
+      CHECK(lost_message == "the lock k was not renewed within its lease of 300 ms: the server is down");
+    }
+    SUBCASE("a failure, then the lock changed: lost at once") {
+      store.failing = 1;
+      LockRenewal renewal(store, got->lock, fixed_clock(now), on_lost);
+      REQUIRE(wait_until_true([&] { return store.failures.load() == 1; }));
+      inner.put("k", "taken over");
+      REQUIRE(wait_until_true([&] { return lost_calls.load() == 1; }));
+      std::lock_guard<std::mutex> g(mu);
+      CHECK(lost_code == Errc::changed);
+    }
+  }
+
+  TEST_CASE("waiting for a lock: a deadline, a cancel, a holder that goes") {
+    MemoryStore store;
+    LockRequest mine = request_for("deploy", "");
+    auto theirs = acquire_lock(store, "k", request_for("theirs", "id-theirs"), now);
+    REQUIRE(theirs.ok());
+    REQUIRE(theirs->outcome == Acquisition::Outcome::acquired);
+    LockWait wait;
+    wait.clock = fixed_clock(now);
+    wait.poll_min = std::chrono::milliseconds(5);
+    wait.poll_max = std::chrono::milliseconds(40);
+
+    SUBCASE("a live holder: held once the wait has run out") {
+      wait.wait = std::chrono::milliseconds(200);
+      const auto start = std::chrono::steady_clock::now();
+      auto got = acquire_lock_wait(store, "k", mine, wait);
+      const auto took = elapsed_ms(start);
+      REQUIRE(got.ok());
+      CHECK(got->outcome == Acquisition::Outcome::held);
+      CHECK(got->verdict->reason == LockReason::lease_runs);
+      CHECK(took >= 200);
+      CHECK(took < 2000);
+      CHECK(parse_lock_body(store.get("k")->value().value)->id == "id-theirs");
+    }
+    SUBCASE("no wait: one try") {
+      const auto start = std::chrono::steady_clock::now();
+      auto got = acquire_lock_wait(store, "k", mine, wait);
+      REQUIRE(got.ok());
+      CHECK(got->outcome == Acquisition::Outcome::held);
+      CHECK(elapsed_ms(start) < 1000);
+    }
+    SUBCASE("the holder releases during the wait: ours") {
+      wait.wait = std::chrono::milliseconds(10000);
+      std::thread releaser([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        CHECK(release_lock(store, theirs->lock).ok());
+      });
+      auto got = acquire_lock_wait(store, "k", mine, wait);
+      releaser.join();
+      REQUIRE(got.ok());
+      CHECK(got->outcome == Acquisition::Outcome::acquired);
+      CHECK(got->lock.revision > theirs->lock.revision);
+      CHECK(parse_lock_body(store.get("k")->value().value)->id == got->lock.id);
+    }
+    SUBCASE("a breakable holder: broken at the first try") {
+      store.put("k", R"({"purpose":"gone","id":"x","host":"build-7","machine":"m-aaa","pid":200})");
+      const Revision dead = store.get("k")->value().revision;
+      auto got = acquire_lock_wait(store, "k", mine, wait);
+      REQUIRE(got.ok());
+      CHECK(got->outcome == Acquisition::Outcome::acquired);
+      CHECK(got->broke_at == dead);
+      CHECK(got->verdict->reason == LockReason::process_gone);
+    }
+    SUBCASE("cancelled: Errc::user within a poll, nothing written") {
+      wait.wait = std::chrono::milliseconds(60000);
+      std::atomic<bool> stop{false};
+      wait.cancelled = [&] { return stop.load(); };
+      std::thread canceller([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        stop = true;
+      });
+      const auto start = std::chrono::steady_clock::now();
+      auto got = acquire_lock_wait(store, "k", mine, wait);
+      const auto took = elapsed_ms(start);
+      canceller.join();
+      CHECK(got.code() == Errc::user);
+      CHECK(got.error().message == "the wait for the lock k was cancelled");
+      CHECK(took >= 100);
+      CHECK(took < 1000);
+      CHECK(parse_lock_body(store.get("k")->value().value)->id == "id-theirs");
+    }
+    SUBCASE("bad waits") {
+      wait.wait = std::chrono::milliseconds(-1);
+      CHECK(acquire_lock_wait(store, "k", mine, wait).code() == Errc::invalid_argument);
+      wait.wait = std::chrono::milliseconds(10);
+      wait.poll_min = std::chrono::milliseconds(0);
+      CHECK(acquire_lock_wait(store, "k", mine, wait).code() == Errc::invalid_argument);
+      wait.poll_min = std::chrono::milliseconds(50);
+      wait.poll_max = std::chrono::milliseconds(10);
+      CHECK(acquire_lock_wait(store, "k", mine, wait).code() == Errc::invalid_argument);
+      wait.poll_max = std::chrono::milliseconds(50);
+      CHECK(acquire_lock_wait(store, "", mine, wait).code() == Errc::invalid_argument);
+    }
+  }
+
   // --- fidelity with the seed itself ---------------------------------------------------------
 
   namespace {

@@ -29,6 +29,10 @@ typedef struct lj_cli_host_t {
   /* Where the bench verb finds bench/run and the build it measures (NULL: no bench). */
   const char *source_dir;
   const char *build_dir;
+  /* Non-zero when a verb may fork, wait for and signal a child of its own (lock
+   * run): the command's own process. A shell's builtin leaves it 0: the shell reaps
+   * and signals its children itself. */
+  int runs_children;
 } lj_cli_host_t;
 
 /* Run the verb named by argv[0..argc) (the words after "leasejudge"); its exit code

@@ -113,6 +113,33 @@ std::optional<std::int64_t> duration_ms_arg(std::string_view text) {
   return n * scale;
 }
 
+namespace {
+
+constexpr std::int64_t day_ms = 86400000;
+
+}  // namespace
+
+int lease_ms_of(const Context& cx, const Args& args, std::int64_t& lease_ms) {
+  lease_ms = LJ_LOCK_PROCESS_LEASE_MS;
+  if (auto lease = args.value("--lease")) {
+    auto ms = duration_ms_arg(*lease);
+    if (!ms || *ms == 0 || *ms > day_ms)
+      return cx.usage(fmt::format("--lease {} is no duration of up to a day", *lease));
+    lease_ms = *ms;
+  }
+  return exit_ok;
+}
+
+int wait_ms_of(const Context& cx, const Args& args, std::int64_t& wait_ms) {
+  wait_ms = 0;
+  if (auto wait = args.value("--wait")) {
+    auto ms = duration_ms_arg(*wait);
+    if (!ms || *ms > day_ms) return cx.usage(fmt::format("--wait {} is no duration of up to a day", *wait));
+    wait_ms = *ms;
+  }
+  return exit_ok;
+}
+
 std::optional<std::int32_t> pid_arg(std::string_view text) {
   std::int32_t pid = 0;
   if (text.empty() || text[0] < '0' || text[0] > '9') return std::nullopt;

@@ -33,6 +33,8 @@ enum Exit : int {
   exit_changed = 5,       // a write lost its race: the key moved since it was read
   exit_uncertain = 6,     // a write's outcome is unknown: it may have landed
   exit_failed = 7,        // anything else failed: a file, memory, a child
+  exit_wait_ended = 8,    // a wait for a lock ended without it (lock run: the command never ran)
+  exit_lease_lost = 9,    // lock run: the lock was lost while the command ran (it was signalled)
   exit_interrupted = 130  // stopped by an interrupt (128 + SIGINT)
 };
 
@@ -112,6 +114,10 @@ std::optional<std::int64_t> time_arg(std::string_view text);
 std::optional<std::int64_t> duration_ms_arg(std::string_view text);
 // A pid: a decimal in 1..INT32_MAX.
 std::optional<std::int32_t> pid_arg(std::string_view text);
+// --lease D (default 10 minutes) and --wait D (default 0) as the lock verbs take
+// them, up to a day; exit_ok, or a usage error said.
+int lease_ms_of(const Context& cx, const Args& args, std::int64_t& lease_ms);
+int wait_ms_of(const Context& cx, const Args& args, std::int64_t& wait_ms);
 // A count: a decimal in 1..max.
 std::optional<std::uint64_t> count_arg(std::string_view text, std::uint64_t max);
 
@@ -133,6 +139,7 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit);
 // The verbs, by part (verbs_*.cpp), and the table of them all (verbs.cpp).
 std::vector<Verb> step_verbs();
 std::vector<Verb> lock_verbs();
+std::vector<Verb> lock_run_verbs();
 std::vector<Verb> misc_verbs();
 std::span<const Verb> verbs();
 

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   host.environment = const_cast<const char* const*>(environ);
   host.interrupted = interrupted;
   host.err_is_tty = isatty(2);
+  host.runs_children = 1;
 #if defined(LEASEJUDGE_SOURCE_DIR) && defined(LEASEJUDGE_BUILD_DIR)
   host.source_dir = LEASEJUDGE_SOURCE_DIR;
   host.build_dir = LEASEJUDGE_BUILD_DIR;

@@ -14,7 +14,7 @@ const Option help_option = {"--help", nullptr, "this help"};
 const std::vector<Verb>& table() {
   static const std::vector<Verb> all = [] {
     std::vector<Verb> v;
-    for (auto part : {step_verbs(), lock_verbs(), misc_verbs()})
+    for (auto part : {step_verbs(), lock_verbs(), lock_run_verbs(), misc_verbs()})
       for (auto& verb : part) v.push_back(std::move(verb));
     return v;
   }();
@@ -63,7 +63,9 @@ std::string list_help(std::string_view prefix) {
   if (prefix.empty())
     h += "\nExit codes: 0 done (lock judge: break), 1 no (held, none, refused), 2 usage, 3 unknown,\n"
          "4 store failed, 5 changed (a write lost its race), 6 a write's outcome unknown, 7 failed,\n"
-         "130 interrupted. leasejudge(1) says more.\n";
+         "8 a wait for a lock ended without it, 9 lock run: the lock was lost while the command ran,\n"
+         "130 interrupted; lock run otherwise exits with its command's status (128+N for signal N).\n"
+         "leasejudge(1) says more.\n";
   return h;
 }
 

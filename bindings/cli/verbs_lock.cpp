@@ -31,17 +31,6 @@ int now_of(const Context& cx, const Args& args, int64_t& now_ms) {
   return exit_ok;
 }
 
-int lease_of(const Context& cx, const Args& args, int64_t& lease_ms) {
-  lease_ms = LJ_LOCK_PROCESS_LEASE_MS;
-  if (auto lease = args.value("--lease")) {
-    auto ms = duration_ms_arg(*lease);
-    if (!ms || *ms == 0 || *ms > 86400000)
-      return cx.usage(fmt::format("--lease {} is no duration of up to a day", *lease));
-    lease_ms = *ms;
-  }
-  return exit_ok;
-}
-
 // The verdict written as the verb writes it, and its exit: 0 break, 1 held, 3 unknown.
 int say_verdict(Context& cx, lj_lock_verdict_t& v) {
   char* text = nullptr;
@@ -110,7 +99,11 @@ int run_acquire(Context& cx, const Args& args) {
   const std::string& key = args.operands[0];
   int64_t now_ms, lease_ms;
   if (int rc = now_of(cx, args, now_ms); rc != exit_ok) return rc;
-  if (int rc = lease_of(cx, args, lease_ms); rc != exit_ok) return rc;
+  if (int rc = lease_ms_of(cx, args, lease_ms); rc != exit_ok) return rc;
+  int64_t wait_ms = 0;
+  if (int rc = wait_ms_of(cx, args, wait_ms); rc != exit_ok) return rc;
+  const bool waiting = args.has("--wait");
+  if (waiting && args.has("--now")) return cx.usage("--wait takes now from the clock: no --now with it");
   int32_t pid = cx.host().self_pid;
   if (auto p = args.value("--pid")) {
     auto parsed = pid_arg(*p);
@@ -129,8 +122,23 @@ int run_acquire(Context& cx, const Args& args) {
   LockHandle lock;
   lj_lock_acquisition_t a{};
   lj_error_t* err = nullptr;
-  int rc = lj_lock_acquire(&lock.p, &a, store.p, key.data(), key.size(), purpose.data(), purpose.size(), &holder,
-                           now_ms, &opts, &err);
+  int rc;
+  if (waiting) {
+    lj_lock_wait_options_t wait = LJ_LOCK_WAIT_OPTIONS_INIT;
+    wait.wait_ms = wait_ms;
+    wait.cancelled = cx.host().interrupted;
+    wait.payload = cx.host().payload;
+    rc = lj_lock_acquire_wait(&lock.p, &a, store.p, key.data(), key.size(), purpose.data(), purpose.size(), &holder,
+                              &wait, &opts, &err);
+  } else {
+    rc = lj_lock_acquire(&lock.p, &a, store.p, key.data(), key.size(), purpose.data(), purpose.size(), &holder, now_ms,
+                         &opts, &err);
+  }
+  if (rc == LJ_EUSER && waiting) {
+    lj_error_destroy(err);
+    cx.note(fmt::format("interrupted while waiting for {}", key));
+    return exit_interrupted;
+  }
   if (rc != LJ_OK) return cx.failed(fmt::format("acquiring {}", key), rc, err);
   std::string why = a.has_verdict && a.verdict.why != nullptr ? std::string(a.verdict.why, a.verdict.why_len) : "";
   int outcome = a.outcome;
@@ -156,12 +164,20 @@ int run_acquire(Context& cx, const Args& args) {
     case LJ_ACQUIRE_UNKNOWN: {
       const char* name = outcome == LJ_ACQUIRE_HELD ? "held" : "unknown";
       if (cx.json)
-        cx.out(fmt::format(R"({{"key":{},"outcome":"{}","why":{}}})", quote(key), name, quote(why)));
+        cx.out(fmt::format(R"({{"key":{},"outcome":"{}","why":{}{}}})", quote(key), name, quote(why),
+                           waiting ? R"(,"wait":"ended")" : ""));
       else
-        cx.out(fmt::format("{} {}: {}", name, key, why));
+        cx.out(fmt::format("{} {}: {}{}", name, key, why,
+                           waiting ? fmt::format(" (the wait of {} ms ended)", wait_ms) : ""));
+      if (waiting) return exit_wait_ended;
       return outcome == LJ_ACQUIRE_HELD ? exit_no : exit_unknown;
     }
     default:
+      if (waiting) {
+        cx.out(cx.json ? fmt::format(R"({{"key":{},"outcome":"lost-race","wait":"ended"}})", quote(key))
+                       : fmt::format("lost the race for {} as the wait of {} ms ended", key, wait_ms));
+        return exit_wait_ended;
+      }
       if (cx.json)
         cx.out(fmt::format(R"({{"key":{},"outcome":"lost-race","why":"another writer moved the key meanwhile"}})",
                            quote(key)));
@@ -188,7 +204,7 @@ int open_held(Context& cx, const Args& args, StoreHandle& store, LockHandle& loc
 int run_renew(Context& cx, const Args& args) {
   int64_t now_ms, lease_ms;
   if (int rc = now_of(cx, args, now_ms); rc != exit_ok) return rc;
-  if (int rc = lease_of(cx, args, lease_ms); rc != exit_ok) return rc;
+  if (int rc = lease_ms_of(cx, args, lease_ms); rc != exit_ok) return rc;
   StoreHandle store;
   LockHandle lock;
   std::string key;
@@ -225,7 +241,7 @@ std::vector<Option> with(std::vector<Option> a, const std::vector<Option>& b) {
 
 std::vector<Verb> lock_verbs() {
   const Option now = {"--now", "TIME", "now (RFC 3339; default: the clock)"};
-  const Option lease = {"--lease", "D", "the lease: 90, 90s, 500ms, 5m, 2h (default 10m)"};
+  const Option lease = {"--lease", "D", "the lease: 90, 90s, 500ms, 5m, 2h, up to a day (default 10m)"};
   const Option id = {"--id", "ID", "the acquisition id lock acquire gave (required)"};
   return {
       {"lock judge", "[FILE|-]", "may the lock with this body be broken? break, held or unknown",
@@ -237,12 +253,16 @@ std::vector<Verb> lock_verbs() {
        with({{"--purpose", "TEXT", "what the lock is for (in its body)"},
              lease,
              {"--pid", "PID", "the holder process (default: this shell)"},
+             {"--wait", "D", "while the lock is held, try again until D has passed (default: one try)"},
              now},
             store_options),
        run_acquire,
        "Creates the lock, or breaks a body whose holder is provably gone and creates ours.\n"
        "Prints the fencing token (the body's revision) and the acquisition id renew and\n"
-       "release take. Exit 1 held by a live holder, 3 its holder unknown, 5 a lost race."},
+       "release take. Exit 1 held by a live holder, 3 its holder unknown, 5 a lost race.\n"
+       "With --wait D: a live holder is waited on (tried again with a backoff of 50 ms up to\n"
+       "1 s), one provably gone broken at once; exit 8 when D passed without the lock,\n"
+       "130 when interrupted."},
       {"lock renew", "KEY", "move the lease of a lock taken before forward", with({id, lease, now}, store_options),
        run_renew, "Exit 5 when the lock is no longer ours (broken or rewritten), 1 when there is none."},
       {"lock release", "KEY", "remove a lock taken before, while it is still ours", with({id}, store_options),

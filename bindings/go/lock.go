@@ -457,6 +457,8 @@ type Acquisition struct {
 type Lock struct {
 	mu    sync.Mutex
 	ptr   *C.lj_lock_t
+	beat  *C.lj_lock_heartbeat_t // while Heartbeat runs
+	ended chan struct{}          // closed when that heartbeat is stopped
 	store *Store
 }
 
@@ -495,6 +497,63 @@ func AcquireLock(store *Store, key, purpose string, holder *LockHolder, now time
 	l := &Lock{ptr: out, store: store}
 	runtime.SetFinalizer(l, (*Lock).Close)
 	return l, a, nil
+}
+
+// The longest wait one call of the C ABI takes (a day): AcquireWait waits longer in
+// turns of it.
+const waitTurn = 24 * time.Hour
+
+// AcquireWait takes the lock as AcquireLock does (with the clock's now), trying
+// again with a backoff (50 ms doubling up to 1 s) while a live holder keeps it, its
+// holder is unknown or a race is lost, until the lock is ours or ctx is done. A
+// holder provably gone is broken at once. ctx's end is seen within 20 ms: it returns
+// ctx.Err() then, with nothing of ours left in the store. Errors are the store's (a
+// write whose outcome is unknown ends the wait: it is never tried again), or a
+// callback that panicked.
+func AcquireWait(ctx context.Context, store *Store, key, purpose string, holder *LockHolder, opts *LockOptions) (*Lock, Acquisition, error) {
+	if ctx == nil {
+		return nil, Acquisition{Outcome: AcquireUnknown}, &Error{Code: ErrInvalid, Message: "the context is nil"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, Acquisition{Outcome: AcquireUnknown}, err
+	}
+	k, kn := cString(key)
+	defer C.free(unsafe.Pointer(k))
+	p, pn := cString(purpose)
+	defer C.free(unsafe.Pointer(p))
+	h, freeHolder := cHolder(holder)
+	defer freeHolder()
+	setup, cb, done := lockSetup(opts)
+	defer done()
+	ch := cgo.NewHandle(ctx)
+	defer ch.Delete()
+	for {
+		var out *C.lj_lock_t
+		var acq C.lj_lock_acquisition_t
+		err := store.use(func(sp *C.lj_store_t) error {
+			var cerr *C.lj_error_t
+			rc := C.lj_go_lock_acquire_wait(&out, &acq, sp, k, kn, p, pn, h, C.int64_t(waitTurn/time.Millisecond),
+				C.uintptr_t(ch), &setup, &cerr)
+			return withCallbackError(errorOf(rc, cerr), cb.took())
+		})
+		a := Acquisition{Outcome: AcquireOutcome(acq.outcome), BrokeAt: uint64(acq.broke_at), Revision: uint64(acq.revision)}
+		if err == nil && acq.has_verdict != 0 {
+			v := takeVerdict(&acq.verdict)
+			a.Verdict = &v
+		}
+		C.lj_lock_acquisition_clear(&acq)
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ErrUser) {
+				return nil, Acquisition{Outcome: AcquireUnknown}, ctxErr
+			}
+			return nil, Acquisition{Outcome: AcquireUnknown}, err
+		}
+		if out != nil {
+			l := &Lock{ptr: out, store: store}
+			runtime.SetFinalizer(l, (*Lock).Close)
+			return l, a, nil
+		}
+	}
 }
 
 var errLockClosed = &Error{Code: ErrInvalid, Message: "the lock is closed"}
@@ -580,32 +639,77 @@ func (l *Lock) Body() ([]byte, error) {
 	return b, err
 }
 
-// Heartbeat renews the lock every RenewInterval until ctx is done (nil) or a renewal
-// fails (its error; ErrChanged when the lock was lost: stop the work it guarded).
+// Heartbeat renews the lock every RenewInterval on a thread of the library until
+// ctx is done (nil) or the lock is lost (its error: stop the work it guarded). A
+// renewal that fails is tried again while the lease still runs, counted from the
+// start of the last renewal that succeeded (client-go's renew deadline): one failed
+// renewal is no loss. Lost is ErrChanged (the lock is someone else's now) or
+// ErrTimeout (the lease ended without a renewal). While it runs, Revision, ID and
+// Body read the lock as last renewed and Renew and Release are ErrBusy. ErrInvalid
+// for a lock without a lease; ErrBusy when a heartbeat runs already.
 func (l *Lock) Heartbeat(ctx context.Context) error {
-	every := l.RenewInterval()
-	if every <= 0 {
+	if l.RenewInterval() <= 0 {
 		return &Error{Code: ErrInvalid, Message: "the lock has no lease to renew"}
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if err := l.Renew(time.Time{}); err != nil {
-				return err
-			}
+	lost := make(chan error, 1)
+	h := cgo.NewHandle(lost)
+	defer h.Delete()
+	var beat *C.lj_lock_heartbeat_t
+	err := l.use(func(p *C.lj_lock_t) error {
+		var cerr *C.lj_error_t
+		if err := errorOf(C.lj_go_lock_heartbeat_start(&beat, p, C.uintptr_t(h), &cerr), cerr); err != nil {
+			return err
 		}
+		// Held under the store's read lock: its Close waits for this, then stops it.
+		if !l.store.addBeat(l) {
+			C.lj_lock_heartbeat_destroy(beat)
+			return errClosed
+		}
+		l.beat = beat
+		l.ended = make(chan struct{})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	ended := l.ended
+	l.mu.Unlock()
+	// Stopped before the handle goes (defers run last first); Close, of the lock or
+	// of its store, may have stopped it.
+	defer l.stopBeat()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-lost:
+		return err
+	case <-ended:
+		return &Error{Code: ErrInvalid, Message: "the lock or its store was closed while its heartbeat ran"}
 	}
 }
 
-// Close forgets the lock (it stays in the store: Release it first). Closing twice
-// is fine.
+// stopBeat stops the lock's heartbeat, if one runs.
+func (l *Lock) stopBeat() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopBeatLocked()
+}
+
+func (l *Lock) stopBeatLocked() {
+	if l.beat != nil {
+		C.lj_lock_heartbeat_destroy(l.beat)
+		l.beat = nil
+		close(l.ended)
+		l.store.dropBeat(l)
+	}
+}
+
+// Close forgets the lock (it stays in the store: Release it first), stopping its
+// heartbeat. Closing twice is fine.
 func (l *Lock) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.stopBeatLocked()
 	if l.ptr != nil {
 		C.lj_lock_destroy(l.ptr)
 		l.ptr = nil

@@ -163,7 +163,8 @@ func TestLockConstantsMatchHeader(t *testing.T) {
 		delete(header, name) // the holder kinds
 	}
 	for _, other := range []string{"LJ_LOCK_BREAK", "LJ_LOCK_HELD", "LJ_LOCK_UNKNOWN", "LJ_LOCK_PROCESS_LEASE_MS",
-		"LJ_LOCK_LEASE_SKEW_MS", "LJ_LOCK_OPTIONS_VERSION", "LJ_LOCK_HERE_VERSION", "LJ_LOCK_HOLDER_VERSION"} {
+		"LJ_LOCK_LEASE_SKEW_MS", "LJ_LOCK_OPTIONS_VERSION", "LJ_LOCK_HERE_VERSION", "LJ_LOCK_HOLDER_VERSION",
+		"LJ_LOCK_WAIT_OPTIONS_VERSION"} {
 		delete(header, other)
 	}
 	if len(header) != len(reasons) {

@@ -27,6 +27,31 @@ type Store struct {
 	mu  sync.RWMutex
 	ptr *C.lj_store_t // the library's object; nil once closed
 	cb  *callbackStore
+
+	// The locks whose heartbeats renew through this store: stopped before it closes.
+	beatsMu sync.Mutex
+	beats   map[*Lock]struct{}
+	closing bool
+}
+
+// addBeat registers l's heartbeat, or refuses once the store is closing.
+func (s *Store) addBeat(l *Lock) bool {
+	s.beatsMu.Lock()
+	defer s.beatsMu.Unlock()
+	if s.closing {
+		return false
+	}
+	if s.beats == nil {
+		s.beats = map[*Lock]struct{}{}
+	}
+	s.beats[l] = struct{}{}
+	return true
+}
+
+func (s *Store) dropBeat(l *Lock) {
+	s.beatsMu.Lock()
+	defer s.beatsMu.Unlock()
+	delete(s.beats, l)
 }
 
 // Backend is a store the caller has, for NewStore. Get answers nil (and revision 0)
@@ -139,6 +164,17 @@ func OpenFileStore(dir string) (*Store, error) {
 
 // Close closes the store; later calls fail with ErrInvalid. Closing twice is fine.
 func (s *Store) Close() error {
+	// A heartbeat renews on a thread of its own: stop each before the store goes.
+	s.beatsMu.Lock()
+	s.closing = true
+	locks := make([]*Lock, 0, len(s.beats))
+	for l := range s.beats {
+		locks = append(locks, l)
+	}
+	s.beatsMu.Unlock()
+	for _, l := range locks {
+		l.stopBeat()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ptr != nil {

@@ -111,6 +111,29 @@ int lj_go_lock_acquire(lj_lock_t **out, lj_lock_acquisition_t *acquisition, lj_s
   return lj_lock_acquire(out, acquisition, store, key, key_len, purpose, purpose_len, holder, now_ms, &opts, err);
 }
 
+static int lj_go_context_done(void *payload) { return goContextDone((uintptr_t)payload); }
+
+int lj_go_lock_acquire_wait(lj_lock_t **out, lj_lock_acquisition_t *acquisition, lj_store_t *store, const char *key,
+                            size_t key_len, const char *purpose, size_t purpose_len, const lj_lock_holder_t *holder,
+                            int64_t wait_ms, uintptr_t ctx_handle, const lj_go_lock_setup_t *setup, lj_error_t **err) {
+  lj_lock_options_t opts;
+  lj_lock_here_t here;
+  lj_lock_wait_options_t wait = LJ_LOCK_WAIT_OPTIONS_INIT;
+  lj_go_lock_options(&opts, &here, setup);
+  wait.wait_ms = wait_ms;
+  wait.cancelled = lj_go_context_done;
+  wait.payload = (void *)ctx_handle;
+  return lj_lock_acquire_wait(out, acquisition, store, key, key_len, purpose, purpose_len, holder, &wait, &opts, err);
+}
+
+static void lj_go_lock_lost(int code, const char *message, size_t len, void *payload) {
+  goLockLost(code, (char *)message, len, (uintptr_t)payload);
+}
+
+int lj_go_lock_heartbeat_start(lj_lock_heartbeat_t **out, lj_lock_t *lock, uintptr_t handle, lj_error_t **err) {
+  return lj_lock_heartbeat_start(out, lock, lj_go_lock_lost, (void *)handle, err);
+}
+
 static int lj_go_lease_line(int stream, const char *line, size_t len, void *payload) {
   return goLeaseLine(stream, (char *)line, len, (uintptr_t)payload);
 }

@@ -266,6 +266,26 @@ func goLockOwnerState(out *C.lj_holder_state_t, token *C.char, tokenLen C.size_t
 	return 0
 }
 
+//export goContextDone
+func goContextDone(handle C.uintptr_t) C.int {
+	if cgo.Handle(handle).Value().(context.Context).Err() != nil {
+		return 1
+	}
+	return 0
+}
+
+// goLockLost tells a heartbeat's loss to the channel behind handle (buffered: it
+// never blocks the heartbeat's thread).
+//
+//export goLockLost
+func goLockLost(code C.int, message *C.char, n C.size_t, handle C.uintptr_t) {
+	lost := cgo.Handle(handle).Value().(chan error)
+	select {
+	case lost <- &Error{Code: Code(code), Message: goString(message, n)}:
+	default:
+	}
+}
+
 // leaseCall is the Go value behind one lease directory verb: the lines it printed,
 // and the context that may interrupt its wait for the directory lock.
 type leaseCall struct {

@@ -35,6 +35,13 @@ int lj_go_lock_judge(lj_lock_verdict_t *out, const char *body, size_t body_len, 
 int lj_go_lock_acquire(lj_lock_t **out, lj_lock_acquisition_t *acquisition, lj_store_t *store, const char *key,
                        size_t key_len, const char *purpose, size_t purpose_len, const lj_lock_holder_t *holder,
                        int64_t now_ms, const lj_go_lock_setup_t *setup, lj_error_t **err);
+// lj_lock_acquire_wait for up to wait_ms, cancelled once the context.Context behind
+// ctx_handle is done.
+int lj_go_lock_acquire_wait(lj_lock_t **out, lj_lock_acquisition_t *acquisition, lj_store_t *store, const char *key,
+                            size_t key_len, const char *purpose, size_t purpose_len, const lj_lock_holder_t *holder,
+                            int64_t wait_ms, uintptr_t ctx_handle, const lj_go_lock_setup_t *setup, lj_error_t **err);
+// A heartbeat whose loss is told to the Go channel behind handle.
+int lj_go_lock_heartbeat_start(lj_lock_heartbeat_t **out, lj_lock_t *lock, uintptr_t handle, lj_error_t **err);
 // The lease directory verbs with the Go line sink and interruption behind handle
 // (opts is C memory, its interrupted callback set here).
 int lj_go_leasedir_run(int *exit_code, const char *const *args, size_t nargs, const char *default_root,

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -31,6 +33,15 @@ struct lj_execution_state_t {
 struct lj_lock_t {
   leasejudge::Store* store = nullptr;
   leasejudge::HeldLock lock;
+  // While a heartbeat runs, it holds the lock as last renewed.
+  leasejudge::LockRenewal* beat = nullptr;
+
+  leasejudge::HeldLock current() const { return beat != nullptr ? beat->lock() : lock; }
+};
+
+struct lj_lock_heartbeat_t {
+  lj_lock_t* lock = nullptr;
+  std::unique_ptr<leasejudge::LockRenewal> renewal;
 };
 
 namespace {
@@ -594,10 +605,19 @@ LJ_API void lj_lock_acquisition_clear(lj_lock_acquisition_t* acquisition) {
   *acquisition = lj_lock_acquisition_t{};
 }
 
-LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, lj_store_t* store, const char* key,
-                           size_t key_len, const char* purpose, size_t purpose_len, const lj_lock_holder_t* holder,
-                           int64_t now_ms, const lj_lock_options_t* opts, lj_error_t** err) {
-  reset(err);
+}  // extern "C"
+
+namespace {
+
+using Acquire = std::function<leasejudge::Result<leasejudge::Acquisition>(leasejudge::Store&, std::string_view,
+                                                                          const leasejudge::LockRequest&)>;
+
+// lj_lock_acquire and lj_lock_acquire_wait past their own arguments: the checks they
+// share, the acquisition made by acquire, and what it gives back.
+int acquire_with(lj_lock_t** out, lj_lock_acquisition_t* acquisition, lj_store_t* store, const char* key,
+                 size_t key_len, const char* purpose, size_t purpose_len, const lj_lock_holder_t* holder,
+                 const lj_lock_options_t* opts, lj_error_t** err, const std::function<int()>& check,
+                 const Acquire& acquire) {
   if (out == nullptr || acquisition == nullptr) return fail(err, LJ_EINVAL, "out or acquisition is NULL");
   *out = nullptr;
   *acquisition = lj_lock_acquisition_t{};
@@ -605,7 +625,7 @@ LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, 
   std::string_view k, p;
   if (!view_of(key, key_len, k) || k.empty()) return fail(err, LJ_EINVAL, "key is empty");
   if (!view_of(purpose, purpose_len, p)) return fail(err, LJ_EINVAL, "purpose is NULL");
-  if (int rc = check_time(now_ms, err); rc != LJ_OK) return rc;
+  if (int rc = check(); rc != LJ_OK) return rc;
   LockCall call;
   if (int rc = check_options(opts, call, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
@@ -616,7 +636,7 @@ LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, 
     prepare(j, call);
     request.describe = j.describe;
     request.here = *j.here;
-    auto got = leasejudge::acquire_lock(*store->store, k, request, instant_of(now_ms));
+    auto got = acquire(*store->store, k, request);
     if (j.stopped) return fail(err, LJ_EUSER, j.stop_reason);
     if (!got) return fail(err, got.error());
     lj_lock_acquisition_t a{};
@@ -638,9 +658,64 @@ LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, 
   });
 }
 
+const OptionsVersions<lj_lock_wait_options_t, 1> lock_wait_versions{
+    "lj_lock_wait_options_t", LJ_LOCK_WAIT_OPTIONS_INIT, {sizeof(lj_lock_wait_options_t)}};
+
+int check_wait(const lj_lock_wait_options_t* in, lj_lock_wait_options_t& w, lj_error_t** err) {
+  if (int rc = read_options(w, in, lock_wait_versions, err); rc != LJ_OK) return rc;
+  if (w.wait_ms < 0) return fail(err, LJ_EINVAL, "wait_ms is negative");
+  if (w.wait_ms > timeout_limit_ms) return fail(err, LJ_EINVAL, "wait_ms is over a day");
+  if (w.poll_min_ms < 0 || w.poll_max_ms < 0) return fail(err, LJ_EINVAL, "a poll interval is negative");
+  if (w.poll_min_ms > timeout_limit_ms || w.poll_max_ms > timeout_limit_ms)
+    return fail(err, LJ_EINVAL, "a poll interval is over a day");
+  if (w.poll_min_ms == 0) w.poll_min_ms = 50;
+  if (w.poll_max_ms == 0) w.poll_max_ms = std::max<int64_t>(1000, w.poll_min_ms);
+  if (w.poll_max_ms < w.poll_min_ms) return fail(err, LJ_EINVAL, "poll_max_ms is below poll_min_ms");
+  return LJ_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+LJ_API int lj_lock_acquire(lj_lock_t** out, lj_lock_acquisition_t* acquisition, lj_store_t* store, const char* key,
+                           size_t key_len, const char* purpose, size_t purpose_len, const lj_lock_holder_t* holder,
+                           int64_t now_ms, const lj_lock_options_t* opts, lj_error_t** err) {
+  reset(err);
+  return acquire_with(
+      out, acquisition, store, key, key_len, purpose, purpose_len, holder, opts, err,
+      [&] { return check_time(now_ms, err); },
+      [&](leasejudge::Store& s, std::string_view k, const leasejudge::LockRequest& r) {
+        return leasejudge::acquire_lock(s, k, r, instant_of(now_ms));
+      });
+}
+
+LJ_API int lj_lock_wait_options_init(lj_lock_wait_options_t* opts, uint32_t version) {
+  return init_options(opts, version, lock_wait_versions);
+}
+
+LJ_API int lj_lock_acquire_wait(lj_lock_t** out, lj_lock_acquisition_t* acquisition, lj_store_t* store, const char* key,
+                                size_t key_len, const char* purpose, size_t purpose_len, const lj_lock_holder_t* holder,
+                                const lj_lock_wait_options_t* wait, const lj_lock_options_t* opts, lj_error_t** err) {
+  reset(err);
+  lj_lock_wait_options_t w{};
+  return acquire_with(
+      out, acquisition, store, key, key_len, purpose, purpose_len, holder, opts, err,
+      [&] { return check_wait(wait, w, err); },
+      [&](leasejudge::Store& s, std::string_view k, const leasejudge::LockRequest& r) {
+        leasejudge::LockWait lw;
+        lw.wait = std::chrono::milliseconds(w.wait_ms);
+        lw.poll_min = std::chrono::milliseconds(w.poll_min_ms);
+        lw.poll_max = std::chrono::milliseconds(w.poll_max_ms);
+        if (w.cancelled != nullptr) lw.cancelled = [&w] { return w.cancelled(w.payload) != 0; };
+        return leasejudge::acquire_lock_wait(s, k, r, lw);
+      });
+}
+
 LJ_API int lj_lock_renew(lj_lock_t* lock, int64_t now_ms, lj_error_t** err) {
   reset(err);
   if (lock == nullptr || lock->store == nullptr) return fail(err, LJ_EINVAL, "lock is NULL");
+  if (lock->beat != nullptr) return fail(err, LJ_EBUSY, "the lock's heartbeat renews it");
   if (int rc = check_time(now_ms, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
     leasejudge::Status renewed = leasejudge::renew_lock(*lock->store, lock->lock, instant_of(now_ms));
@@ -652,6 +727,7 @@ LJ_API int lj_lock_renew(lj_lock_t* lock, int64_t now_ms, lj_error_t** err) {
 LJ_API int lj_lock_release(lj_lock_t* lock, lj_error_t** err) {
   reset(err);
   if (lock == nullptr || lock->store == nullptr) return fail(err, LJ_EINVAL, "lock is NULL");
+  if (lock->beat != nullptr) return fail(err, LJ_EBUSY, "the lock's heartbeat runs: destroy it first");
   return guard(err, [&] {
     leasejudge::Status released = leasejudge::release_lock(*lock->store, lock->lock);
     if (!released) return fail(err, released.error());
@@ -681,7 +757,12 @@ LJ_API int lj_lock_open(lj_lock_t** out, lj_store_t* store, const char* key, siz
 }
 
 LJ_API uint64_t lj_lock_revision(const lj_lock_t* lock) {
-  return lock == nullptr ? 0 : lock->lock.revision;
+  if (lock == nullptr) return 0;
+  try {
+    return lock->current().revision;
+  } catch (...) {
+    return 0;
+  }
 }
 
 LJ_API int64_t lj_lock_renew_interval_ms(const lj_lock_t* lock) {
@@ -694,7 +775,7 @@ LJ_API int lj_lock_id(char** out, size_t* out_len, const lj_lock_t* lock, lj_err
   if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
   *out = nullptr;
   if (lock == nullptr) return fail(err, LJ_EINVAL, "lock is NULL");
-  return guard(err, [&] { return give(out, out_len, lock->lock.id, err); });
+  return guard(err, [&] { return give(out, out_len, lock->current().id, err); });
 }
 
 LJ_API int lj_lock_body(char** out, size_t* out_len, const lj_lock_t* lock, lj_error_t** err) {
@@ -702,11 +783,65 @@ LJ_API int lj_lock_body(char** out, size_t* out_len, const lj_lock_t* lock, lj_e
   if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
   *out = nullptr;
   if (lock == nullptr) return fail(err, LJ_EINVAL, "lock is NULL");
-  return guard(err, [&] { return give(out, out_len, lock->lock.body, err); });
+  return guard(err, [&] { return give(out, out_len, lock->current().body, err); });
 }
 
 LJ_API void lj_lock_destroy(lj_lock_t* lock) {
   delete lock;
+}
+
+LJ_API int lj_lock_heartbeat_start(lj_lock_heartbeat_t** out, lj_lock_t* lock, lj_lock_lost_cb on_lost, void* payload,
+                                   lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  if (lock == nullptr || lock->store == nullptr) return fail(err, LJ_EINVAL, "lock is NULL");
+  if (lock->lock.lease_ms <= 0) return fail(err, LJ_EINVAL, "a lock without a lease has nothing to renew");
+  if (lock->beat != nullptr) return fail(err, LJ_EBUSY, "the lock has a heartbeat already");
+  return guard(err, [&] {
+    auto hb = std::make_unique<lj_lock_heartbeat_t>();
+    hb->lock = lock;
+    auto lost = [on_lost, payload](const Error& e) {
+      if (on_lost == nullptr) return;
+      try {
+        const std::string message = c_text(e.message);
+        on_lost(static_cast<int>(e.code), message.c_str(), message.size(), payload);
+      } catch (...) {
+        on_lost(static_cast<int>(e.code), "", 0, payload);
+      }
+    };
+    hb->renewal = std::make_unique<leasejudge::LockRenewal>(*lock->store, lock->lock, leasejudge::system_clock(),
+                                                            std::move(lost));
+    lock->beat = hb->renewal.get();
+    *out = hb.release();
+    return LJ_OK;
+  });
+}
+
+LJ_API int lj_lock_heartbeat_lost(const lj_lock_heartbeat_t* heartbeat) {
+  if (heartbeat == nullptr) return 1;
+  return heartbeat->renewal->expired() ? 1 : 0;
+}
+
+LJ_API uint64_t lj_lock_heartbeat_renewals(const lj_lock_heartbeat_t* heartbeat) {
+  return heartbeat == nullptr ? 0 : heartbeat->renewal->renewals();
+}
+
+LJ_API uint64_t lj_lock_heartbeat_retries(const lj_lock_heartbeat_t* heartbeat) {
+  return heartbeat == nullptr ? 0 : heartbeat->renewal->retries();
+}
+
+LJ_API void lj_lock_heartbeat_destroy(lj_lock_heartbeat_t* heartbeat) {
+  if (heartbeat == nullptr) return;
+  heartbeat->renewal->stop();
+  try {
+    heartbeat->lock->lock = heartbeat->renewal->lock();
+  } catch (...) {
+    // Out of memory copying the body: the lock keeps its older revision, so a
+    // release finds it moved and refuses (the safe direction).
+  }
+  heartbeat->lock->beat = nullptr;
+  delete heartbeat;
 }
 
 }  // extern "C"

@@ -136,15 +136,24 @@ Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view 
 
 // --- the heartbeat -------------------------------------------------------------------
 
-LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost,
-                         int renew_failures)
+namespace {
+
+std::int64_t steady_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost)
     : store_(store),
       lock_(std::move(lock)),
       clock_(clock ? std::move(clock) : system_clock()),
-      on_lost_(std::move(on_lost)),
-      renew_failures_(std::max(1, renew_failures)) {
+      on_lost_(std::move(on_lost)) {
   // A lock without a lease (the machine-local kind) has nothing to renew.
-  if (lock_.lease_ms > 0) thread_ = std::thread([this] { run(); });
+  if (lock_.lease_ms <= 0) return;
+  lease_end_ns_.store(steady_ns() + lock_.lease_ms * 1'000'000);
+  thread_ = std::thread([this] { run(); });
 }
 
 LockRenewal::~LockRenewal() {
@@ -160,6 +169,12 @@ void LockRenewal::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool LockRenewal::expired() const noexcept {
+  if (lost_.load()) return true;
+  const std::int64_t end = lease_end_ns_.load();
+  return end != 0 && steady_ns() >= end;
+}
+
 HeldLock LockRenewal::lock() const {
   std::lock_guard<std::mutex> guard(mu_);
   return lock_;
@@ -169,26 +184,58 @@ std::chrono::milliseconds LockRenewal::interval(std::int64_t lease_ms) noexcept 
   return std::chrono::milliseconds(std::max<std::int64_t>(1, lease_ms / 3));
 }
 
+std::chrono::milliseconds LockRenewal::retry_interval(std::int64_t lease_ms) noexcept {
+  return std::chrono::milliseconds(std::clamp<std::int64_t>(interval(lease_ms).count() / 4, 1, 2000));
+}
+
+// A renewal whose answer was lost may have landed: the key then holds our own body
+// at a revision we never saw. A body with our acquisition id is ours (only its
+// holder writes that id): take its revision, and renew from it on the next try.
+// Errc::changed or not_found: someone else's body, or none; the lock is lost.
+Status LockRenewal::adopt_own_body() {
+  auto own = held_lock(store_, lock_.key, lock_.id, lock_.lease_ms);
+  if (!own) return std::move(own).error();
+  lock_ = std::move(*own);
+  return Status::success();
+}
+
 void LockRenewal::run() {
-  int failures = 0;
+  using std::chrono::nanoseconds;
+  using std::chrono::steady_clock;
   std::unique_lock<std::mutex> guard(mu_);
-  const auto every = interval(lock_.lease_ms);
+  const std::int64_t lease_ns = lock_.lease_ms * 1'000'000;
+  const auto every = interval(lock_.lease_ms), retry = retry_interval(lock_.lease_ms);
+  auto next = steady_clock::now() + every;
+  Error last{Errc::internal, ""};
   while (true) {
-    if (cv_.wait_for(guard, every, [this] { return stopping_; })) return;
+    if (cv_.wait_until(guard, next, [this] { return stopping_; })) return;
+    const std::int64_t tried_at = steady_ns();
+    // Only a renewal started within the lease can keep it.
+    if (tried_at >= lease_end_ns_.load()) {
+      last = Error{Errc::timeout, fmt::format("the lock {} was not renewed within its lease of {} ms: {}", lock_.key,
+                                              lock_.lease_ms, last.message)};
+      break;
+    }
     // Renew while holding mu_: lock() readers wait for a consistent revision.
     Status renewed = renew_lock(store_, lock_, clock_());
     if (renewed) {
-      failures = 0;
+      lease_end_ns_.store(tried_at + lease_ns);
       renewals_.fetch_add(1);
+      next = steady_clock::time_point(nanoseconds(tried_at)) + every;
       continue;
     }
-    if (renewed.code() != Errc::changed && ++failures < renew_failures_) continue;
-    lost_.store(true);
-    Error error = renewed.error();
-    guard.unlock();
-    if (on_lost_) on_lost_(error);
-    return;
+    last = renewed.error();
+    if (renewed.code() == Errc::changed) {
+      Status own = adopt_own_body();
+      if (!own && own.code() != Errc::io && own.code() != Errc::store && own.code() != Errc::timeout) break;
+      if (!own) last = own.error();
+    }
+    retries_.fetch_add(1);
+    next = std::min(steady_clock::now() + retry, steady_clock::time_point(nanoseconds(lease_end_ns_.load())));
   }
+  lost_.store(true);
+  guard.unlock();
+  if (on_lost_) on_lost_(last);
 }
 
 }  // namespace leasejudge

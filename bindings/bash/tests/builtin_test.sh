@@ -171,6 +171,17 @@ reclaimed="gstack-lease: reclaimed stale lease $S (0m; recorded 'linux $BOOT_ID 
 if [[ $S < $$ ]]; then expected="$reclaimed"$'\n'"$$ 0m bash"; else expected="$$ 0m bash"$'\n'"$reclaimed"; fi
 same "stderr and stdout keep their order" "$expected" "$(cat "$WORK/both")"
 
+# --- lock run: the command's, not the builtin's --------------------------------------------------
+
+leasejudge lock run --store mem: k -- touch "$WORK/ran" >"$WORK/out" 2>"$WORK/err"
+same "lock run in the builtin: a usage error, exit 2" 2 $?
+same "... saying to use the command" \
+  "leasejudge lock run: lock run runs a command of its own: use the leasejudge command, not the shell builtin (see leasejudge lock run --help)" \
+  "$(cat "$WORK/err")"
+same "... and the command never ran" 1 "$([ -e "$WORK/ran" ]; echo $?)"
+leasejudge lock run --help >"$WORK/out" 2>&1
+check "lock run --help says it is not in the builtin" grep -q "Not in the bash builtin" "$WORK/out"
+
 # --- unloading ----------------------------------------------------------------------------------
 
 enable -d leasejudge

@@ -308,6 +308,73 @@ LJ_API void lj_lock_destroy(lj_lock_t *lock);
 LJ_API int lj_lock_open(lj_lock_t **out, lj_store_t *store, const char *key, size_t key_len, const char *id,
                         size_t id_len, int64_t lease_ms, lj_error_t **err);
 
+/* --- waiting for a lock, and the heartbeat ------------------------------------------- */
+
+/* How lj_lock_acquire_wait waits. */
+#define LJ_LOCK_WAIT_OPTIONS_VERSION 1
+typedef struct lj_lock_wait_options_t {
+  uint32_t version;
+  /* How long to keep trying, in ms: 0 one try; negative or over a day LJ_EINVAL. */
+  int64_t wait_ms;
+  /* The first sleep between tries (0: 50 ms), doubled after each try up to
+   * poll_max_ms (0: 1000 ms, or poll_min_ms when that is more). Negative, over a
+   * day, or a max below the min: LJ_EINVAL. */
+  int64_t poll_min_ms;
+  int64_t poll_max_ms;
+  /* Asked before each try and at least every 20 ms while asleep; non-zero stops
+   * the wait with LJ_EUSER. NULL: only the wait's end stops it. */
+  int (*cancelled)(void *payload);
+  void *payload;
+} lj_lock_wait_options_t;
+#define LJ_LOCK_WAIT_OPTIONS_INIT {LJ_LOCK_WAIT_OPTIONS_VERSION, 0, 50, 1000, NULL, NULL}
+LJ_API int lj_lock_wait_options_init(lj_lock_wait_options_t *opts, uint32_t version);
+
+/* lj_lock_acquire, tried again with the clock's now while the lock is not ours
+ * (held, its holder unknown, a race lost), until wait->wait_ms has passed (the
+ * steady clock; the last try is made at its end). A live holder is waited on; one
+ * provably gone is broken as lj_lock_acquire breaks it. LJ_OK with the first
+ * LJ_ACQUIRE_ACQUIRED, or with the last try's outcome when the wait ran out.
+ * LJ_EUSER when cancelled (nothing of ours is left in the store); a store error
+ * ends the wait at once with that error (a write whose outcome is unknown is
+ * never tried again). wait NULL: one try. */
+LJ_API int lj_lock_acquire_wait(lj_lock_t **out, lj_lock_acquisition_t *acquisition, lj_store_t *store,
+                                const char *key, size_t key_len, const char *purpose, size_t purpose_len,
+                                const lj_lock_holder_t *holder, const lj_lock_wait_options_t *wait,
+                                const lj_lock_options_t *opts, lj_error_t **err);
+
+/* A heartbeat: renews a lock every third of its lease on a thread of its own. A
+ * renewal that fails is tried again (every quarter of that interval, at most 2 s)
+ * while the lease still runs, counted from the start of the last renewal that
+ * succeeded, without the skew judges add: one failed renewal is no loss. The lock
+ * is lost when a renewal finds it someone else's (LJ_ECHANGED) or when the lease
+ * ends without a renewal that succeeded (LJ_ETIMEOUT). A try again is an update
+ * at the revision last seen, never a blind write; when the key has moved, a body
+ * with our acquisition id (a renewal of ours whose answer was lost) is taken at
+ * its revision, and any other body is the lock lost. */
+typedef struct lj_lock_heartbeat_t lj_lock_heartbeat_t;
+/* Called once, on the heartbeat's thread, when the lock is lost: code and a UTF-8
+ * message that lives during the call. It must not destroy the heartbeat. */
+typedef void (*lj_lock_lost_cb)(int code, const char *message, size_t message_len, void *payload);
+
+/* Start renewing lock. The heartbeat borrows lock (destroy the heartbeat before
+ * the lock); while it runs lj_lock_renew and lj_lock_release are LJ_EBUSY, and
+ * lj_lock_revision, lj_lock_id and lj_lock_body read the lock as last renewed.
+ * on_lost may be NULL. *out is the caller's (lj_lock_heartbeat_destroy).
+ * LJ_EINVAL for NULL out or lock, or a lock without a lease; LJ_EBUSY when the
+ * lock has a heartbeat already. */
+LJ_API int lj_lock_heartbeat_start(lj_lock_heartbeat_t **out, lj_lock_t *lock, lj_lock_lost_cb on_lost,
+                                   void *payload, lj_error_t **err);
+/* 1 once the lock is lost, and also while a renewal is still in flight past the
+ * lease's end (a store that hangs): stop the work the lock guards. 0 while the
+ * lease runs. NULL: 1. */
+LJ_API int lj_lock_heartbeat_lost(const lj_lock_heartbeat_t *heartbeat);
+/* Renewals that succeeded, and failed renewals tried again, so far (0 for NULL). */
+LJ_API uint64_t lj_lock_heartbeat_renewals(const lj_lock_heartbeat_t *heartbeat);
+LJ_API uint64_t lj_lock_heartbeat_retries(const lj_lock_heartbeat_t *heartbeat);
+/* Stop renewing (waits for a renewal in flight) and give the lock back, as last
+ * renewed, to its lj_lock_t: release it after this. NULL does nothing. */
+LJ_API void lj_lock_heartbeat_destroy(lj_lock_heartbeat_t *heartbeat);
+
 #ifdef __cplusplus
 }
 #endif
