@@ -61,6 +61,7 @@ int leasejudge_builtin(WORD_LIST *list) {
   host.err_is_tty = isatty(2);
   host.source_dir = NULL;
   host.build_dir = NULL;
+  host.hangup = NULL; /* no service runs in a shell: step watch refuses */
   rc = lj_cli_run(&host, (int)n, argv);
   if (argv != small) free(argv);
   fflush(stdout);

@@ -29,6 +29,10 @@ typedef struct lj_cli_host_t {
   /* Where the bench verb finds bench/run and the build it measures (NULL: no bench). */
   const char *source_dir;
   const char *build_dir;
+  /* Non-zero once per hangup (SIGHUP) since the last call: a service opens its store
+   * again. The first call arms it: before, a hangup ends the command as it always
+   * did. NULL where verbs do not run as services (the builtin): step watch refuses. */
+  int (*hangup)(void *payload);
 } lj_cli_host_t;
 
 /* Run the verb named by argv[0..argc) (the words after "leasejudge"); its exit code
