@@ -1,4 +1,5 @@
 // The step watch verb: a node's steps kept clean as a service, with its metrics.
+#include <cstdio>
 #include <memory>
 #include <optional>
 
@@ -38,9 +39,10 @@ int stop_run(void* payload) {
 int on_log(const char* line, size_t len, void* payload) {
   auto* run = static_cast<WatchRun*>(payload);
   std::string_view l(line, len);
-  if (l.rfind("the step ", 0) == 0 && !run->cx->json)
+  if (l.rfind("the step ", 0) == 0 && !run->cx->json) {
     run->cx->out(l);
-  else if (l.rfind("the step ", 0) != 0)
+    std::fflush(run->cx->host().out);  // a service's lines are read as they come
+  } else if (l.rfind("the step ", 0) != 0)
     run->cx->note(l);
   return 0;
 }
@@ -67,6 +69,7 @@ int on_key(const lj_sweep_key_t* k, void* payload) {
   std::string error = key_text(k, LJ_SWEEP_KEY_ERROR);
   if (!error.empty()) line += fmt::format(R"(,"error":{})", quote(error));
   run->cx->out(line + "}");
+  std::fflush(run->cx->host().out);
   return 0;
 }
 
