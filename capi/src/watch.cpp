@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "internal.hpp"
 #include "options.hpp"
@@ -80,9 +81,11 @@ LJ_API int lj_step_watch_run(lj_step_watch_t* watch, lj_store_t* store, const lj
     auto stop_fn = c.stop;
     void* payload = c.payload;
     std::atomic<bool> asked{false};  // the stop callback said so (not a sweep callback); two threads ask
+    std::mutex stop_mu;  // the callback is asked from two threads, never at once
     std::function<bool()> stop = [&] {
       if (call->stopped.load()) return true;
-      if (stop_fn != nullptr && stop_fn(payload) != 0) asked.store(true);
+      std::lock_guard lock(stop_mu);
+      if (!asked.load() && stop_fn != nullptr && stop_fn(payload) != 0) asked.store(true);
       return asked.load();
     };
     Status st = watch->watch.run(*store->store, o, call->log, stop);

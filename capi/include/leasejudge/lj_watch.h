@@ -43,8 +43,9 @@ typedef struct lj_step_watch_options_t {
   int64_t poll_ms;        /* a store with no watch of its own: a scan per poll: default 1000; > 0 */
   int64_t backoff_max_ms; /* the longest wait after a failure (the first is 500 ms): default 30000; >= 500 */
   /* Asked between store calls and every 100 ms while nothing happens, also from
-   * another thread while the start waits to retry: non-zero stops the run (LJ_OK).
-   * NULL: only a callback of sweep stops it. */
+   * another thread while the start waits to retry (never two calls at once; no call
+   * after it said stop): non-zero stops the run (LJ_OK). NULL: only a callback of
+   * sweep stops it. */
   int (*stop)(void *payload);
   void *payload; /* handed to stop */
 } lj_step_watch_options_t;
