@@ -200,6 +200,34 @@ plan=$("$bin" step plan --store "$store" --node n1 --owner "$self" 2>/dev/null)
 check "every key of n1 is whole after the stop (none is no-step)" 0 "$(grep -c '"reason":"no-step"' <<<"$plan")"
 check "the own and live steps still run" "running running" "$(state n1.own) $(state n1.live)"
 
+# SIGTERM in the middle of a start's sweep of 500 steps (one write in flight at a time):
+# it stops between writes; every key is whole, and what it says it ended is what is ended.
+for i in $(seq 500); do step "n3.s$i" "s$i" "go build" "$dead"; done | "$bin" step import --store "$store" 2>/dev/null
+"$bin" step watch --store "$store" --node n3 --window 1 >"$tmp/n3.out" 2>"$tmp/n3.err" &
+w3=$!
+pids+=("$w3")
+for _ in $(seq 200); do grep -q '^the step ' "$tmp/n3.out" && break; sleep 0.01; done
+kill -TERM "$w3"
+wait "$w3"
+check "SIGTERM during a sweep: exit 0" 0 $?
+read -r n3_failed n3_running n3_other < <("$bin" step export --store "$store" --node n3 2>/dev/null | python3 -c '
+import json, sys
+c = {"failed": 0, "running": 0}
+other = 0
+for l in sys.stdin:
+    v = json.loads(l)["value"]
+    if isinstance(v, dict) and v.get("state") in c and (v["state"] == "running" or v.get("reason")):
+        c[v["state"]] += 1
+    else:
+        other += 1
+print(c["failed"], c["running"], other)')
+said=$(sed -n 's/.*stopped: .*keys judged, \([0-9]*\) ended.*/\1/p' "$tmp/n3.err")
+check "every key of the stopped sweep is whole: failed or running, nothing else" "500 0" \
+  "$((n3_failed + n3_running)) $n3_other"
+check "its last line's ends are the keys ended in the bucket" "$n3_failed" "$said"
+[ "$n3_failed" -ge 1 ] && [ "$n3_failed" -lt 500 ] && ok "it stopped in the middle ($n3_failed of 500 ended)" ||
+  notok "it stopped in the middle" "$n3_failed of 500 ended"
+
 # Bad input: a usage error (2) or a metrics address that cannot be served (7), said.
 bad() { # bad EXIT WHAT ARGS...
   local want=$1 what=$2
