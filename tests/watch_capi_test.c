@@ -12,8 +12,9 @@
 
 static const char* SELF = "0b5c3e0e-7d7a-4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8";
 #define BEFORE_NS INT64_C(1714561200000000000) /* 2024-05-01T11:00:00Z */
-#define OTHER(id)                                                                                     \
-  "{\"id\":\"" id "\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\",\"started\":" \
+#define OTHER(id)                                                                   \
+  "{\"id\":\"" id                                                                   \
+  "\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\",\"started\":" \
   "\"2024-05-01T10:00:00Z\"}"
 
 /* What the callbacks see: the store to write to while the watch runs, and when to stop. */

@@ -36,7 +36,7 @@ struct Family {
   const char* name;
   const char* type;  // counter, gauge
   const char* help;
-  int figure;        // lj_step_watch_figure_t
+  int figure;  // lj_step_watch_figure_t
 };
 
 constexpr Family counters[] = {
@@ -132,8 +132,7 @@ std::string watch_metrics(const lj_step_watch_t* watch, std::string_view node) {
          "When the last whole sweep ended, in seconds since the Unix epoch (0: none yet).");
   out += fmt::format("leasejudge_last_sweep_timestamp_seconds{{node=\"{}\"}} {}\n", n, seconds(at));
   if (at > 0) {
-    auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
+    auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
                    .count();
     double age = now > static_cast<int64_t>(at) ? seconds(static_cast<uint64_t>(now) - at) : 0.0;
     family(out, "leasejudge_last_sweep_age_seconds", "gauge", "How long ago the last whole sweep ended.");
@@ -164,10 +163,10 @@ std::unique_ptr<MetricsServer> MetricsServer::start(std::string_view addr, const
   server->watch_ = watch;
   server->node_ = std::move(node);
   server->daemon_ = std::make_unique<Daemon>();
-  server->daemon_->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, ntohs(sa.sin_port), nullptr, nullptr,
-                                        on_request, server.get(), MHD_OPTION_SOCK_ADDR,
-                                        reinterpret_cast<sockaddr*>(&sa), MHD_OPTION_CONNECTION_TIMEOUT,
-                                        static_cast<unsigned>(10), MHD_OPTION_END);
+  server->daemon_->d =
+      MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, ntohs(sa.sin_port), nullptr, nullptr, on_request, server.get(),
+                       MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&sa), MHD_OPTION_CONNECTION_TIMEOUT,
+                       static_cast<unsigned>(10), MHD_OPTION_END);
   if (server->daemon_->d == nullptr) {
     why = fmt::format("serving the metrics on {}: the address cannot be bound (in use, or not this machine's)", addr);
     return nullptr;

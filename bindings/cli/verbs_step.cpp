@@ -98,7 +98,6 @@ lj_step_plan_options_t plan_options(const Rules& r, const std::string& node) {
   return o;
 }
 
-
 // --- a sweep's keys, as JSON lines or text ---------------------------------------------
 
 struct SweepOut {

@@ -61,11 +61,10 @@ int on_key(const lj_sweep_key_t* k, void* payload) {
   int outcome = 0;
   lj_sweep_key_verdict(&a, &revision, &outcome, k);
   if (!run->cx->json || a.action == LJ_STEP_LEAVE) return 0;
-  std::string line =
-      fmt::format(R"({{"key":{},"revision":{},"action":"{}","reason":"{}","why":{},"owner":{},"outcome":"{}")",
-                  quote(key_text(k, LJ_SWEEP_KEY_KEY)), revision, lj_step_action_name(a.action),
-                  lj_step_reason_name(a.reason), quote(key_text(k, LJ_SWEEP_KEY_WHY)),
-                  quote(key_text(k, LJ_SWEEP_KEY_OWNER)), lj_sweep_outcome_name(outcome));
+  std::string line = fmt::format(
+      R"({{"key":{},"revision":{},"action":"{}","reason":"{}","why":{},"owner":{},"outcome":"{}")",
+      quote(key_text(k, LJ_SWEEP_KEY_KEY)), revision, lj_step_action_name(a.action), lj_step_reason_name(a.reason),
+      quote(key_text(k, LJ_SWEEP_KEY_WHY)), quote(key_text(k, LJ_SWEEP_KEY_OWNER)), lj_sweep_outcome_name(outcome));
   std::string error = key_text(k, LJ_SWEEP_KEY_ERROR);
   if (!error.empty()) line += fmt::format(R"(,"error":{})", quote(error));
   run->cx->out(line + "}");
@@ -92,8 +91,8 @@ void say_done(Context& cx, const lj_step_watch_t* w, std::string_view node) {
 }
 
 // A duration option in ms: its value, the default when absent, nullopt after a usage error.
-std::optional<int64_t> ms_option(const Context& cx, const Args& args, const char* name, int64_t fallback,
-                                 int64_t least, int& exit) {
+std::optional<int64_t> ms_option(const Context& cx, const Args& args, const char* name, int64_t fallback, int64_t least,
+                                 int& exit) {
   auto v = args.value(name);
   if (!v) return fallback;
   auto ms = duration_ms_arg(*v);

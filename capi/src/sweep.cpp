@@ -2,7 +2,6 @@
 // EndStaleRound over an lj_store_t.
 #include "leasejudge/sweep.hpp"
 
-
 #include <fmt/format.h>
 
 #include <atomic>
@@ -125,7 +124,8 @@ int node_of(std::string_view& node, const char* p, size_t len, lj_error_t** err)
 }
 
 StoppableStore stoppable(Store& inner, SweepCall& call) {
-  return StoppableStore(inner, [&call] { return call.stopped.load(); }, std::string(stop_message));
+  return StoppableStore(
+      inner, [&call] { return call.stopped.load(); }, std::string(stop_message));
 }
 
 }  // namespace leasejudge::capi

@@ -35,8 +35,8 @@ int watch_options_of(StepWatchOptions& o, const lj_step_watch_options_t& c, lj_e
   if (c.poll_ms <= 0 || c.poll_ms > max_ms)
     return fail(err, LJ_EINVAL, fmt::format("a poll of {} ms is out of range", c.poll_ms));
   if (c.backoff_max_ms < 500 || c.backoff_max_ms > max_ms)
-    return fail(err, LJ_EINVAL, fmt::format("a longest backoff of {} ms is out of range (500 ms at least)",
-                                            c.backoff_max_ms));
+    return fail(err, LJ_EINVAL,
+                fmt::format("a longest backoff of {} ms is out of range (500 ms at least)", c.backoff_max_ms));
   o.interval_ns = c.interval_ms * 1'000'000;
   o.poll_ns = c.poll_ms * 1'000'000;
   o.backoff_max_ns = c.backoff_max_ms * 1'000'000;
@@ -81,7 +81,7 @@ LJ_API int lj_step_watch_run(lj_step_watch_t* watch, lj_store_t* store, const lj
     auto stop_fn = c.stop;
     void* payload = c.payload;
     std::atomic<bool> asked{false};  // the stop callback said so (not a sweep callback); two threads ask
-    std::mutex stop_mu;  // the callback is asked from two threads, never at once
+    std::mutex stop_mu;              // the callback is asked from two threads, never at once
     std::function<bool()> stop = [&] {
       if (call->stopped.load()) return true;
       std::lock_guard lock(stop_mu);

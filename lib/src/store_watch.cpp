@@ -58,8 +58,8 @@ class PollingWatch final : public KeyWatch {
             std::string key(batch.buffer.substr(e.key_offset, e.key_len));
             auto was = seen_.find(key);
             if (hand_over && (was == seen_.end() || was->second != e.revision))
-              out.push_back(KeyChange{key, e.revision, std::string(batch.buffer.substr(e.value_offset, e.value_len)),
-                                      since});
+              out.push_back(
+                  KeyChange{key, e.revision, std::string(batch.buffer.substr(e.value_offset, e.value_len)), since});
             now.emplace(std::move(key), e.revision);
           }
           return Status::success();

@@ -42,8 +42,9 @@ Status check(const StepWatchOptions& o) {
 
 const char* watch_figure_name(WatchFigure f) noexcept {
   static constexpr const char* names[watch_figure_count] = {
-      "sweeps",       "rounds",         "changes",    "ends",          "deletes",           "changed", "unknown",
-      "store-errors", "store-timeouts", "reconnects", "last-sweep-ns", "last-sweep-unix-ns", "lag-ns"};
+      "sweeps",  "rounds",       "changes",        "ends",       "deletes",       "changed",
+      "unknown", "store-errors", "store-timeouts", "reconnects", "last-sweep-ns", "last-sweep-unix-ns",
+      "lag-ns"};
   auto i = static_cast<std::size_t>(f);
   return i < watch_figure_count ? names[i] : "";
 }

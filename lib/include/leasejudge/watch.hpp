@@ -43,21 +43,21 @@ struct StepWatchOptions {
   std::int64_t backoff_max_ns = 30'000'000'000;  // and the longest
 };
 
-// What a watch did. Every figure only grows but the three last.
+// What a watch did. Every figure only grows but the three gauges last.
 enum class WatchFigure : std::uint8_t {
-  sweeps = 0,         // whole sweeps of the node: the start's, the rounds, the reads after a gap
-  rounds = 1,         // of those, the periodic rounds
-  changes = 2,        // changes the watch handed over
-  ends = 3,           // steps ended (rewritten as failed)
-  deletes = 4,        // asks deleted
-  changed = 5,        // writes skipped: the key moved since it was read
-  unknown = 6,        // writes whose acknowledgement never came (they may have landed)
-  store_errors = 7,   // failed store calls: a watch, a sweep or a write that failed
-  store_timeouts = 8, // of the waits on the store past its patience, and the unknown writes
-  reconnects = 9,     // watches opened again after a failure
-  last_sweep_ns = 10,         // gauge: the last whole sweep's duration
-  last_sweep_unix_ns = 11,    // gauge: when it ended (0: none yet)
-  lag_ns = 12,                // gauge: the last change's age when it was judged
+  sweeps = 0,               // whole sweeps of the node: the start's, the rounds, the reads after a gap
+  rounds = 1,               // of those, the periodic rounds
+  changes = 2,              // changes the watch handed over
+  ends = 3,                 // steps ended (rewritten as failed)
+  deletes = 4,              // asks deleted
+  changed = 5,              // writes skipped: the key moved since it was read
+  unknown = 6,              // writes whose acknowledgement never came (they may have landed)
+  store_errors = 7,         // failed store calls: a watch, a sweep or a write that failed
+  store_timeouts = 8,       // waits on the store past its patience, and the unknown writes
+  reconnects = 9,           // watches opened again after a failure
+  last_sweep_ns = 10,       // gauge: the last whole sweep's duration
+  last_sweep_unix_ns = 11,  // gauge: when it ended (0: none yet)
+  lag_ns = 12,              // gauge: the last change's age when it was judged
 };
 inline constexpr int watch_figure_count = 13;
 

@@ -1178,7 +1178,8 @@ Result<std::unique_ptr<KeyWatch>> NatsStore::watch(std::string_view prefix, cons
   std::string doing = fmt::format("watching the keys {}* of the NATS bucket {} at {}", prefix, c_->bucket, c_->servers);
   Connection* c = c_.get();
   std::string what = fmt::format("watching the keys {}*", prefix);
-  auto w = std::make_unique<NatsKeyWatch>(*l, doing, [c, what](natsStatus s) { return c->failure(what, s, kNoJsError); });
+  auto w =
+      std::make_unique<NatsKeyWatch>(*l, doing, [c, what](natsStatus s) { return c->failure(what, s, kNoJsError); });
   kvWatchOptions wo;
   kvWatchOptions_Init(&wo);
   std::string filter = fmt::format("{}>", prefix);
