@@ -202,7 +202,11 @@ check "the own and live steps still run" "running running" "$(state n1.own) $(st
 
 # SIGTERM in the middle of a start's sweep of 500 steps (one write in flight at a time):
 # it stops between writes; every key is whole, and what it says it ended is what is ended.
-for i in $(seq 500); do step "n3.s$i" "s$i" "go build" "$dead"; done | "$bin" step import --store "$store" 2>/dev/null
+python3 -c '
+import json, sys
+for i in range(1, 501):
+    v = {"id": f"s{i}", "tool": "go build", "state": "running", "owner": sys.argv[1], "started": "2024-05-01T10:00:00Z"}
+    print(json.dumps({"key": f"n3.s{i}", "revision": 0, "value": v}))' "$dead" | "$bin" step import --store "$store" 2>/dev/null
 : >"$tmp/n3.out"
 "$bin" step watch --store "$store" --node n3 --window 1 >"$tmp/n3.out" 2>"$tmp/n3.err" &
 w3=$!
