@@ -92,7 +92,6 @@ struct StepWatch::Run {
       return;
     }
     watch = std::move(opened).value();
-    backoff_ns = opts.backoff_min_ns;
     if (lost) {
       lost = false;
       w.add(WatchFigure::reconnects);
@@ -172,7 +171,10 @@ struct StepWatch::Run {
       if (stop()) return;
       judge(c);
     }
-    if (!st.ok()) failed(st.error().message);
+    if (!st.ok())
+      failed(st.error().message);
+    else
+      backoff_ns = opts.backoff_min_ns;  // a watch that serves: the next failure waits the least again
   }
 
   void loop() {
