@@ -683,6 +683,46 @@ TEST_SUITE("nats store") {
     CHECK(as_set(*keys) == std::set<std::string>{"node.a", "node.c"});
   }
 
+  TEST_CASE("a watch of a node's keys: only what changes after it began, a delete as none, a lost connection said") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    auto store = open_store(options_for(server.url()));
+    REQUIRE(store->create("n1.before", "0").ok());
+    auto w = store->watch("n1.");
+    REQUIRE_MESSAGE(w.ok(), (w.ok() ? std::string() : w.error().message));
+    auto a = store->create("n1.a", "1");
+    REQUIRE(a.ok());
+    REQUIRE(store->create("n2.other", "1").ok());
+    REQUIRE(store->remove("n1.before", 1).ok());
+    std::vector<KeyChange> out;
+    for (int i = 0; i < 50 && out.size() < 2; ++i) REQUIRE((*w)->next(out, 100'000'000).ok());
+    REQUIRE(out.size() == 2);
+    CHECK(out[0].key == "n1.a");
+    CHECK(out[0].revision == *a);
+    CHECK(out[0].value == std::optional<std::string>("1"));
+    CHECK(out[0].written_unix_ns > 0);
+    CHECK(out[1].key == "n1.before");
+    CHECK_FALSE(out[1].value.has_value());
+    out.clear();
+    REQUIRE((*w)->next(out, 50'000'000).ok());
+    CHECK(out.empty());
+    // The server gone: the watch says so within a wait, and stays broken.
+    server.kill();
+    auto t0 = std::chrono::steady_clock::now();
+    Status st;
+    for (int i = 0; i < 100 && st.ok(); ++i) st = (*w)->next(out, 100'000'000);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.code() == Errc::store);
+    CHECK(st.error().message.find("the connection to the server was lost") != std::string::npos);
+    CHECK_FALSE((*w)->next(out, 1'000'000).ok());
+    // Any other prefix: the polling watch.
+    REQUIRE(server.restart());
+    auto polled = until_ok([&] { return store->watch("n1", KeyWatchOptions{1'000'000, {}}); });
+    CHECK(polled.ok());
+  }
+
 }  // TEST_SUITE
 
 #else  // a build without the NATS store

@@ -62,6 +62,7 @@ int leasejudge_builtin(WORD_LIST *list) {
   host.source_dir = NULL;
   host.build_dir = NULL;
   host.runs_children = 0; /* bash reaps its children itself: lock run refuses */
+  host.hangup = NULL; /* no service runs in a shell: step watch refuses */
   rc = lj_cli_run(&host, (int)n, argv);
   if (argv != small) free(argv);
   fflush(stdout);

@@ -33,6 +33,10 @@ typedef struct lj_cli_host_t {
    * run): the command's own process. A shell's builtin leaves it 0: the shell reaps
    * and signals its children itself. */
   int runs_children;
+  /* Non-zero once per hangup (SIGHUP) since the last call: a service opens its store
+   * again. The first call arms it: before, a hangup ends the command as it always
+   * did. NULL where verbs do not run as services (the builtin): step watch refuses. */
+  int (*hangup)(void *payload);
 } lj_cli_host_t;
 
 /* Run the verb named by argv[0..argc) (the words after "leasejudge"); its exit code

@@ -138,6 +138,7 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit);
 
 // The verbs, by part (verbs_*.cpp), and the table of them all (verbs.cpp).
 std::vector<Verb> step_verbs();
+std::vector<Verb> watch_verbs();
 std::vector<Verb> lock_verbs();
 std::vector<Verb> lock_run_verbs();
 std::vector<Verb> misc_verbs();

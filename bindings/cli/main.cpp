@@ -1,7 +1,8 @@
 // The leasejudge command: the verbs of verbs.cpp, for any shell, a cron job or a
 // service. "This shell" is the process that ran the command (its parent): the lease
 // `lease touch` writes and the lock `lock acquire` takes are the caller's, as the
-// builtin's are its shell's. SIGINT and SIGTERM stop a wait or a sweep between writes.
+// builtin's are its shell's. SIGINT and SIGTERM stop a wait or a sweep between writes;
+// SIGHUP tells a service (step watch) to open its store again.
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,13 +17,31 @@ extern char** environ;
 namespace {
 
 volatile sig_atomic_t stop_signal = 0;
+std::atomic<int> hangups{0};
+std::atomic<bool> hangup_armed{false};  // a service asked: until then SIGHUP ends the command as ever
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free,
+              "a signal handler touches them");
 
 void on_signal(int sig) {
   stop_signal = sig;
 }
 
+void on_hangup(int sig) {
+  if (!hangup_armed.load()) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  hangups.fetch_add(1);
+}
+
 int interrupted(void*) {
   return stop_signal != 0 ? 1 : 0;
+}
+
+int hangup(void*) {
+  hangup_armed.store(true);
+  return hangups.exchange(0) != 0 ? 1 : 0;
 }
 
 }  // namespace
@@ -39,12 +58,17 @@ int main(int argc, char** argv) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  struct sigaction hup {};
+  hup.sa_handler = on_hangup;
+  sigemptyset(&hup.sa_mask);
+  sigaction(SIGHUP, &hup, nullptr);
   lj_cli_host_t host{};
   host.out = stdout;
   host.err = stderr;
   host.self_pid = static_cast<int32_t>(getppid());
   host.environment = const_cast<const char* const*>(environ);
   host.interrupted = interrupted;
+  host.hangup = hangup;
   host.err_is_tty = isatty(2);
   host.runs_children = 1;
 #if defined(LEASEJUDGE_SOURCE_DIR) && defined(LEASEJUDGE_BUILD_DIR)

@@ -14,7 +14,7 @@ const Option help_option = {"--help", nullptr, "this help"};
 const std::vector<Verb>& table() {
   static const std::vector<Verb> all = [] {
     std::vector<Verb> v;
-    for (auto part : {step_verbs(), lock_verbs(), lock_run_verbs(), misc_verbs()})
+    for (auto part : {step_verbs(), watch_verbs(), lock_verbs(), lock_run_verbs(), misc_verbs()})
       for (auto& verb : part) v.push_back(std::move(verb));
     return v;
   }();

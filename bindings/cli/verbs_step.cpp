@@ -8,29 +8,9 @@
 #include <memory>
 
 #include "command.hpp"
+#include "step_rules.hpp"
 
 namespace leasejudge::cli {
-
-namespace {
-
-// A store the verb opened, closed when it goes.
-struct StoreHandle {
-  lj_store_t* p = nullptr;
-  ~StoreHandle() { lj_store_destroy(p); }
-};
-
-// The rules a plan or a sweep judges by, from the options. Without --owner, the
-// owner is this shell's and the rule provably-dead: a plan or sweep run from outside
-// the module never ends a step whose owner is alive on this node; --owner TOKEN
-// --rule not-self is the module's own sweep.
-struct Rules {
-  std::string owner;
-  bool owner_given = false;
-  int rule = LJ_STEP_RULE_NOT_SELF;
-  int64_t before_ns = LJ_STEP_DEFAULT_TIME;
-  int64_t now_ns = LJ_STEP_DEFAULT_TIME;
-  int64_t bound_s = 3600;
-};
 
 int rules_of(const Context& cx, const Args& args, Rules& r) {
   if (auto owner = args.value("--owner")) {
@@ -89,6 +69,22 @@ std::string rule_note(const Rules& r) {
   return fmt::format("rule not-self: every owner but {} is taken for gone", r.owner);
 }
 
+int node_of(const Context& cx, const Args& args, std::string& node) {
+  auto n = args.value("--node");
+  if (!n || n->empty()) return cx.usage("--node N is required");
+  if (n->find('.') != std::string::npos) return cx.usage(fmt::format("the node {} holds a '.'", *n));
+  node = *n;
+  return exit_ok;
+}
+
+namespace {
+
+// A store the verb opened, closed when it goes.
+struct StoreHandle {
+  lj_store_t* p = nullptr;
+  ~StoreHandle() { lj_store_destroy(p); }
+};
+
 lj_step_plan_options_t plan_options(const Rules& r, const std::string& node) {
   lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
   o.node = node.data();
@@ -100,14 +96,6 @@ lj_step_plan_options_t plan_options(const Rules& r, const std::string& node) {
   o.bound_seconds = r.bound_s;
   o.rule = r.rule;
   return o;
-}
-
-int node_of(const Context& cx, const Args& args, std::string& node) {
-  auto n = args.value("--node");
-  if (!n || n->empty()) return cx.usage("--node N is required");
-  if (n->find('.') != std::string::npos) return cx.usage(fmt::format("the node {} holds a '.'", *n));
-  node = *n;
-  return exit_ok;
 }
 
 // --- a sweep's keys, as JSON lines or text ---------------------------------------------

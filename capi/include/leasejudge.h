@@ -51,5 +51,6 @@
 #include "leasejudge/lj_lock.h"
 #include "leasejudge/lj_leasedir.h"
 #include "leasejudge/lj_nats.h"
+#include "leasejudge/lj_watch.h"
 
 #endif /* LEASEJUDGE_H */

@@ -13,6 +13,7 @@
 #include "options.hpp"
 #include "step_handle.hpp"
 #include "store_handle.hpp"
+#include "sweep_call.hpp"
 
 using namespace leasejudge;
 using namespace leasejudge::capi;
@@ -27,88 +28,7 @@ struct lj_sweep_signals_t {
 
 namespace {
 
-constexpr std::string_view stop_message = "a callback asked the sweep to stop";
-
-// The store a sweep acts through: the handle's, refusing every call once a
-// callback asked to stop, so that the sweep stops before its next store call.
-class StoppableStore final : public Store {
- public:
-  StoppableStore(Store& inner, const std::atomic<bool>& stopped) : inner_(inner), stopped_(stopped) {}
-  Result<std::vector<std::string>> keys() override {
-    if (stopped_) return Error{Errc::user, std::string(stop_message)};
-    return inner_.keys();
-  }
-  Result<std::optional<StoreEntry>> get(std::string_view key) override {
-    if (stopped_) return Error{Errc::user, std::string(stop_message)};
-    return inner_.get(key);
-  }
-  Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override {
-    if (stopped_) return Error{Errc::user, std::string(stop_message)};
-    return inner_.update(key, value, revision);
-  }
-  Result<Revision> create(std::string_view key, std::string_view value) override {
-    if (stopped_) return Error{Errc::user, std::string(stop_message)};
-    return inner_.create(key, value);
-  }
-  Status remove(std::string_view key, Revision revision) override {
-    if (stopped_) return Status(Errc::user, std::string(stop_message));
-    return inner_.remove(key, revision);
-  }
-  // The inner store's own bulk read, stopped before its next batch.
-  Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options, ScanStats* stats) override {
-    if (stopped_) return Status(Errc::user, std::string(stop_message));
-    return inner_.scan(
-        prefix,
-        [&](const ScanBatch& batch) {
-          if (stopped_) return Status(Errc::user, std::string(stop_message));
-          return sink(batch);
-        },
-        options, stats);
-  }
-  // The inner store's own pipeline; once stopped, a write sent fails without a word
-  // to the store, and the pipeline says it is broken, so the sweep sends no more.
-  std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options) override {
-    class Stoppable final : public WritePipeline {
-     public:
-      Stoppable(std::unique_ptr<WritePipeline> inner, const std::atomic<bool>& stopped)
-          : inner_(std::move(inner)), stopped_(stopped) {}
-      void update(std::string_view key, std::string_view value, Revision revision) override {
-        if (refuse()) return;
-        inner_->update(key, value, revision);
-      }
-      void remove(std::string_view key, Revision revision) override {
-        if (refuse()) return;
-        inner_->remove(key, revision);
-      }
-      std::size_t in_flight() const override { return inner_->in_flight() + refused_.size(); }
-      std::size_t ready() const override { return inner_->ready() > 0 ? inner_->ready() : refused_.size(); }
-      bool broken() const override { return stopped_ || inner_->broken(); }
-      std::optional<WriteOutcome> next() override {
-        if (inner_->in_flight() > 0) return inner_->next();
-        if (refused_.empty()) return std::nullopt;
-        WriteOutcome o = std::move(refused_.front());
-        refused_.erase(refused_.begin());
-        return o;
-      }
-
-     private:
-      bool refuse() {
-        if (!stopped_) return false;
-        // Outcomes keep the order sent: a refused write waits behind those in flight.
-        refused_.push_back(WriteOutcome{WriteOutcome::Kind::failed, 0, Error{Errc::user, std::string(stop_message)}});
-        return true;
-      }
-      std::unique_ptr<WritePipeline> inner_;
-      const std::atomic<bool>& stopped_;
-      std::vector<WriteOutcome> refused_;
-    };
-    return std::make_unique<Stoppable>(inner_.pipeline(options), stopped_);
-  }
-
- private:
-  Store& inner_;
-  const std::atomic<bool>& stopped_;
-};
+constexpr std::string_view stop_message = sweep_stop_message;
 
 }  // namespace
 
@@ -122,18 +42,14 @@ struct lj_sweep_key_t {
 
 namespace {
 
-// Everything a C sweep call resolves from its options.
-struct SweepCall {
-  SweepOptions options;
-  SweepLog log;
-  StepLive live;
-  std::atomic<bool> stopped{false};
-};
-
 const OptionsVersions<lj_sweep_options_t, 2> sweep_options_versions{
     "lj_sweep_options_t",
     LJ_SWEEP_OPTIONS_INIT,
     {offsetof(lj_sweep_options_t, write_window), sizeof(lj_sweep_options_t)}};
+
+}  // namespace
+
+namespace leasejudge::capi {
 
 int call_of(SweepCall& call, const lj_sweep_options_t* in, lj_error_t** err) {
   lj_sweep_options_t read;
@@ -206,6 +122,15 @@ int node_of(std::string_view& node, const char* p, size_t len, lj_error_t** err)
     return fail(err, LJ_EINVAL, fmt::format("the node {} holds a '.', which ends a step key's node", node));
   return LJ_OK;
 }
+
+StoppableStore stoppable(Store& inner, SweepCall& call) {
+  return StoppableStore(
+      inner, [&call] { return call.stopped.load(); }, std::string(stop_message));
+}
+
+}  // namespace leasejudge::capi
+
+namespace {
 
 // Hand the report out (when wanted) and return its code.
 int finish(lj_sweep_report_t** out, SweepReport report, bool stopped, lj_error_t** err) {
@@ -369,7 +294,7 @@ LJ_API int lj_sweep_end_stale(lj_sweep_report_t** out, lj_store_t* store, const 
     if (int rc = node_of(n, node, node_len, err); rc != LJ_OK) return rc;
     SweepCall call;
     if (int rc = call_of(call, opts, err); rc != LJ_OK) return rc;
-    StoppableStore s(*store->store, call.stopped);
+    StoppableStore s = stoppable(*store->store, call);
     Instant before = before_ns == LJ_STEP_DEFAULT_TIME ? sweep_boot(call.options) : instant_of_ns(before_ns);
     SweepReport report = end_stale(s, n, before, call.log, call.options);
     return finish(out, std::move(report), call.stopped, err);
@@ -390,7 +315,7 @@ LJ_API int lj_sweep_end_one(lj_step_t** out_step, char** out_value, size_t* out_
       return fail(err, LJ_EINVAL, "a NULL id or why with a length");
     SweepCall call;
     if (int rc = call_of(call, opts, err); rc != LJ_OK) return rc;
-    StoppableStore s(*store->store, call.stopped);
+    StoppableStore s = stoppable(*store->store, call);
     std::string written;
     auto step = end_one(s, n, i, w, call.live, call.options, &written);
     if (call.stopped) return fail(err, LJ_EUSER, stop_message);
@@ -451,7 +376,7 @@ int signals_call(lj_sweep_report_t** out, lj_store_t* store, const char* node, s
     if (int rc = node_of(n, node, node_len, err); rc != LJ_OK) return rc;
     SweepCall call;
     if (int rc = call_of(call, opts, err); rc != LJ_OK) return rc;
-    StoppableStore s(*store->store, call.stopped);
+    StoppableStore s = stoppable(*store->store, call);
     auto report = run(s, n, call, signals->signals);
     if (report && out != nullptr) *out = new lj_sweep_report_t{std::move(*report)};
     return LJ_OK;

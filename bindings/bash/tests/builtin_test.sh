@@ -37,6 +37,10 @@ for bad in "identity abc" "identity 1 2" "identity 0" "identity -5" "identity 21
   same "leasejudge $bad: usage, exit 2" "2 1 1" \
     "$? $(wc -l <"$WORK/err") $(grep -c "^leasejudge ${bad%% *}: .* (see leasejudge ${bad%% *} --help)$" "$WORK/err")"
 done
+leasejudge step watch --store mem: --node n1 >"$WORK/out" 2>"$WORK/err"
+same "step watch in the builtin: refused, exit 2, one line saying why" \
+  "2 leasejudge step watch: step watch runs as a service, from the leasejudge command; the builtin cannot host it (see leasejudge step watch --help)" \
+  "$? $(cat "$WORK/err")"
 
 # --- identity, owner, machine-id, version -----------------------------------------------------
 

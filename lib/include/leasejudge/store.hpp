@@ -15,6 +15,13 @@
 //   write as it is sent. An outcome is done, changed (another writer was first: the
 //   write did not land), failed (it did not land) or unknown (its acknowledgement
 //   never came: it may have landed). Nothing is ever retried.
+//
+// And one for a sweep that runs as a service: watch, the changes of the keys under a
+// prefix as they come (key, revision, value or none), from the moment the watch
+// begins: what the keys held before is for a scan to read. The default polls with
+// scan and hands over what moved between two polls; the NATS store watches natively
+// (a KV watch). A watch whose store is lost (a dropped connection) fails and gives
+// nothing more: the caller opens another and reads again what it may have missed.
 #pragma once
 
 #include <cstdint>
@@ -120,6 +127,31 @@ class WritePipeline {
   virtual std::optional<WriteOutcome> next() = 0;
 };
 
+// A change a watch saw: the key's revision and value, or none (deleted or purged).
+struct KeyChange {
+  std::string key;
+  Revision revision = 0;
+  std::optional<std::string> value;
+  // When the key was written, in ns since the Unix epoch, as the store says (a
+  // polling watch: the poll before, no later than the write); 0: unknown.
+  std::int64_t written_unix_ns = 0;
+};
+
+struct KeyWatchOptions {
+  std::int64_t poll_ns = 1'000'000'000;  // a polling watch's time between two scans
+  StoreNote note;
+};
+
+class KeyWatch {
+ public:
+  virtual ~KeyWatch() = default;
+  // Append to out the changes seen since the last call, in the order they happened
+  // to each key, waiting up to wait_ns for the first. Success with none: nothing
+  // changed meanwhile. A failure: the watch is broken (the store was lost) and stays
+  // so: open another.
+  virtual Status next(std::vector<KeyChange>& out, std::int64_t wait_ns) = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -145,6 +177,11 @@ class Store {
   // Writes in flight. The default performs each write when it is sent (an
   // Errc::timeout from the store is an unknown outcome, any other error a failure).
   virtual std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {});
+  // A watch of the keys starting with prefix, from now on. The default polls: it
+  // scans once now (that scan's failure is the call's), then once per poll_ns at
+  // most, and hands over each key whose revision moved or that went since the scan
+  // before (a key written and deleted between two polls is not seen at all).
+  virtual Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {});
 };
 
 // The bytes of a scan's batches: keys and values appended into one buffer that

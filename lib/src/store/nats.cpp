@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <unordered_map>
@@ -1133,6 +1134,84 @@ Status NatsStore::scan(std::string_view prefix, const ScanSink& sink, const Scan
     }
   }
   return flush();
+}
+
+namespace {
+
+// A KV watch on one link: the initial values passed over, then every change.
+class NatsKeyWatch final : public KeyWatch {
+ public:
+  NatsKeyWatch(std::shared_ptr<Link> link, std::string doing, std::function<Error(natsStatus)> failure)
+      : link_(std::move(link)), doing_(std::move(doing)), failure_(std::move(failure)) {}
+  WatcherHandle w;
+
+  Status next(std::vector<KeyChange>& out, std::int64_t wait_ns) override {
+    if (!broken_.ok()) return broken_;
+    const int64_t until = nats_Now() + std::max<int64_t>(wait_ns / 1000000, 0);
+    const std::size_t had = out.size();
+    for (;;) {
+      // nats.c leaves a closed connection's subscription quiet: ask the connection.
+      if (natsConnection_Status(link_->nc) != NATS_CONN_STATUS_CONNECTED)
+        return broken_ = Status(Errc::store, fmt::format("{}: the connection to the server was lost", doing_));
+      int64_t left = until - nats_Now();
+      // Once a change came, what follows it at once comes in the same call.
+      int64_t ms = out.size() > had ? 1 : std::clamp<int64_t>(left, 1, 250);
+      EntryHandle e;
+      natsStatus s = kvWatcher_Next(&e.p, w.p, ms);
+      if (s == NATS_TIMEOUT) {
+        if (out.size() > had || nats_Now() >= until) return Status::success();
+        continue;
+      }
+      if (s != NATS_OK) return broken_ = failure_(s);
+      if (e.p == nullptr) {  // the last of the values the bucket held when the watch began
+        initial_done_ = true;
+        continue;
+      }
+      if (!initial_done_) continue;
+      std::string_view key = kvEntry_Key(e.p);
+      if (!NatsStore::valid_key(key)) continue;  // another client's: no write of this store can name it
+      KeyChange c;
+      c.key = std::string(key);
+      c.revision = kvEntry_Revision(e.p);
+      c.written_unix_ns = kvEntry_Created(e.p);
+      if (kvEntry_Operation(e.p) == kvOp_Put) {
+        const void* data = kvEntry_Value(e.p);
+        int len = kvEntry_ValueLen(e.p);
+        c.value.emplace(data != nullptr && len > 0 ? std::string(static_cast<const char*>(data), len) : std::string());
+      }
+      out.push_back(std::move(c));
+      if (out.size() - had >= 4096) return Status::success();
+    }
+  }
+
+ private:
+  std::shared_ptr<Link> link_;
+  std::string doing_;
+  std::function<Error(natsStatus)> failure_;
+  bool initial_done_ = false;
+  Status broken_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<KeyWatch>> NatsStore::watch(std::string_view prefix, const KeyWatchOptions& options) {
+  bool filterable = prefix.size() >= 2 && prefix.back() == '.' && valid_key(prefix.substr(0, prefix.size() - 1));
+  if (!filterable) return Store::watch(prefix, options);
+  auto l = c_->live(&options.note);
+  if (!l.ok()) return std::move(l).error();
+  auto kv = c_->kv_of(**l);
+  if (!kv.ok()) return std::move(kv).error();
+  std::string doing = fmt::format("watching the keys {}* of the NATS bucket {} at {}", prefix, c_->bucket, c_->servers);
+  Connection* c = c_.get();
+  std::string what = fmt::format("watching the keys {}*", prefix);
+  auto w =
+      std::make_unique<NatsKeyWatch>(*l, doing, [c, what](natsStatus s) { return c->failure(what, s, kNoJsError); });
+  kvWatchOptions wo;
+  kvWatchOptions_Init(&wo);
+  std::string filter = fmt::format("{}>", prefix);
+  natsStatus s = kvStore_Watch(&w->w.p, *kv, filter.c_str(), &wo);
+  if (s != NATS_OK) return c_->failure(what, s, kNoJsError);
+  return std::unique_ptr<KeyWatch>(std::move(w));
 }
 
 Result<std::vector<std::string>> NatsStore::keys() {

@@ -129,6 +129,13 @@ class NatsStore final : public Store {
   // first, is unknown. Nothing is resent. An acknowledgement slower than a second is
   // noted once. On a replicated bucket writes are serialized (above), one at a time.
   std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {}) override;
+  // For a prefix "<key>." (a node's keys): a KV watch of "<key>.>", handing over the
+  // writes, deletes and purges made after it began (the values the bucket held when
+  // it began are passed over: a scan reads those), each with the time the server
+  // stored it. A lost connection breaks it (next fails, saying so), never a silent
+  // stall: the caller opens another, on a connection made again. Any other prefix:
+  // the polling watch.
+  Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {}) override;
 
   // Write value whatever the key holds (a test's other writer, or seeding a bucket);
   // the new revision.

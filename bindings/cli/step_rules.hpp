@@ -1,0 +1,33 @@
+// What the step verbs share: the rules a plan, a sweep or a watch judges by, read
+// from the rule options, and the node they judge.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "command.hpp"
+
+namespace leasejudge::cli {
+
+// The rules a plan or a sweep judges by, from the options. Without --owner, the
+// owner is this shell's and the rule provably-dead: a plan or sweep run from outside
+// the module never ends a step whose owner is alive on this node; --owner TOKEN
+// --rule not-self is the module's own sweep.
+struct Rules {
+  std::string owner;
+  bool owner_given = false;
+  int rule = LJ_STEP_RULE_NOT_SELF;
+  int64_t before_ns = LJ_STEP_DEFAULT_TIME;
+  int64_t now_ns = LJ_STEP_DEFAULT_TIME;
+  int64_t bound_s = 3600;
+};
+
+// The rule options (--owner, --rule, --before, --now, --bound) into r; a usage error
+// or a failure's exit, said, otherwise exit_ok.
+int rules_of(const Context& cx, const Args& args, Rules& r);
+// The note saying which rule a plan or sweep judged by, and why that one.
+std::string rule_note(const Rules& r);
+// --node N: required, no '.'.
+int node_of(const Context& cx, const Args& args, std::string& node);
+
+}  // namespace leasejudge::cli

@@ -1,0 +1,204 @@
+// The step watch verb: a node's steps kept clean as a service, with its metrics.
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "command.hpp"
+#include "metrics.hpp"
+#include "step_rules.hpp"
+
+namespace leasejudge::cli {
+
+namespace {
+
+struct StoreHandle {
+  lj_store_t* p = nullptr;
+  ~StoreHandle() { lj_store_destroy(p); }
+};
+
+struct WatchHandle {
+  lj_step_watch_t* p = nullptr;
+  ~WatchHandle() { lj_step_watch_destroy(p); }
+};
+
+// What the callbacks of a run share: how to speak, and why the run stopped.
+struct WatchRun {
+  Context* cx = nullptr;
+  bool interrupted = false;  // SIGINT, SIGTERM: the watch ends
+  bool hangup = false;       // SIGHUP: the store is opened again
+};
+
+int stop_run(void* payload) {
+  auto* run = static_cast<WatchRun*>(payload);
+  if (run->cx->interrupted()) run->interrupted = true;
+  if (!run->interrupted && run->cx->host().hangup(run->cx->host().payload) != 0) run->hangup = true;
+  return run->interrupted || run->hangup ? 1 : 0;
+}
+
+// The sweep's log lines: the actions on stdout in text, every other line a note.
+int on_log(const char* line, size_t len, void* payload) {
+  auto* run = static_cast<WatchRun*>(payload);
+  std::string_view l(line, len);
+  if (l.rfind("the step ", 0) == 0 && !run->cx->json) {
+    run->cx->out(l);
+    std::fflush(run->cx->host().out);  // a service's lines are read as they come
+  } else if (l.rfind("the step ", 0) != 0)
+    run->cx->note(l);
+  return 0;
+}
+
+std::string key_text(const lj_sweep_key_t* k, int field) {
+  size_t n = 0;
+  const char* p = lj_sweep_key_text(k, field, &n);
+  return p == nullptr ? std::string() : std::string(p, n);
+}
+
+// --json: one line per end or delete with its outcome (the keys left are counted only).
+int on_key(const lj_sweep_key_t* k, void* payload) {
+  auto* run = static_cast<WatchRun*>(payload);
+  lj_step_action_t a{};
+  uint64_t revision = 0;
+  int outcome = 0;
+  lj_sweep_key_verdict(&a, &revision, &outcome, k);
+  if (!run->cx->json || a.action == LJ_STEP_LEAVE) return 0;
+  std::string line = fmt::format(
+      R"({{"key":{},"revision":{},"action":"{}","reason":"{}","why":{},"owner":{},"outcome":"{}")",
+      quote(key_text(k, LJ_SWEEP_KEY_KEY)), revision, lj_step_action_name(a.action), lj_step_reason_name(a.reason),
+      quote(key_text(k, LJ_SWEEP_KEY_WHY)), quote(key_text(k, LJ_SWEEP_KEY_OWNER)), lj_sweep_outcome_name(outcome));
+  std::string error = key_text(k, LJ_SWEEP_KEY_ERROR);
+  if (!error.empty()) line += fmt::format(R"(,"error":{})", quote(error));
+  run->cx->out(line + "}");
+  std::fflush(run->cx->host().out);
+  return 0;
+}
+
+// The last line: what the watch did.
+void say_done(Context& cx, const lj_step_watch_t* w, std::string_view node) {
+  auto f = [w](int figure) { return lj_step_watch_figure(w, figure); };
+  uint64_t judged = 0;
+  for (int r = LJ_STEP_OTHER_NODE; r <= LJ_STEP_STARTED_SINCE; ++r) judged += lj_step_watch_judged(w, r);
+  if (cx.json)
+    cx.out(fmt::format(
+        R"({{"node":{},"outcome":"stopped","sweeps":{},"rounds":{},"changes":{},"judged":{},"ends":{},"deletes":{},"changed":{},"unknown":{},"store_errors":{},"reconnects":{}}})",
+        quote(node), f(LJ_WATCH_SWEEPS), f(LJ_WATCH_ROUNDS), f(LJ_WATCH_CHANGES), judged, f(LJ_WATCH_ENDS),
+        f(LJ_WATCH_DELETES), f(LJ_WATCH_CHANGED), f(LJ_WATCH_UNKNOWN), f(LJ_WATCH_STORE_ERRORS),
+        f(LJ_WATCH_RECONNECTS)));
+  cx.note(fmt::format(
+      "stopped: {} sweeps ({} rounds), {} changes seen, {} keys judged, {} ended, {} deleted, {} changed, {} "
+      "unknown, {} store errors, {} reconnects",
+      f(LJ_WATCH_SWEEPS), f(LJ_WATCH_ROUNDS), f(LJ_WATCH_CHANGES), judged, f(LJ_WATCH_ENDS), f(LJ_WATCH_DELETES),
+      f(LJ_WATCH_CHANGED), f(LJ_WATCH_UNKNOWN), f(LJ_WATCH_STORE_ERRORS), f(LJ_WATCH_RECONNECTS)));
+}
+
+// A duration option in ms: its value, the default when absent, nullopt after a usage error.
+std::optional<int64_t> ms_option(const Context& cx, const Args& args, const char* name, int64_t fallback, int64_t least,
+                                 int& exit) {
+  auto v = args.value(name);
+  if (!v) return fallback;
+  auto ms = duration_ms_arg(*v);
+  if (!ms || *ms < least || *ms > 86'400'000LL * 366) {
+    exit = cx.usage(fmt::format("{} {} is no duration from {} ms to a year (90, 90s, 500ms, 5m, 2h)", name, *v, least));
+    return std::nullopt;
+  }
+  return *ms;
+}
+
+int run_watch(Context& cx, const Args& args) {
+  if (cx.host().hangup == nullptr)
+    return cx.usage("step watch runs as a service, from the leasejudge command; the builtin cannot host it");
+  if (!args.operands.empty()) return cx.usage(fmt::format("no operand is taken, not {}", args.operands[0]));
+  std::string node;
+  if (int rc = node_of(cx, args, node); rc != exit_ok) return rc;
+  Rules r;
+  if (int rc = rules_of(cx, args, r); rc != exit_ok) return rc;
+  int exit = exit_ok;
+  auto interval = ms_option(cx, args, "--interval", 60000, 1, exit);
+  if (!interval) return exit;
+  auto poll = ms_option(cx, args, "--poll", 1000, 1, exit);
+  if (!poll) return exit;
+  uint32_t window = 256;
+  if (auto w = args.value("--window")) {
+    auto n = count_arg(*w, 65536);
+    if (!n) return cx.usage(fmt::format("--window {} is no count from 1 to 65536", *w));
+    window = static_cast<uint32_t>(*n);
+  }
+  auto store = std::make_unique<StoreHandle>();
+  if ((store->p = open_store(cx, args, &exit)) == nullptr) return exit;
+  WatchHandle watch;
+  lj_error_t* err = nullptr;
+  if (int rc = lj_step_watch_create(&watch.p, node.data(), node.size(), r.before_ns, &err); rc != LJ_OK)
+    return cx.failed("step watch", rc, err);
+  std::unique_ptr<MetricsServer> metrics;
+  if (auto addr = args.value("--metrics")) {
+    std::string why;
+    if ((metrics = MetricsServer::start(*addr, watch.p, node, why)) == nullptr) {
+      cx.note(why);
+      return exit_failed;
+    }
+    cx.note(fmt::format("metrics on port {} (/metrics)", metrics->port()));
+  }
+  WatchRun run;
+  run.cx = &cx;
+  cx.host().hangup(cx.host().payload);  // armed: a hangup from now on opens the store again
+  lj_sweep_options_t so = LJ_SWEEP_OPTIONS_INIT;
+  so.owner = r.owner.data();
+  so.owner_len = r.owner.size();
+  so.before_ns = r.before_ns;
+  so.now_ns = r.now_ns;
+  so.bound_seconds = r.bound_s;
+  so.rule = r.rule;
+  so.log = on_log;
+  so.on_key = on_key;
+  so.payload = &run;
+  so.write_window = window;
+  lj_step_watch_options_t wo = LJ_STEP_WATCH_OPTIONS_INIT;
+  wo.sweep = &so;
+  wo.interval_ms = *interval;
+  wo.poll_ms = *poll;
+  wo.stop = stop_run;
+  wo.payload = &run;
+  cx.note(rule_note(r));
+  cx.note(fmt::format("watching the steps of {}, a round every {} ms", node, *interval));
+  for (;;) {
+    run.hangup = false;
+    int rc = lj_step_watch_run(watch.p, store->p, &wo, &err);
+    if (rc != LJ_OK) return cx.failed("step watch", rc, err);
+    if (run.interrupted) break;
+    // A hangup: the store opened again; the old one is kept when the new one fails.
+    cx.note("hangup: opening the store again");
+    int reopen = exit_ok;
+    auto fresh = std::make_unique<StoreHandle>();
+    if ((fresh->p = open_store(cx, args, &reopen)) == nullptr)
+      cx.note("the store could not be opened again; the one open goes on");
+    else
+      store = std::move(fresh);
+  }
+  say_done(cx, watch.p, node);
+  return exit_ok;
+}
+
+}  // namespace
+
+std::vector<Verb> watch_verbs() {
+  std::vector<Option> options = {
+      {"--node", "N", "the node whose steps are watched (keys <node>.<id>)"},
+      {"--interval", "D", "a whole sweep every D: 90, 90s, 500ms, 5m, 2h (default 60s)"},
+      {"--metrics", "ADDR", "serve Prometheus metrics on http://ADDR/metrics (HOST:PORT; PORT 0: any)"},
+      {"--poll", "D", "file and memory stores: a scan per D to see what changed (default 1s)"},
+      {"--window", "N", "ends and deletes in flight at once (default 256)"},
+  };
+  options.insert(options.end(), rule_options.begin(), rule_options.end());
+  options.insert(options.end(), store_options.begin(), store_options.end());
+  return {
+      {"step watch", "", "keep the node's steps clean as a service: a sweep at start, each change, every interval",
+       std::move(options), run_watch,
+       "A sweep at start (with the seed's retries), then each key of the node judged as it\n"
+       "changes (NATS: a KV watch; file and memory stores: polling), and a whole sweep every\n"
+       "interval. Every write lands at the revision read: a key moved since is skipped and\n"
+       "counted. A lost store is logged and retried with backoff. SIGTERM and SIGINT stop it\n"
+       "between writes (exit 0) with a last line of what it did; SIGHUP opens the store again.\n"
+       "Without --owner the rule is provably-dead (see step plan). Not in the bash builtin."},
+  };
+}
+
+}  // namespace leasejudge::cli
