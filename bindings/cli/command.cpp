@@ -80,6 +80,12 @@ int exit_of(int code) {
   }
 }
 
+std::string taken(char* p, size_t n) {
+  std::string s(p != nullptr ? std::string(p, n) : std::string());
+  lj_free(p);
+  return s;
+}
+
 std::string counted(std::uint64_t n, std::string_view noun) {
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
 }
@@ -275,8 +281,8 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
     struct stat st {};
     std::string path(dir);
     if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && !args.has("--create-bucket")) {
-      cx.note(fmt::format("opening {}: the directory {} does not exist (--create-bucket makes it)", shown(u),
-                          shown(dir)));
+      cx.note(
+          fmt::format("opening {}: the directory {} does not exist (--create-bucket makes it)", shown(u), shown(dir)));
       *exit = exit_store;
       return nullptr;
     }

@@ -104,6 +104,25 @@ class Context {
 int exit_of(int code);
 
 // The JSON string of text (lj_json_quote).
+// The library's handles a verb holds, destroyed on every path.
+struct StoreHandle {
+  lj_store_t* p = nullptr;
+  StoreHandle() = default;
+  StoreHandle(const StoreHandle&) = delete;
+  StoreHandle& operator=(const StoreHandle&) = delete;
+  ~StoreHandle() { lj_store_destroy(p); }
+};
+struct LockHandle {
+  lj_lock_t* p = nullptr;
+  LockHandle() = default;
+  LockHandle(const LockHandle&) = delete;
+  LockHandle& operator=(const LockHandle&) = delete;
+  ~LockHandle() { lj_lock_destroy(p); }
+};
+
+// A text the library gave (NULL: ""), as a string; the library's copy freed.
+std::string taken(char* p, size_t n);
+
 std::string quote(std::string_view text);
 // "1 key", "2 keys": a count and its noun, singular for one.
 std::string counted(std::uint64_t n, std::string_view noun);

@@ -27,6 +27,9 @@ struct Rules {
 int rules_of(const Context& cx, const Args& args, Rules& r);
 // The note saying which rule a plan or sweep judged by, and why that one.
 std::string rule_note(const Rules& r);
+// The sweep options of r (owner, rule, times, bound), each callback and the rest left
+// to the caller.
+lj_sweep_options_t sweep_options(const Rules& r);
 // --node N: required, no '.'.
 int node_of(const Context& cx, const Args& args, std::string& node);
 

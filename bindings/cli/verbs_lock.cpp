@@ -5,21 +5,6 @@ namespace leasejudge::cli {
 
 namespace {
 
-struct StoreHandle {
-  lj_store_t* p = nullptr;
-  ~StoreHandle() { lj_store_destroy(p); }
-};
-struct LockHandle {
-  lj_lock_t* p = nullptr;
-  ~LockHandle() { lj_lock_destroy(p); }
-};
-
-std::string taken(char* p, size_t n) {
-  std::string s(p != nullptr ? std::string(p, n) : std::string());
-  lj_free(p);
-  return s;
-}
-
 // --now TIME as ms since the epoch (one time syntax for every verb: RFC 3339).
 int now_of(const Context& cx, const Args& args, int64_t& now_ms) {
   now_ms = LJ_LOCK_NOW;

@@ -25,15 +25,6 @@ constexpr const char* token_variable = "LEASEJUDGE_FENCING_TOKEN";
 constexpr std::int64_t default_grace_ms = 10000;
 constexpr auto poll_every = std::chrono::milliseconds(20);
 
-struct StoreHandle {
-  lj_store_t* p = nullptr;
-  ~StoreHandle() { lj_store_destroy(p); }
-};
-struct LockHandle {
-  lj_lock_t* p = nullptr;
-  ~LockHandle() { lj_lock_destroy(p); }
-};
-
 // What the heartbeat said when it lost the lock (its thread writes it).
 struct Lost {
   std::mutex mu;

@@ -16,13 +16,6 @@ namespace leasejudge::cli {
 
 namespace {
 
-// A library text as a string (freed).
-std::string taken(char* p, size_t n) {
-  std::string s(p, n);
-  lj_free(p);
-  return s;
-}
-
 using PidText = int (*)(char** out, size_t* out_len, int32_t pid, lj_error_t** err);
 
 // identity [PID] and owner [PID]: one line; 1 when the pid has none.

@@ -61,6 +61,17 @@ int rules_of(const Context& cx, const Args& args, Rules& r) {
 }
 
 // The note saying which rule a plan or sweep judged by, and why that one.
+lj_sweep_options_t sweep_options(const Rules& r) {
+  lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
+  o.owner = r.owner.data();
+  o.owner_len = r.owner.size();
+  o.before_ns = r.before_ns;
+  o.now_ns = r.now_ns;
+  o.bound_seconds = r.bound_s;
+  o.rule = r.rule;
+  return o;
+}
+
 std::string rule_note(const Rules& r) {
   if (r.rule == LJ_STEP_RULE_PROVABLY_DEAD)
     return r.owner_given ? "rule provably-dead: only owners proven gone (dead, recycled, rebooted) are ended"
@@ -80,11 +91,6 @@ int node_of(const Context& cx, const Args& args, std::string& node) {
 namespace {
 
 // A store the verb opened, closed when it goes.
-struct StoreHandle {
-  lj_store_t* p = nullptr;
-  ~StoreHandle() { lj_store_destroy(p); }
-};
-
 lj_step_plan_options_t plan_options(const Rules& r, const std::string& node) {
   lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
   o.node = node.data();
@@ -176,13 +182,7 @@ int sweep(Context& cx, const Args& args, bool dry_run) {
   SweepOut so;
   so.cx = &cx;
   so.dry_run = dry_run;
-  lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
-  o.owner = r.owner.data();
-  o.owner_len = r.owner.size();
-  o.before_ns = r.before_ns;
-  o.now_ns = r.now_ns;
-  o.bound_seconds = r.bound_s;
-  o.rule = r.rule;
+  lj_sweep_options_t o = sweep_options(r);
   o.log = on_log;
   o.on_key = on_key;
   o.payload = &so;
@@ -319,12 +319,7 @@ int run_end(Context& cx, const Args& args) {
   int exit = exit_ok;
   StoreHandle store;
   if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
-  lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
-  o.owner = r.owner.data();
-  o.owner_len = r.owner.size();
-  o.before_ns = r.before_ns;
-  o.now_ns = r.now_ns;
-  o.rule = r.rule;
+  lj_sweep_options_t o = sweep_options(r);
   lj_step_t* step = nullptr;
   char* value = nullptr;
   size_t value_len = 0;

@@ -11,11 +11,6 @@ namespace leasejudge::cli {
 
 namespace {
 
-struct StoreHandle {
-  lj_store_t* p = nullptr;
-  ~StoreHandle() { lj_store_destroy(p); }
-};
-
 struct WatchHandle {
   lj_step_watch_t* p = nullptr;
   ~WatchHandle() { lj_step_watch_destroy(p); }
@@ -140,13 +135,7 @@ int run_watch(Context& cx, const Args& args) {
   WatchRun run;
   run.cx = &cx;
   cx.host().hangup(cx.host().payload);  // armed: a hangup from now on opens the store again
-  lj_sweep_options_t so = LJ_SWEEP_OPTIONS_INIT;
-  so.owner = r.owner.data();
-  so.owner_len = r.owner.size();
-  so.before_ns = r.before_ns;
-  so.now_ns = r.now_ns;
-  so.bound_seconds = r.bound_s;
-  so.rule = r.rule;
+  lj_sweep_options_t so = sweep_options(r);
   so.log = on_log;
   so.on_key = on_key;
   so.payload = &run;

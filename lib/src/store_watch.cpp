@@ -3,21 +3,12 @@
 #include <thread>
 #include <unordered_map>
 
+#include "leasejudge/clock.hpp"
 #include "leasejudge/store.hpp"
 
 namespace leasejudge {
 
 namespace {
-
-std::int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-std::int64_t unix_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 class PollingWatch final : public KeyWatch {
  public:
@@ -32,12 +23,12 @@ class PollingWatch final : public KeyWatch {
 
   Status next(std::vector<KeyChange>& out, std::int64_t wait_ns) override {
     if (!broken_.ok()) return broken_;
-    std::int64_t now = steady_ns();
+    std::int64_t now = steady_now_ns();
     std::int64_t due = last_poll_ + options_.poll_ns;
     if (now < due) {
       std::int64_t nap = std::min(due - now, std::max<std::int64_t>(wait_ns, 0));
       if (nap > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(nap));
-      if (steady_ns() < due) return Status::success();
+      if (steady_now_ns() < due) return Status::success();
     }
     return poll(out, true);
   }
@@ -45,8 +36,8 @@ class PollingWatch final : public KeyWatch {
  private:
   Status poll(std::vector<KeyChange>& out, bool hand_over) {
     std::int64_t since = last_poll_unix_;
-    last_poll_ = steady_ns();
-    last_poll_unix_ = unix_ns();
+    last_poll_ = steady_now_ns();
+    last_poll_unix_ = unix_now_ns();
     std::unordered_map<std::string, Revision> now;
     now.reserve(seen_.size());
     ScanOptions so;

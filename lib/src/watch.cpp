@@ -16,16 +16,6 @@ namespace {
 
 constexpr std::string_view stop_message = "the watch was asked to stop";
 
-std::int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-std::int64_t unix_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string seconds_text(std::int64_t ns) {
   return fmt::format("{:.1f} s", static_cast<double>(ns) / 1e9);
 }
@@ -81,7 +71,7 @@ struct StepWatch::Run {
 
   // The watch of the node's keys, opened (again) when it is due; a sweep after a gap.
   void open() {
-    if (steady_ns() < retry_at) return;
+    if (steady_now_ns() < retry_at) return;
     KeyWatchOptions ko;
     ko.poll_ns = opts.poll_ns;
     ko.note = log;
@@ -106,7 +96,7 @@ struct StepWatch::Run {
     say(fmt::format("{}; trying again in {}", why, seconds_text(backoff_ns)));
     watch.reset();
     lost = true;
-    retry_at = steady_ns() + backoff_ns;
+    retry_at = steady_now_ns() + backoff_ns;
     backoff_ns = std::min(opts.backoff_max_ns, backoff_ns * 2);
   }
 
@@ -150,7 +140,7 @@ struct StepWatch::Run {
     auto it = seen.find(c.key);
     if (it != seen.end() && it->second >= c.revision) return;  // judged at this revision or later
     seen[c.key] = c.revision;
-    if (c.written_unix_ns > 0) w.set(WatchFigure::lag_ns, std::max<std::int64_t>(0, unix_ns() - c.written_unix_ns));
+    if (c.written_unix_ns > 0) w.set(WatchFigure::lag_ns, std::max<std::int64_t>(0, unix_now_ns() - c.written_unix_ns));
     SweepEntry e{c.key, c.revision, *c.value};
     StaleRules rules = stale_rules(w.node_, w.before_, sweep);
     StepVerdict v = plan_step(e.key, e.value, rules, codec);
@@ -178,16 +168,16 @@ struct StepWatch::Run {
   }
 
   void loop() {
-    next_round = steady_ns() + opts.interval_ns;
+    next_round = steady_now_ns() + opts.interval_ns;
     while (!stop()) {
       if (!watch) open();
       if (watch)
         drain();
       else
         std::this_thread::sleep_for(std::chrono::nanoseconds(opts.tick_ns));
-      if (!stop() && steady_ns() >= next_round) {
+      if (!stop() && steady_now_ns() >= next_round) {
         round(true);
-        next_round = steady_ns() + opts.interval_ns;
+        next_round = steady_now_ns() + opts.interval_ns;
       }
     }
   }
@@ -259,7 +249,7 @@ void StepWatch::count_report(const SweepReport& report, std::int64_t took_ns) {
       report.counts.unknown == 0)
     add(WatchFigure::store_errors);
   set(WatchFigure::last_sweep_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, took_ns)));
-  set(WatchFigure::last_sweep_unix_ns, static_cast<std::uint64_t>(unix_ns()));
+  set(WatchFigure::last_sweep_unix_ns, static_cast<std::uint64_t>(unix_now_ns()));
 }
 
 }  // namespace leasejudge

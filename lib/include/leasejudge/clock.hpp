@@ -67,6 +67,10 @@ inline constexpr Instant go_zero_time{-62135596800, 0};
 // The clock rules read now from. system_clock() reads CLOCK_REALTIME.
 using Clock = std::function<Instant()>;
 Instant system_now() noexcept;
+// CLOCK_REALTIME and CLOCK_MONOTONIC as nanoseconds: for ages and lags, and for
+// intervals and deadlines that no change of the wall clock moves.
+std::int64_t unix_now_ns() noexcept;
+std::int64_t steady_now_ns() noexcept;
 Clock system_clock();
 Clock fixed_clock(Instant at);
 
