@@ -3,7 +3,7 @@
 # JavaScript by TypeScript's transpiler, with zod from npm) judges thousands of
 # generated lock bodies at fixed instants from fixed machines with a scripted
 # describer, reads generated gcloud answers, and writes new and renewed bodies;
-# leasejudge (lock_test's seed driver) must give the same kind, manual removal,
+# leasejudge (lock_verdict_test's seed driver) must give the same kind, manual removal,
 # why (byte for byte), describer use, execution state and body bytes.
 #
 # The cases come from tests/lock_seed_cases.js; node, npm with the registry (the
@@ -18,7 +18,7 @@ skip() { skip_or_fail "$@"; }
 
 BIN=${LEASEJUDGE_BINARY_DIR:-}
 [ -n "$BIN" ] || skip "LEASEJUDGE_BINARY_DIR is not set"
-DRIVER=$BIN/tests/lock_test
+DRIVER=$BIN/tests/lock_verdict_test
 [ -x "$DRIVER" ] || skip "$DRIVER is not built"
 
 . "$(dirname "$0")/lock_seed.sh"

@@ -1,0 +1,157 @@
+// The lock's life on a store: taken (waiting, with a deadline, where asked), renewed
+// by a heartbeat of its own, released; each write at the revision read, every break
+// returning the revision it broke at (the next holder's fencing token is larger).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "leasejudge/clock.hpp"
+#include "leasejudge/error.hpp"
+#include "leasejudge/lock_body.hpp"
+#include "leasejudge/lock_verdict.hpp"
+#include "leasejudge/store.hpp"
+
+namespace leasejudge {
+
+// What acquiring needs besides the store and the key.
+struct LockRequest {
+  std::string purpose;
+  LockHolder holder = ProcessHolder{};
+  Describer describe;                // empty: gcloud_describer()
+  std::optional<Here> here;          // nullopt: this_machine()
+  std::optional<BodyAuthor> author;  // nullopt: this_author()
+  std::string id;                    // empty: a fresh one
+};
+
+// A lock this process holds.
+struct HeldLock {
+  std::string key;
+  std::string id;
+  std::string body;
+  Revision revision = 0;      // the store revision of our body: the fencing token
+  std::int64_t lease_ms = 0;  // for renewal (0: nothing to renew)
+};
+
+struct Acquisition {
+  enum class Outcome : std::uint8_t {
+    acquired,   // lock is ours
+    held,       // a live (or not provably gone) holder keeps it: verdict says who
+    unknown,    // the holder could not be checked: verdict says why
+    lost_race,  // another writer moved the key between our read and our write
+  };
+  Outcome outcome = Outcome::lost_race;
+  std::optional<LockVerdict> verdict;  // the verdict on the holder we found, if any
+  Revision broke_at = 0;               // the revision of the body we broke; 0 when none
+  HeldLock lock;                       // acquired only
+};
+const char* acquisition_outcome_name(Acquisition::Outcome outcome) noexcept;
+
+// Take the lock at key: create it when absent; when held, judge the holder and,
+// on break, delete the body at the revision judged, then create ours. A write that
+// finds the key moved is lost_race: reported, never retried here. Store failures
+// are errors.
+Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockRequest& request, Instant now);
+
+// Move our lease forward (update at our revision). Errc::changed: the lock is no
+// longer ours (broken, or rewritten): stop the work it guarded.
+Status renew_lock(Store& store, HeldLock& lock, Instant now);
+
+// Remove the lock while its body's id is still ours. Errc::not_found: no lock;
+// Errc::changed: someone else's body, or it moved while we looked.
+Status release_lock(Store& store, const HeldLock& lock);
+
+// The lock at key while its body is the one with acquisition id `id`, for renewing
+// or releasing a lock taken before (by another run of the command). lease_ms is its
+// lease for renewal. Errc::not_found: no lock; Errc::changed: someone else's body.
+Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view id, std::int64_t lease_ms);
+
+// How acquire_lock_wait waits: it tries, and while the lock is held (or its holder
+// unknown, or a race lost) sleeps with a backoff (poll_min doubling up to poll_max)
+// and tries again, until it is ours, the wait has run out or cancelled says stop.
+struct LockWait {
+  std::chrono::milliseconds wait{0};  // how long to keep trying; 0: one try
+  std::function<bool()> cancelled;    // asked every few ms; true: stop (Errc::user)
+  Clock clock;                        // now for each try's body; empty: system_clock()
+  std::chrono::milliseconds poll_min{50};
+  std::chrono::milliseconds poll_max{1000};
+};
+// How often a sleeping wait asks cancelled.
+inline constexpr std::chrono::milliseconds lock_wait_cancel_poll{20};
+
+// acquire_lock, tried again while the lock is not ours until wait.wait has passed
+// (measured on the steady clock; the last try is made at its end). The first
+// acquired outcome, or the last try's outcome (held, unknown, lost_race) when the
+// wait ran out. A live holder is waited on; a breakable one is broken as
+// acquire_lock breaks it. Errc::user when cancelled (nothing of ours is left in the
+// store: a cancel is only seen between tries); a store error ends the wait at once
+// with that error (a write whose outcome is unknown is never tried again: it may
+// have been our body). Errc::invalid_argument for a negative wait or poll.
+Result<Acquisition> acquire_lock_wait(Store& store, std::string_view key, const LockRequest& request,
+                                      const LockWait& wait);
+
+// The heartbeat: renews a held lock every third of its lease on a thread of its
+// own until stopped or lost. A renewal that fails is tried again every retry
+// interval while the lease still runs (the lease counted from the start of the last
+// renewal that succeeded, or from the heartbeat's start, without the skew judges
+// add): one failed renewal is no loss. The lock is lost when a renewal finds it
+// changed (someone else's body now), or when the lease ends without a renewal that
+// succeeded; on_lost then runs once, on that thread. A try again is an update at
+// the revision last seen, never a blind write: when it finds the key moved, the
+// key is read, and a body with our acquisition id (a renewal of ours that landed
+// while its answer was lost) is taken at its revision and renewed on the next
+// try; any other body, or none, is the lock lost. The store must outlive the
+// renewal. A lock without a lease is never renewed.
+class LockRenewal {
+ public:
+  LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost);
+  ~LockRenewal();  // stops
+  LockRenewal(const LockRenewal&) = delete;
+  LockRenewal& operator=(const LockRenewal&) = delete;
+
+  // Stop renewing (waits for a renewal in flight). Idempotent.
+  void stop();
+  bool lost() const noexcept { return lost_.load(); }
+  // Whether the lease has ended since the last renewal that succeeded: true once
+  // lost, and also while a renewal is still in flight past the lease's end (a store
+  // that hangs), so a caller polling it stops the work in time.
+  bool expired() const noexcept;
+  // The lock as last renewed: release it with this after stop().
+  HeldLock lock() const;
+  // Renewals done so far, and renewals that failed and were tried again.
+  std::uint64_t renewals() const noexcept { return renewals_.load(); }
+  std::uint64_t retries() const noexcept { return retries_.load(); }
+  // The interval between renewals: a third of lease_ms (at least 1 ms).
+  static std::chrono::milliseconds interval(std::int64_t lease_ms) noexcept;
+  // The interval between tries of a failed renewal: a quarter of interval(), at
+  // least 1 ms, at most 2 s.
+  static std::chrono::milliseconds retry_interval(std::int64_t lease_ms) noexcept;
+
+ private:
+  void run();
+  Status adopt_own_body();  // with mu_ held
+
+  Store& store_;
+  HeldLock lock_;  // guarded by mu_
+  Clock clock_;
+  std::function<void(const Error&)> on_lost_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::atomic<bool> lost_{false};
+  std::atomic<std::int64_t> lease_end_ns_{0};  // steady clock: the last renewal's start + lease
+  std::atomic<std::uint64_t> renewals_{0};
+  std::atomic<std::uint64_t> retries_{0};
+  std::thread thread_;
+};
+
+}  // namespace leasejudge

@@ -1,0 +1,96 @@
+// The verdict on a held lock: break, held or unknown, with a reason and a why. It
+// never breaks on missing evidence:
+//   - an execution holder: finished -> break; running -> held (never broken, not
+//     even past its lease); unknown to Cloud Run -> break once a readable lease has
+//     passed, held before, held for a person to remove without a readable lease;
+//     Cloud Run could not be asked -> unknown;
+//   - a process holder: its pid dead on THIS machine -> break; no lease -> held for
+//     a person; a lease that cannot be read -> held for a person; a lease passed
+//     (now strictly after its end) -> break; else held;
+//   - a body that is not readable -> held for a person.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "leasejudge/clock.hpp"
+#include "leasejudge/execution.hpp"
+#include "leasejudge/identity.hpp"
+#include "leasejudge/lock_body.hpp"
+
+namespace leasejudge {
+
+// Stable reason codes: the numbers are the C ABI's LJ_LOCK_* and never change.
+enum class LockReason : int {
+  not_readable = 1,                     // held, manual removal
+  execution_finished = 2,               // break
+  execution_running = 3,                // held
+  execution_not_found_no_lease = 4,     // held, manual removal
+  execution_not_found_lease_ended = 5,  // break
+  execution_not_found_lease_runs = 6,   // held
+  execution_unknown = 7,                // unknown
+  process_gone = 8,                     // break
+  no_lease = 9,                         // held, manual removal
+  lease_unreadable = 10,                // held, manual removal
+  lease_ended = 11,                     // break
+  lease_runs = 12,                      // held
+  holder_rebooted = 13,                 // break (owner token: another boot)
+  pid_reused = 14,                      // break (owner token: another process)
+};
+// The snake_case name of a reason ("lease_ended"); "" for a value out of range.
+const char* lock_reason_code(LockReason reason) noexcept;
+
+struct LockVerdict {
+  enum class Kind : std::uint8_t { break_lock, held, unknown };
+  Kind kind = Kind::held;
+  LockReason reason = LockReason::not_readable;
+  bool manual_removal = false;  // held only: nothing but a person clears it
+  std::string why;              // names the holder, its start and the deciding fact
+};
+// "break", "held", "unknown".
+const char* lock_verdict_kind_name(LockVerdict::Kind kind) noexcept;
+// The kind every verdict with this reason has, and whether it is a manual removal
+// (held for a person: not_readable, execution_not_found_no_lease, no_lease,
+// lease_unreadable).
+LockVerdict::Kind lock_reason_kind(LockReason reason) noexcept;
+bool lock_reason_manual(LockReason reason) noexcept;
+
+// The judging run's own machine and how it checks a local pid.
+struct Here {
+  std::string host;
+  // The judge's machine id: none never trusts a pid (Cloud Run); absent compares
+  // host names only for bodies from before machine ids.
+  MachineField machine;
+  // Whether pid lives on this machine. Unknown liveness must answer true: only
+  // proof of death breaks a lock.
+  std::function<bool(double pid)> alive;
+  // The state of the holder an owner token names (judge_owner_token's); empty:
+  // owner tokens are not judged.
+  std::function<HolderState(std::string_view owner)> owner_state;
+};
+// Whether pid lives on this machine, as the judge asks it: kill(pid, 0), where only
+// ESRCH is dead; a pid that is no positive 32-bit integer is never dead (no process
+// it names can be proved gone).
+bool process_alive(double pid) noexcept;
+// This machine: its kept evidence (this_machine_evidence(): the host name and machine
+// id, read again at most once a second, never per call), process_alive and
+// judge_owner_token.
+Here this_machine();
+// The same, kept per thread and made again only when the kept evidence changes: for
+// a judge that judges many locks.
+std::shared_ptr<const Here> this_machine_kept();
+
+// Decide whether the lock with body text may be broken, at now, judged from here.
+// describe is called only when the body names an execution.
+LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant now, const Here& here);
+
+// One-line forms of a verdict: `<kind> <reason code> <why>`, and the JSON object
+// {"kind","reason","manualRemoval","why"} (reason as its code name). The why may be
+// any bytes: the text writes it as text.hpp's c_text makes it (UTF-8 without NUL),
+// the JSON as utf8_text makes it (a NUL escaped), so it is valid JSON whatever the
+// why holds.
+std::string format_verdict_text(const LockVerdict& verdict);
+std::string format_verdict_json(const LockVerdict& verdict);
+
+}  // namespace leasejudge
