@@ -4,6 +4,7 @@
 # C++ (11, 17, 20) with -Wall -Wextra -Werror -pedantic: the ABI's header must be
 # usable by any C or C++ consumer as it is, whatever it includes first.
 # -Wstrict-prototypes too: in C, `f()` declares a function of unspecified arguments.
+# Then each public header of the C++ core, alone, as C++20.
 set -euo pipefail
 src=${LEASEJUDGE_SOURCE_DIR:?}
 include=$src/capi/include
@@ -46,6 +47,18 @@ else
   nm "$tmp/cxx.o" >"$tmp/log" 2>&1 || true
   notok "C linkage from C++"
 fi
+
+# The C++ core's public headers: each compiles alone (and twice), as C++20, with the
+# project's warnings: a header brings what it uses.
+for h in "$src"/lib/include/leasejudge/*.hpp "$src"/lib/include/leasejudge/store/*.hpp; do
+  name=${h#"$src"/lib/include/}
+  printf '#include "%s"\n#include "%s"\n' "$name" "$name" >"$tmp/core.cpp"
+  if "$cxx" -std=c++20 -Wall -Wextra -Werror -I"$src/lib/include" -fsyntax-only "$tmp/core.cpp" >"$tmp/log" 2>&1; then
+    ok "$name alone as C++20"
+  else
+    notok "$name alone as C++20"
+  fi
+done
 
 echo "1..$((pass + fail))"
 echo "$pass passed, $fail failed"
