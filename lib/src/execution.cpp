@@ -1,10 +1,10 @@
-// An execution's state from gcloud (lock.hpp, "execution state").
+// An execution's state from gcloud (execution.hpp).
 #include <fmt/format.h>
 
 #include <cstring>
 
 #include "child.hpp"
-#include "leasejudge/lock.hpp"
+#include "leasejudge/execution.hpp"
 #include "leasejudge/text.hpp"
 #include "lock_js.hpp"
 

@@ -1,9 +1,9 @@
-// The lock's life on a store: acquire, renew, release, the heartbeat (lock.hpp).
+// The lock's life on a store: acquire, renew, release, the heartbeat (lock_life.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "leasejudge/lock.hpp"
+#include "leasejudge/lock_life.hpp"
 
 namespace leasejudge {
 

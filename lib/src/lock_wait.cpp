@@ -1,11 +1,11 @@
 // Waiting for a lock: acquire_lock tried again with a backoff until a deadline or a
-// cancel (lock.hpp).
+// cancel (lock_life.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <thread>
 
-#include "leasejudge/lock.hpp"
+#include "leasejudge/lock_life.hpp"
 
 namespace leasejudge {
 
