@@ -13,15 +13,14 @@ bin=${LEASEJUDGE_BINARY_DIR:?}
 lj=$bin/leasejudge
 [ -x "$lj" ] || lj=$(find "$bin" -maxdepth 3 -name leasejudge -type f -perm -u+x | head -1)
 [ -n "$lj" ] && [ -x "$lj" ] || skip_or_fail "the leasejudge command is not built"
-server=${LEASEJUDGE_NATS_SERVER:-$(PATH=$PATH:/usr/sbin:/usr/local/sbin command -v nats-server)}
-[ -n "$server" ] && [ -x "$server" ] || skip_or_fail "nats-server is not installed"
+. "$src/tests/nats_server.sh"
+need_nats_server
 
 work=$(mktemp -d)
-spid=""
 bg=()
 cleanup() {
   for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
-  [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+  stop_nats_server
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -55,20 +54,8 @@ gone() { # gone PID: the process is dead (within 3 s)
   return 1
 }
 
-# The server is no program of ours: no sanitizer runtime for it.
-env -u LD_PRELOAD "$server" -a 127.0.0.1 -p -1 -js -sd "$work/store" -l "$work/server.log" &
-spid=$!
-port=""
-for _ in $(seq 150); do
-  port=$(sed -n 's/.*Listening for client connections on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.log" 2>/dev/null)
-  [ -n "$port" ] && grep -q "Server is ready" "$work/server.log" && break
-  sleep 0.1
-done
-if [ -z "$port" ]; then
-  echo "not ok - nats-server did not start"
-  sed 's/^/# /' "$work/server.log" 2>/dev/null
-  exit 1
-fi
+start_nats_server "$work/nats" || exit 1
+port=$NATS_PORT
 url="nats://127.0.0.1:$port/locks"
 store=(--store "$url" --create-bucket)
 
@@ -205,9 +192,7 @@ bg+=("$run")
 wait_file "$work/c6" || notok "the command started"
 child=$(cat "$work/c6")
 sleep 1
-kill "$spid"
-wait "$spid" 2>/dev/null
-spid=""
+stop_nats_server
 wait "$run"
 check "the lease lost: exit 9" 9 $?
 took=$(($(now_ms) - start))

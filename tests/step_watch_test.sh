@@ -14,9 +14,12 @@ set -uo pipefail
 bin=${LEASEJUDGE_BINARY_DIR:?}/leasejudge
 [ -x "$bin" ] || bin=$(find "${LEASEJUDGE_BINARY_DIR}" -name leasejudge -type f -perm -u+x | head -n 1)
 [ -x "$bin" ] || skip_or_fail "no leasejudge command in the build"
-nats=${LEASEJUDGE_NATS_SERVER:-$(PATH=$PATH:/usr/sbin:/usr/local/sbin command -v nats-server || true)}
-[ -x "$nats" ] || skip_or_fail "nats-server is not installed"
+. "$LEASEJUDGE_SOURCE_DIR/tests/nats_server.sh"
+need_nats_server
 command -v curl >/dev/null || skip_or_fail "curl is not installed"
+# A real HTTP client, never left waiting, and without the sanitizer runtime the test's
+# environment preloads for our programs (curl is not one: under it, it can hang).
+http() { env -u LD_PRELOAD curl -s --max-time 10 "$@"; }
 command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
 
 tmp=$(mktemp -d)
@@ -24,7 +27,7 @@ pids=()
 cleanup() {
   exec 2>/dev/null  # the killed jobs are not news
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  [ -n "${server:-}" ] && kill -9 "$server" 2>/dev/null
+  stop_nats_server
   wait 2>/dev/null
   rm -rf "$tmp"
 }
@@ -43,13 +46,13 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 store=nats://127.0.0.1:$port/steps
 
 start_server() {
-  "$nats" -js -a 127.0.0.1 -p "$port" -sd "$tmp/js" >>"$tmp/nats.log" 2>&1 &
-  server=$!
+  NATS_PORT=$port
+  start_nats_server "$tmp/nats" || exit 1
   for _ in $(seq 100); do
     "$bin" step export --store "$store" --create-bucket >/dev/null 2>&1 && return 0
     sleep 0.1
   done
-  echo "# nats-server did not come up"; cat "$tmp/nats.log"; exit 1
+  echo "# the bucket could not be made"; cat "$tmp/nats/server.log"; exit 1
 }
 start_server
 
@@ -130,12 +133,11 @@ check "its own step is left" running "$(state n1.own)"
 check "a live owner's step is left" running "$(state n1.live)"
 check "another node's step is left" running "$(state n2.other)"
 port_m=$(sed -n 's/.*metrics on port \([0-9]*\).*/\1/p' "$tmp/watch.err" | head -n 1)
-rounds=$(curl -s "http://127.0.0.1:$port_m/metrics" | sed -n 's/^leasejudge_rounds_total{node="n1"} //p')
+rounds=$(http "http://127.0.0.1:$port_m/metrics" | sed -n 's/^leasejudge_rounds_total{node="n1"} //p')
 [ "${rounds:-0}" -ge 1 ] && ok "a round ran within the interval ($rounds)" || notok "a round ran" "rounds: $rounds"
 
 # nats-server restarts: the watch says so, comes back, and judges what is written after.
-kill -TERM "$server"
-wait "$server" 2>/dev/null
+stop_nats_server
 for _ in $(seq 50); do grep -q "connection to the server was lost\|no server answers" "$tmp/watch.err" && break; sleep 0.1; done
 grep -q "connection to the server was lost\|no server answers" "$tmp/watch.err" &&
   ok "the lost connection is logged" || notok "the lost connection is logged" "$(cat "$tmp/watch.err")"
@@ -149,11 +151,11 @@ within "$t" $INTERVAL_S && ok "after the restart, a step of a dead owner is ende
   notok "n1.dead2 ended after the restart ($t)" "$(cat "$tmp/watch.err")"
 
 # Metrics against the bucket.
-metrics=$(curl -s -w '\n%{http_code} %{content_type}' "http://127.0.0.1:$port_m/metrics")
+metrics=$(http -w '\n%{http_code} %{content_type}' "http://127.0.0.1:$port_m/metrics")
 check "GET /metrics answers 200 in the text format" "200 text/plain; version=0.0.4; charset=utf-8" \
   "$(tail -n 1 <<<"$metrics")"
-check "another path is 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port_m/other")"
-check "POST is 405" 405 "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port_m/metrics")"
+check "another path is 404" 404 "$(http -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port_m/other")"
+check "POST is 405" 405 "$(http -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port_m/metrics")"
 metric() { sed -n "s/^$1{node=\"n1\"} //p" <<<"$metrics"; }
 bucket_ended=$("$bin" step export --store "$store" --node n1 2>/dev/null | python3 -c '
 import json, sys

@@ -256,7 +256,8 @@ void prepare_here(Judging& j, const lj_lock_here_t& h) {
       if (j.stopped) return leasejudge::HolderState::unknown;
       const lj_lock_here_t& here = *j.call->o.here;
       lj_holder_state_t state = LJ_HOLDER_UNKNOWN;
-      if (int rc = here.owner_state(&state, token.data(), token.size(), here.payload); rc != 0) {
+      const std::string text(token);  // the callback gets a C string, as every text the ABI hands over
+      if (int rc = here.owner_state(&state, text.c_str(), text.size(), here.payload); rc != 0) {
         j.stop(fmt::format("the owner state callback asked to stop ({})", rc));
         return leasejudge::HolderState::unknown;
       }

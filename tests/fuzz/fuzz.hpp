@@ -100,7 +100,32 @@ inline bool valid_json_grammar(std::string_view text) {
     }
     ++i;  // the escaped character
   }
-  return valid_json(copy);
+  // RFC 8259 sets no limit on a number's digits (JSON.stringify writes 1e20 as
+  // 100000000000000000000), where simdjson refuses an integer past 64 bits: outside
+  // strings, a run of more than 18 digits is cut to its first two, which keeps a
+  // leading zero's error and every other token as it is.
+  std::string cut;
+  cut.reserve(copy.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < copy.size();) {
+    const char c = copy[i];
+    if (in_string) {
+      cut.push_back(c);
+      if (c == '\\' && i + 1 < copy.size()) cut.push_back(copy[++i]);
+      else if (c == '"') in_string = false;
+      ++i;
+    } else if (c >= '0' && c <= '9') {
+      std::size_t j = i;
+      while (j < copy.size() && copy[j] >= '0' && copy[j] <= '9') ++j;
+      cut.append(copy, i, j - i > 18 ? 2 : j - i);
+      i = j;
+    } else {
+      in_string = c == '"';
+      cut.push_back(c);
+      ++i;
+    }
+  }
+  return valid_json(cut);
 }
 
 // The error object's message is text too; destroys it.

@@ -98,6 +98,7 @@ void check_forms(const lj_lock_verdict_t& v, std::string_view why_written) {
   FUZZ_CHECK(lj_lock_verdict_text(&out, &len, &v, nullptr) == LJ_OK);
   FUZZ_CHECK(fuzz::c_text(out, len));
   std::string want = std::string(kind_names[v.kind]) + " " + reason_codes[v.reason] + " " + std::string(why_written);
+  if (v.manual_removal) want += why_written.empty() ? "(only a person can remove it)" : " (only a person can remove it)";
   FUZZ_CHECK(std::string_view(out, len) == want);
   lj_free(out);
   FUZZ_CHECK(lj_lock_verdict_json(&out, &len, &v, nullptr) == LJ_OK);

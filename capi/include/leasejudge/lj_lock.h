@@ -168,7 +168,8 @@ typedef struct lj_lock_here_t {
   /* Sets *out_alive to 1 when pid lives (or cannot be told dead), 0 when it is
    * provably dead. NULL: kill(pid, 0) on this machine. Non-zero: stop (LJ_EUSER). */
   int (*alive)(int *out_alive, double pid, void *payload);
-  /* The state of the holder an owner token names. NULL: judged on this machine. */
+  /* The state of the holder an owner token names (token: token_len bytes, then a NUL).
+   * NULL: judged on this machine. */
   int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
   void *payload;
 } lj_lock_here_t;
