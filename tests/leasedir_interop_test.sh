@@ -262,14 +262,14 @@ rm -rf "$LEASES"
 leasejudge lease touch --root "$REPO" --pid "$L1"
 leasejudge lease touch --root "$REPO" --pid "$L2"
 echo "linux $BOOT_ID 1" >"$LEASES/$L2"
-same "the script lists the builtin's leases" "$L1 0m alive
-$L2 0m stale" "$("$SEED" list --root "$REPO")"
+same "the script lists the builtin's leases" "$(printf '%s\n' "$L1 0m alive" "$L2 0m stale" | sort)" \
+  "$("$SEED" list --root "$REPO")"
 same "the script reclaims the builtin's stale lease" "gstack-lease: reclaimed stale lease $L2 (0m; recorded 'linux $BOOT_ID 1', pid $L2 is now sleep '$(ident "$L2")')" \
   "$("$SEED" live --root "$REPO" 2>&1 >/dev/null)"
 "$SEED" touch --root "$REPO" --pid "$L2"
 echo "linux $BOOT_ID 1" >"$LEASES/$L1"
-same "the builtin lists the script's leases" "$L1 0m stale
-$L2 0m alive" "$(leasejudge lease list --root "$REPO")"
+same "the builtin lists the script's leases" "$(printf '%s\n' "$L1 0m stale" "$L2 0m alive" | sort)" \
+  "$(leasejudge lease list --root "$REPO")"
 same "the builtin reclaims the script's stale lease" "gstack-lease: reclaimed stale lease $L1 (0m; recorded 'linux $BOOT_ID 1', pid $L1 is now sleep '$(ident "$L1")')" \
   "$(leasejudge lease live --root "$REPO" 2>&1 >/dev/null)"
 same "the script counts the builtin's live lease" "$L2 0m sleep" "$("$SEED" live --root "$REPO")"
