@@ -60,7 +60,6 @@ int rules_of(const Context& cx, const Args& args, Rules& r) {
   return exit_ok;
 }
 
-// The note saying which rule a plan or sweep judged by, and why that one.
 lj_sweep_options_t sweep_options(const Rules& r) {
   lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
   o.owner = r.owner.data();
@@ -72,6 +71,7 @@ lj_sweep_options_t sweep_options(const Rules& r) {
   return o;
 }
 
+// The note saying which rule a plan or sweep judged by, and why that one.
 std::string rule_note(const Rules& r) {
   if (r.rule == LJ_STEP_RULE_PROVABLY_DEAD)
     return r.owner_given ? "rule provably-dead: only owners proven gone (dead, recycled, rebooted) are ended"
@@ -90,7 +90,7 @@ int node_of(const Context& cx, const Args& args, std::string& node) {
 
 namespace {
 
-// A store the verb opened, closed when it goes.
+// The plan options of r for node (the plan's twin of sweep_options).
 lj_step_plan_options_t plan_options(const Rules& r, const std::string& node) {
   lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
   o.node = node.data();
