@@ -611,15 +611,16 @@ static lj_store_t *filled_store(void) {
   const char *self_step_fmt = "{\"id\":\"own\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"%s\"}";
   char own[256];
   snprintf(own, sizeof own, self_step_fmt, SELF);
+  /* In key order, the order the memory store's scan hands them over (as first written). */
   lj_store_memory_open(&store, NULL);
-  lj_store_create(&rev, store, S("n1.own"), own, strlen(own), NULL);
+  lj_store_create(&rev, store, S("n1." ASK_ID),
+                  S("{\"id\":\"" ASK_ID "\",\"tool\":\"check ask\",\"state\":\"running\",\"owner\":\"o.1.2\"}"), NULL);
+  lj_store_create(&rev, store, S("n1.bad"), S("{\"state\":\"running\",\"owner\":\"o.1.2\"} trailing"), NULL);
   lj_store_create(&rev, store, S("n1.h"),
                   S("{\"id\":\"h\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\","
                     "\"started\":\"2024-05-01T11:30:00Z\",\"result\":[1]}"),
                   NULL);
-  lj_store_create(&rev, store, S("n1." ASK_ID),
-                  S("{\"id\":\"" ASK_ID "\",\"tool\":\"check ask\",\"state\":\"running\",\"owner\":\"o.1.2\"}"), NULL);
-  lj_store_create(&rev, store, S("n1.bad"), S("{\"state\":\"running\",\"owner\":\"o.1.2\"} trailing"), NULL);
+  lj_store_create(&rev, store, S("n1.own"), own, strlen(own), NULL);
   lj_store_create(&rev, store, S("n2.h"), S("{\"id\":\"h\",\"state\":\"running\",\"owner\":\"o.1.2\"}"), NULL);
   return store;
 }

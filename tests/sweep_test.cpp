@@ -1,6 +1,8 @@
 #include "leasejudge/sweep.hpp"
 
 #include <doctest/doctest.h>
+
+#include <map>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -153,24 +155,26 @@ std::string value_of(Store& s, const std::string& key) {
 }
 
 // Every kind of key a node's steps state holds.
+// In key order, the order the store's scan hands them over (the order they are
+// first written).
 void fill(MemoryStore& m) {
-  m.put("n1.a-own", step("a-own", "go build", "running", self, "2024-05-01T10:00:00Z"));
-  m.put("n1.b-other", step("b-other", "go build", "running", "o.1.2", "2024-05-01T11:30:00Z"));
+  m.put("loose", step("loose", "go build", "running", "o.1.2", "2024-05-01T10:00:00Z"));
   m.put("n1." + ask1, step(ask1, "check ask", "running", "o.1.2", "2024-05-01T11:59:00Z"));
   m.put("n1." + ask2, step(ask2, "check ask", "running", "", "2024-05-01T10:30:00Z"));
   m.put("n1." + ask3, step(ask3, "check ask", "running", "", "2024-05-01T11:30:00Z"));
+  m.put("n1.a-own", step("a-own", "go build", "running", self, "2024-05-01T10:00:00Z"));
+  m.put("n1.b-other", step("b-other", "go build", "running", "o.1.2", "2024-05-01T11:30:00Z"));
   m.put("n1.c-old", step("c-old", "go build", "running", "", "2024-05-01T10:59:00Z"));
   m.put("n1.d-new", step("d-new", "go build", "running", "", "2024-05-01T11:01:00Z"));
   m.put("n1.e-done", step("e-done", "go build", "succeeded", "o.1.2", "2024-05-01T10:00:00Z"));
   m.put("n1.f-bad", "{\"id\":\"f-bad\",\"state\":\"running\",\"owner\":\"o.1.2\",\"started\":7}");
   m.put("n1.g-cut", "{\"id\":\"g-cut\",\"state\":\"running\",\"owner\":\"o.1.2\"");
   m.put("n2.h-far", step("h-far", "go build", "running", "o.1.2", "2024-05-01T10:00:00Z"));
-  m.put("loose", step("loose", "go build", "running", "o.1.2", "2024-05-01T10:00:00Z"));
 }
 
 const std::string restart = "the build module restarted while it ran";
 
-// Keys list in order (the memory store sorts them): ask1, ask2, ask3, a-own, b-other, ...
+// A sweep over fill's keys, in order: ask1, ask2, ask3, a-own, b-other, ...
 std::vector<std::string> expected_log() {
   return {
       "the step n1." + ask1 +
@@ -678,8 +682,11 @@ TEST_SUITE("sweep") {
 
   TEST_CASE("a sweep over a generated state ends exactly what the plan says") {
     MemoryStore store;
-    auto cases = step_cases::corpus(3000, 11);
-    for (const auto& c : cases) store.put(c.key, c.value);
+    // Written in key order (the last of a key's values standing), so that the scan's
+    // order is the keys' order.
+    std::map<std::string, std::string> state;
+    for (const auto& c : step_cases::corpus(3000, 11)) state[c.key] = c.value;
+    for (const auto& [k, v] : state) store.put(k, v);
     std::vector<std::string> keys = *store.keys();
     std::vector<StoreEntry> read;
     for (const auto& k : keys) read.push_back(**store.get(k));
