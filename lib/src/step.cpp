@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 #include "step_codec.hpp"
@@ -1084,22 +1085,35 @@ std::string step_why(const StepVerdict& verdict) {
   return std::string(buf, step_why(verdict, buf));
 }
 
-std::string step_said(const StepVerdict& verdict, std::string_view owner, std::string_view self,
+void append_step_said(std::string& out, const StepVerdict& verdict, std::string_view owner, std::string_view self,
                       const HolderJudgement* judgement) {
+  auto to = std::back_inserter(out);
   switch (verdict.reason) {
     case StepReason::owner_not_self:
-      return fmt::format("its owner {} is not this process {}", owner, self);
+      fmt::format_to(to, "its owner {} is not this process {}", owner, self);
+      return;
     case StepReason::owner_gone:
       if (judgement != nullptr && !judgement->why.empty())
-        return fmt::format("its owner {} is provably gone: {}", owner, judgement->why);
-      return fmt::format("its owner {} is provably gone", owner);
+        fmt::format_to(to, "its owner {} is provably gone: {}", owner, judgement->why);
+      else
+        fmt::format_to(to, "its owner {} is provably gone", owner);
+      return;
     case StepReason::ask_past_bound:
-      return "it names no owner (an older build wrote it)";
+      out.append("it names no owner (an older build wrote it)");
+      return;
     case StepReason::started_before:
-      return "it names no owner (an older build wrote it) and started before this process";
+      out.append("it names no owner (an older build wrote it) and started before this process");
+      return;
     default:
-      return {};
+      return;
   }
+}
+
+std::string step_said(const StepVerdict& verdict, std::string_view owner, std::string_view self,
+                      const HolderJudgement* judgement) {
+  std::string out;
+  append_step_said(out, verdict, owner, self, judgement);
+  return out;
 }
 
 }  // namespace leasejudge

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <thread>
 
 #include "step_json.hpp"
@@ -284,9 +285,12 @@ class Applier {
     if (!log_) return;
     char started[rfc3339_max];
     std::size_t n = format_rfc3339(s.started, started);
-    log_(fmt::format(
-        "the step {} ({}, started {}) was left running and is {}: {}; {}", s.key, s.tool, std::string_view(started, n),
-        s.verdict.action == StepAction::remove ? "deleted, left to the stream's redelivery" : "ended", s.why, s.said));
+    line_.clear();
+    fmt::format_to(
+        std::back_inserter(line_), "the step {} ({}, started {}) was left running and is {}: {}; {}", s.key, s.tool,
+        std::string_view(started, n),
+        s.verdict.action == StepAction::remove ? "deleted, left to the stream's redelivery" : "ended", s.why, s.said);
+    log_(std::string_view(line_.data(), line_.size()));
   }
 
   void observe(std::string_view key, Revision revision, const PlannedStep& p, SweepOutcome outcome,
@@ -302,6 +306,7 @@ class Applier {
   std::size_t window_;
   std::unique_ptr<WritePipeline> pipe_;
   std::vector<Slot> ring_;
+  fmt::memory_buffer line_;  // the log line being written, reused
   std::size_t head_ = 0, count_ = 0;
   bool stopped_ = false;
 };
@@ -320,6 +325,86 @@ void observe_leave(const SweepOptions& opts, const SweepEntry& e, const StepVerd
   k.outcome = SweepOutcome::left;
   opts.on_key(k);
 }
+
+// Why a batch cannot be planned (plan_batch's refusals), or success.
+Status check_batch(std::string_view buffer, std::span<const BatchEntry> entries, const StaleRules& rules) {
+  if (rules.self.empty()) return Status(Errc::invalid_argument, "the rules name no owner for this process");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const BatchEntry& e = entries[i];
+    if (e.key_offset > buffer.size() || e.key_len > buffer.size() - e.key_offset || e.value_offset > buffer.size() ||
+        e.value_len > buffer.size() - e.value_offset)
+      return Status(Errc::invalid_argument,
+                    fmt::format("batch entry {} lies outside the buffer of {} bytes", i, buffer.size()));
+  }
+  return Status::success();
+}
+
+// end_stale's work on each batch a scan hands over: every key planned once, its end or
+// delete sent at once. A step whose owner the plan judged gone is planned again with
+// the owner's judgement, which its log line gives (the later word stands where it
+// differs).
+class BatchSweep {
+ public:
+  BatchSweep(StaleRules& rules, const SweepOptions& opts, Applier& applier, SweepReport& report)
+      : rules_(rules), opts_(opts), applier_(applier), report_(report) {}
+
+  // Success, or why the batch could not be planned; Errc::user once the sweep stopped.
+  Status operator()(const ScanBatch& batch) {
+    std::int64_t p0 = steady_ns();
+    std::int64_t applied = report_.stats.apply_ns;
+    rules_.now = sweep_now(opts_);
+    if (Status checked = check_batch(batch.buffer, batch.entries, rules_); !checked.ok()) return checked;
+    cache_ = OwnerVerdicts();  // owners judged afresh in each batch, as plan_batch judges them
+    for (const BatchEntry& b : batch.entries) {
+      SweepEntry e{batch.buffer.substr(b.key_offset, b.key_len), b.revision,
+                   batch.buffer.substr(b.value_offset, b.value_len)};
+      sweep_entry(e);
+      if (applier_.stopped()) break;
+    }
+    report_.stats.plan_ns += steady_ns() - p0 - (report_.stats.apply_ns - applied);
+    if (applier_.stopped()) {
+      halted_ = true;
+      return Status(Errc::user, "the sweep stopped");
+    }
+    return Status::success();
+  }
+
+  // True once the sweep stopped the scan itself.
+  bool halted() const noexcept { return halted_; }
+
+ private:
+  void sweep_entry(const SweepEntry& e) {
+    StepView view;
+    HolderJudgement judgement;
+    StepVerdict v = plan_step(e.key, e.value, rules_, codec_, &view, &cache_);
+    if (v.reason == StepReason::owner_gone) v = plan_step(e.key, e.value, rules_, codec_, &view, &cache_, &judgement);
+    if (v.action == StepAction::leave) {
+      count_leave(report_.counts, v);
+      observe_leave(opts_, e, v, view);
+      return;
+    }
+    // The planned step's strings keep their capacity from key to key.
+    planned_.verdict = v;
+    planned_.id.assign(view.id);
+    planned_.tool.assign(view.tool);
+    planned_.owner.assign(view.owner);
+    planned_.started = view.started;
+    char why[step_why_max];
+    planned_.why.assign(why, step_why(v, why));
+    planned_.said.clear();
+    append_step_said(planned_.said, v, view.owner, rules_.self, &judgement);
+    applier_.act(e, planned_, codec_);
+  }
+
+  StaleRules& rules_;
+  const SweepOptions& opts_;
+  Applier& applier_;
+  SweepReport& report_;
+  StepCodec& codec_ = tl_codec;
+  OwnerVerdicts cache_;
+  PlannedStep planned_;
+  bool halted_ = false;
+};
 
 }  // namespace
 
@@ -365,64 +450,17 @@ SweepReport end_stale(Store& store, std::string_view node, Instant before, const
   SweepReport report;
   std::int64_t t0 = steady_ns();
   StaleRules rules = stale_rules(node, before, opts);
-  OwnerVerdicts cache;
-  StepCodec& codec = tl_codec;
   ScanStats scanned;
-  std::vector<BatchVerdict> verdicts;  // a batch's, reused
-  bool halted = false;                 // the sweep stopped the read itself
+  bool halted = false;  // the sweep stopped the read itself
   Status read;
   {
     Applier applier(store, log, opts, report);
+    BatchSweep sweep(rules, opts, applier, report);
     ScanOptions so;
     so.batch_keys = opts.batch_keys;
     so.note = log;
-    std::string prefix = fmt::format("{}.", node);
-    read = store.scan(
-        prefix,
-        [&](const ScanBatch& batch) -> Status {
-          std::int64_t p0 = steady_ns();
-          std::int64_t applied = report.stats.apply_ns;
-          rules.now = sweep_now(opts);
-          verdicts.resize(batch.entries.size());
-          Status planned = plan_batch(verdicts, batch.buffer, batch.padding, batch.entries, rules, 1);
-          if (!planned.ok()) return planned;
-          for (std::size_t i = 0; i < batch.entries.size(); ++i) {
-            const BatchEntry& b = batch.entries[i];
-            if (verdicts[i].action == StepAction::leave && !opts.on_key) {
-              count_leave(report.counts, to_verdict(verdicts[i]));
-              continue;
-            }
-            // What is logged and observed: the step read again, with its owner's
-            // judgement (the later word stands where it differs).
-            SweepEntry e{batch.buffer.substr(b.key_offset, b.key_len), b.revision,
-                         batch.buffer.substr(b.value_offset, b.value_len)};
-            StepView view;
-            HolderJudgement judgement;
-            StepVerdict v = plan_step(e.key, e.value, rules, codec, &view, &cache, &judgement);
-            if (v.action == StepAction::leave) {
-              count_leave(report.counts, v);
-              observe_leave(opts, e, v, view);
-              continue;
-            }
-            PlannedStep p;
-            p.verdict = v;
-            p.id.assign(view.id);
-            p.tool.assign(view.tool);
-            p.owner.assign(view.owner);
-            p.started = view.started;
-            p.why = step_why(v);
-            p.said = step_said(v, view.owner, rules.self, &judgement);
-            applier.act(e, p, codec);
-            if (applier.stopped()) break;
-          }
-          report.stats.plan_ns += steady_ns() - p0 - (report.stats.apply_ns - applied);
-          if (applier.stopped()) {
-            halted = true;
-            return Status(Errc::user, "the sweep stopped");
-          }
-          return Status::success();
-        },
-        so, &scanned);
+    read = store.scan(fmt::format("{}.", node), std::ref(sweep), so, &scanned);
+    halted = sweep.halted();
   }
   if (!halted && !read.ok() && report.status.ok()) {
     report.status =
@@ -605,14 +643,7 @@ Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::siz
   if (out.size() < entries.size())
     return Status(Errc::invalid_argument,
                   fmt::format("the batch has {} entries and room for {} verdicts", entries.size(), out.size()));
-  if (rules.self.empty()) return Status(Errc::invalid_argument, "the rules name no owner for this process");
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const BatchEntry& e = entries[i];
-    if (e.key_offset > buffer.size() || e.key_len > buffer.size() - e.key_offset || e.value_offset > buffer.size() ||
-        e.value_len > buffer.size() - e.value_offset)
-      return Status(Errc::invalid_argument,
-                    fmt::format("batch entry {} lies outside the buffer of {} bytes", i, buffer.size()));
-  }
+  if (Status checked = check_batch(buffer, entries, rules); !checked.ok()) return checked;
   (void)padding;  // every value is read where it is, never past its end
   BatchSummary total;
   // Below a few thousand entries a thread costs more than it saves.

@@ -274,5 +274,8 @@ std::string_view step_leave_why(StepReason reason) noexcept;
 // build wrote it)" (and "... and started before this process"); "" for leave.
 std::string step_said(const StepVerdict& verdict, std::string_view owner, std::string_view self,
                       const HolderJudgement* judgement = nullptr);
+// The same appended to out (a string kept from call to call allocates no more).
+void append_step_said(std::string& out, const StepVerdict& verdict, std::string_view owner, std::string_view self,
+                      const HolderJudgement* judgement = nullptr);
 
 }  // namespace leasejudge
