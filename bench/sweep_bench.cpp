@@ -12,9 +12,9 @@
 //   capi-lines    lj_step_plan_lines: the file's JSON lines in, the JSON lines of
 //                 `leasejudge step plan` out (reading and writing them timed too)
 //   capi-lines-fd lj_step_plan_lines_fd: the state's file streamed to a file
-//   sweep-apply   leasejudge::end_stale on a MemoryStore holding the state: list, get, plan,
-//                 end or delete at the revision read, one log line per action (the store is
-//                 filled again, untimed, before each repetition)
+//   sweep-apply   leasejudge::end_stale on a MemoryStore holding the state where it was read
+//                 (adopt): scan, plan, end or delete at the revision read, one log line per
+//                 action (the store is made again, untimed, before each repetition)
 //   simdjson-raw  reference (b): simdjson On-Demand reads every field of every value, the
 //                 practical ceiling of any sweep that must read what it judges.
 //   plan-floor    On-Demand reads only what the rules read (state, owner, tool, started
@@ -372,11 +372,20 @@ Outcome run_sweep_apply(const Options& o, const StepLines& lines, DecisionFile& 
   opts.clock = fixed_clock(o.now);
   SweepLog log = [&](std::string_view line) { log_lines.emplace_back(line); };
   SweepReport report;
+  // The store holds the state where it was read (MemoryStore::adopt), as put() would.
+  std::vector<BatchEntry> held(lines.lines.size());
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    const StepLine& l = lines.lines[i];
+    held[i] = BatchEntry{l.key_offset, l.value_offset, l.key_len, l.value_len, l.revision};
+  }
   repeat(
       o, out, [&] { report = end_stale(*store, o.node, o.before, log, opts); },
       [&] {
         store = std::make_unique<MemoryStore>();
-        for (const StepLine& l : lines.lines) store->put(lines.key(l), lines.value(l));
+        if (Status s = store->adopt(lines.buffer(), StepLines::padding_bytes, held); !s.ok()) {
+          fmt::print(stderr, "leasejudge-bench-sweep: adopt: {}\n", s.error().message);
+          std::exit(1);
+        }
         log_lines.clear();
         log_lines.reserve(lines.lines.size() / 4);
       });
