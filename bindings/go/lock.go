@@ -467,36 +467,64 @@ type Lock struct {
 // then creates ours. The *Lock is non-nil only when the outcome is Acquired; every
 // outcome is a nil error. Errors are the store's, or a callback that panicked.
 func AcquireLock(store *Store, key, purpose string, holder *LockHolder, now time.Time, opts *LockOptions) (*Lock, Acquisition, error) {
-	k, kn := cString(key)
-	defer C.free(unsafe.Pointer(k))
-	p, pn := cString(purpose)
-	defer C.free(unsafe.Pointer(p))
-	h, freeHolder := cHolder(holder)
-	defer freeHolder()
-	setup, cb, done := lockSetup(opts)
-	defer done()
+	args := newAcquireArgs(key, purpose, holder, opts)
+	defer args.free()
 	var out *C.lj_lock_t
 	var acq C.lj_lock_acquisition_t
 	err := store.use(func(sp *C.lj_store_t) error {
 		var cerr *C.lj_error_t
-		rc := C.lj_go_lock_acquire(&out, &acq, sp, k, kn, p, pn, h, msOf(now), &setup, &cerr)
-		return withCallbackError(errorOf(rc, cerr), cb.took())
+		rc := C.lj_go_lock_acquire(&out, &acq, sp, args.key, args.keyLen, args.purpose, args.purposeLen, args.holder,
+			msOf(now), &args.setup, &cerr)
+		return withCallbackError(errorOf(rc, cerr), args.cb.took())
 	})
 	defer C.lj_lock_acquisition_clear(&acq)
 	if err != nil {
 		return nil, Acquisition{Outcome: AcquireUnknown}, err
 	}
+	l, a := acquired(store, out, &acq)
+	return l, a, nil
+}
+
+// An acquisition's arguments as the C ABI takes them; free releases them.
+type acquireArgs struct {
+	key, purpose       *C.char
+	keyLen, purposeLen C.size_t
+	holder             *C.lj_lock_holder_t
+	setup              C.lj_go_lock_setup_t
+	cb                 *lockCallbacks
+	free               func()
+}
+
+func newAcquireArgs(key, purpose string, holder *LockHolder, opts *LockOptions) *acquireArgs {
+	a := &acquireArgs{}
+	a.key, a.keyLen = cString(key)
+	a.purpose, a.purposeLen = cString(purpose)
+	var freeHolder, done func()
+	a.holder, freeHolder = cHolder(holder)
+	a.setup, a.cb, done = lockSetup(opts)
+	a.free = func() {
+		done()
+		freeHolder()
+		C.free(unsafe.Pointer(a.purpose))
+		C.free(unsafe.Pointer(a.key))
+	}
+	return a
+}
+
+// What an acquisition answered, its verdict taken (acq is still the caller's to
+// clear), and the lock when it was taken.
+func acquired(store *Store, out *C.lj_lock_t, acq *C.lj_lock_acquisition_t) (*Lock, Acquisition) {
 	a := Acquisition{Outcome: AcquireOutcome(acq.outcome), BrokeAt: uint64(acq.broke_at), Revision: uint64(acq.revision)}
 	if acq.has_verdict != 0 {
 		v := takeVerdict(&acq.verdict)
 		a.Verdict = &v
 	}
 	if out == nil {
-		return nil, a, nil
+		return nil, a
 	}
 	l := &Lock{ptr: out, store: store}
 	runtime.SetFinalizer(l, (*Lock).Close)
-	return l, a, nil
+	return l, a
 }
 
 // The longest wait one call of the C ABI takes (a day): AcquireWait waits longer in
@@ -517,14 +545,8 @@ func AcquireWait(ctx context.Context, store *Store, key, purpose string, holder 
 	if err := ctx.Err(); err != nil {
 		return nil, Acquisition{Outcome: AcquireUnknown}, err
 	}
-	k, kn := cString(key)
-	defer C.free(unsafe.Pointer(k))
-	p, pn := cString(purpose)
-	defer C.free(unsafe.Pointer(p))
-	h, freeHolder := cHolder(holder)
-	defer freeHolder()
-	setup, cb, done := lockSetup(opts)
-	defer done()
+	args := newAcquireArgs(key, purpose, holder, opts)
+	defer args.free()
 	ch := cgo.NewHandle(ctx)
 	defer ch.Delete()
 	for {
@@ -532,25 +554,20 @@ func AcquireWait(ctx context.Context, store *Store, key, purpose string, holder 
 		var acq C.lj_lock_acquisition_t
 		err := store.use(func(sp *C.lj_store_t) error {
 			var cerr *C.lj_error_t
-			rc := C.lj_go_lock_acquire_wait(&out, &acq, sp, k, kn, p, pn, h, C.int64_t(waitTurn/time.Millisecond),
-				C.uintptr_t(ch), &setup, &cerr)
-			return withCallbackError(errorOf(rc, cerr), cb.took())
+			rc := C.lj_go_lock_acquire_wait(&out, &acq, sp, args.key, args.keyLen, args.purpose, args.purposeLen,
+				args.holder, C.int64_t(waitTurn/time.Millisecond), C.uintptr_t(ch), &args.setup, &cerr)
+			return withCallbackError(errorOf(rc, cerr), args.cb.took())
 		})
-		a := Acquisition{Outcome: AcquireOutcome(acq.outcome), BrokeAt: uint64(acq.broke_at), Revision: uint64(acq.revision)}
-		if err == nil && acq.has_verdict != 0 {
-			v := takeVerdict(&acq.verdict)
-			a.Verdict = &v
-		}
-		C.lj_lock_acquisition_clear(&acq)
 		if err != nil {
+			C.lj_lock_acquisition_clear(&acq)
 			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ErrUser) {
 				return nil, Acquisition{Outcome: AcquireUnknown}, ctxErr
 			}
 			return nil, Acquisition{Outcome: AcquireUnknown}, err
 		}
-		if out != nil {
-			l := &Lock{ptr: out, store: store}
-			runtime.SetFinalizer(l, (*Lock).Close)
+		l, a := acquired(store, out, &acq)
+		C.lj_lock_acquisition_clear(&acq)
+		if l != nil {
 			return l, a, nil
 		}
 	}
