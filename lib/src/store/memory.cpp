@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <functional>
 
 namespace leasejudge {
 
@@ -21,9 +23,61 @@ struct MemoryStore::Cursor {
   std::size_t pos = 0, end = 0;
 };
 
+// --- the index -----------------------------------------------------------------
+
+MemoryStore::Item* MemoryStore::KeyIndex::gone() {
+  static Item left;
+  return &left;
+}
+
+MemoryStore::Item* MemoryStore::KeyIndex::find(std::string_view key) const {
+  if (slots_.empty()) return nullptr;
+  const std::uint64_t hash = std::hash<std::string_view>{}(key);
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.item == nullptr) return nullptr;
+    if (s.hash == hash && s.item != gone() && s.item->key == key) return s.item;
+  }
+}
+
+void MemoryStore::KeyIndex::place(Item& item, std::uint64_t hash) {
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = hash & mask;
+  while (slots_[i].item != nullptr && slots_[i].item != gone()) i = (i + 1) & mask;
+  if (slots_[i].item == nullptr) ++used_;
+  slots_[i] = Slot{hash, &item};
+  item.slot = i;
+}
+
+void MemoryStore::KeyIndex::rehash(std::size_t capacity) {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(capacity, Slot{});
+  used_ = 0;
+  for (const Slot& s : old)
+    if (s.item != nullptr && s.item != gone()) place(*s.item, s.hash);
+}
+
+void MemoryStore::KeyIndex::reserve(std::size_t items) {
+  if (items * 2 <= slots_.size() && used_ * 2 <= slots_.size()) return;
+  rehash(std::bit_ceil(std::max<std::size_t>(16, items * 2)));
+}
+
+void MemoryStore::KeyIndex::insert(Item& item) {
+  if ((used_ + 1) * 2 > slots_.size()) rehash(std::bit_ceil(std::max<std::size_t>(16, (live_ + 1) * 4)));
+  place(item, std::hash<std::string_view>{}(item.key));
+  ++live_;
+}
+
+void MemoryStore::KeyIndex::erase(Item& item) {
+  slots_[item.slot].item = gone();
+  --live_;
+}
+
+// --- the store -----------------------------------------------------------------
+
 MemoryStore::Item* MemoryStore::find(std::string_view key) const {
-  auto it = index_.find(key);
-  return it == index_.end() ? nullptr : it->second;
+  return index_.find(key);
 }
 
 // The item of key, for a write: looked for among the items last handed over, from
@@ -57,7 +111,7 @@ MemoryStore::Item& MemoryStore::insert(std::string_view key, bool own_key) {
     item->key = key;
   }
   order_.push_back(item);
-  index_.emplace(item->key, item);
+  index_.insert(*item);
   return *item;
 }
 
@@ -69,7 +123,7 @@ void MemoryStore::write(Item& item, std::string_view value) {
 }
 
 void MemoryStore::drop(Item& item) {
-  index_.erase(item.key);
+  index_.erase(item);
   item.live = false;
   item.value = {};
   std::string().swap(item.own_value);

@@ -14,7 +14,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "leasejudge/store.hpp"
@@ -57,7 +56,30 @@ class MemoryStore final : public Store {
     std::string own_key, own_value;
     Revision revision = 0;
     std::uint32_t buffer = 0;  // 1 + the adopted buffer holding key and value; 0: value is the store's
+    std::size_t slot = 0;      // its place in the index, while live
     bool live = true;
+  };
+  // The live items by key: open addressing with linear probing over a power-of-two
+  // table kept at most half full, each slot a key's hash and its item. An item
+  // knows its slot, so it leaves the index without a search.
+  class KeyIndex {
+   public:
+    Item* find(std::string_view key) const;
+    void insert(Item& item);  // an item whose key the index does not hold
+    void erase(Item& item);
+    void reserve(std::size_t items);
+    std::size_t size() const noexcept { return live_; }
+
+   private:
+    struct Slot {
+      std::uint64_t hash = 0;
+      Item* item = nullptr;  // nullptr: empty; gone(): an item left
+    };
+    static Item* gone();
+    void rehash(std::size_t capacity);
+    void place(Item& item, std::uint64_t hash);
+    std::vector<Slot> slots_;
+    std::size_t live_ = 0, used_ = 0;  // used_: live and left slots
   };
   struct Adopted {
     std::string_view bytes;
@@ -81,7 +103,7 @@ class MemoryStore final : public Store {
   std::vector<Item*> order_;   // items as first written, some dropped since
   std::size_t dropped_in_order_ = 0;
   std::size_t scans_ = 0;      // scans under way: order_ is compacted only when none is
-  std::unordered_map<std::string_view, Item*> index_;  // the live items
+  KeyIndex index_;
   std::vector<Adopted> adopted_;
   // The items of the last batch handed over in place, by where their keys sit: a
   // sweep writes the keys of a batch in its order, with the batch's own key bytes,
