@@ -338,6 +338,25 @@ TEST_SUITE("step lines") {
     CHECK(told >= 60);
     CHECK(whole.ends_with(answer("n1.last", "end", "owner-not-self", restart)));
     for (unsigned threads : {2u, 3u}) CHECK(plan_all(text, threads) == whole);
+    // Past 2 MiB: a run of its own for each thread; over one, answers handed over a
+    // MiB of input at a time.
+    std::string thrice = text + "\n" + text + "\n" + text;
+    const std::string expected = plan_each(thrice);
+    for (unsigned threads : {1u, 2u, 3u}) {
+      CAPTURE(threads);
+      CHECK(plan_all(thrice, threads) == expected);
+      std::vector<std::string> pieces;
+      StepLinesSummary sum;
+      plan_step_lines(thrice, step_cases::rules(), threads, sum, [&](std::string_view a) { pieces.emplace_back(a); });
+      std::string joined;
+      for (const auto& p : pieces) joined += p;
+      CHECK(joined == expected);
+      // One thread: a piece per MiB begun, and the last line (no newline) at the end.
+      const std::size_t mib = std::size_t{1} << 20;
+      CHECK(pieces.size() == (threads == 1 ? (thrice.size() + mib - 1) / mib + 1 : threads));
+      CHECK(sum.malformed == 3 * whole_sum.malformed);
+      CHECK(sum.plan.end == 3 * whole_sum.plan.end);
+    }
     // Fed in chunks of every size from one byte.
     for (std::size_t step : {std::size_t(1), std::size_t(7), std::size_t(4096), std::size_t(300000)}) {
       CAPTURE(step);

@@ -2,6 +2,7 @@
 // guard that keeps exceptions from crossing into C. Private to capi/.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -59,6 +60,43 @@ inline int give(char** out, size_t* out_len, std::string_view s, lj_error_t** er
   if (out_len != nullptr) *out_len = s.size();
   return LJ_OK;
 }
+
+// Text built where the caller frees it (lj_free): grown by realloc, which moves a
+// large block's pages rather than copying them, so a long answer is never held twice.
+class MallocText {
+ public:
+  MallocText() = default;
+  MallocText(const MallocText&) = delete;
+  MallocText& operator=(const MallocText&) = delete;
+  ~MallocText() { std::free(p_); }
+  // Throws std::bad_alloc when memory runs out.
+  void append(std::string_view s) {
+    if (s.size() >= cap_ - size_) {  // room for the NUL stays
+      std::size_t want = std::max<std::size_t>({cap_ * 2, size_ + s.size() + 1, 4096});
+      char* grown = static_cast<char*>(std::realloc(p_, want));
+      if (grown == nullptr) throw std::bad_alloc();
+      p_ = grown;
+      cap_ = want;
+    }
+    if (!s.empty()) std::memcpy(p_ + size_, s.data(), s.size());
+    size_ += s.size();
+  }
+  // Hand the text, NUL-terminated, to (*out, *out_len).
+  int give(char** out, size_t* out_len, lj_error_t** err) noexcept {
+    if (p_ == nullptr) return leasejudge::capi::give(out, out_len, std::string_view(), err);
+    p_[size_] = '\0';
+    if (char* fitted = static_cast<char*>(std::realloc(p_, size_ + 1)); fitted != nullptr) p_ = fitted;
+    *out = p_;
+    if (out_len != nullptr) *out_len = size_;
+    p_ = nullptr;
+    size_ = cap_ = 0;
+    return LJ_OK;
+  }
+
+ private:
+  char* p_ = nullptr;
+  std::size_t size_ = 0, cap_ = 0;
+};
 
 // Copy text quoted from input out as text.hpp's c_text makes it (UTF-8, no NUL).
 inline int give_text(char** out, size_t* out_len, std::string_view s, lj_error_t** err) {

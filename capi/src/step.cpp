@@ -265,10 +265,11 @@ LJ_API int lj_step_plan_lines(char** out, size_t* out_len, lj_step_plan_summary_
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
     StepLinesSummary sum;
-    std::string answer = plan_step_lines(text, rules, opts->threads, sum);
+    MallocText answer;
+    plan_step_lines(text, rules, opts->threads, sum, [&answer](std::string_view a) { answer.append(a); });
     if (stopped) return stopped_error(err);
     copy_summary(summary, sum);
-    return give(out, out_len, answer, err);
+    return answer.give(out, out_len, err);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <thread>
 #include <vector>
@@ -403,8 +404,8 @@ const StepLinesSummary& StepLinesPlan::summary() const noexcept {
   return impl_->summary;
 }
 
-std::string plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads,
-                            StepLinesSummary& summary) {
+void plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads, StepLinesSummary& summary,
+                     const std::function<void(std::string_view answers)>& emit) {
   // Runs of at least 1 MiB each, cut after a newline.
   std::size_t runs = std::max<std::size_t>(1, std::min<std::size_t>(threads, text.size() >> 20));
   std::vector<std::string_view> parts;
@@ -417,6 +418,31 @@ std::string plan_step_lines(std::string_view text, const StaleRules& rules, unsi
     pos = nl + 1;
   }
   parts.push_back(text.substr(pos));
+  summary = StepLinesSummary{};
+  auto add = [&summary](const StepLinesSummary& part) {
+    summary.plan.end += part.plan.end;
+    summary.plan.remove += part.plan.remove;
+    summary.plan.leave += part.plan.leave;
+    summary.plan.no_step += part.plan.no_step;
+    summary.plan.other_node += part.plan.other_node;
+    summary.malformed += part.malformed;
+  };
+  if (parts.size() == 1) {
+    // One run: its answers handed over a piece of input at a time.
+    constexpr std::size_t piece = std::size_t{1} << 20;
+    StepLinesPlan plan(rules);
+    std::string answers;
+    for (std::size_t at = 0; at < text.size(); at += piece) {
+      answers.clear();
+      plan.feed(text.substr(at, piece), answers);
+      if (!answers.empty()) emit(answers);
+    }
+    answers.clear();
+    plan.finish(answers);
+    if (!answers.empty()) emit(answers);
+    add(plan.summary());
+    return;
+  }
   std::vector<std::string> answers(parts.size());
   std::vector<StepLinesSummary> sums(parts.size());
   auto run = [&](std::size_t r) {
@@ -430,21 +456,17 @@ std::string plan_step_lines(std::string_view text, const StaleRules& rules, unsi
   for (std::size_t r = 1; r < parts.size(); ++r) workers.emplace_back(run, r);
   run(0);
   for (auto& w : workers) w.join();
-  summary = StepLinesSummary{};
-  std::size_t total = 0;
-  for (const auto& a : answers) total += a.size();
-  std::string out = std::move(answers[0]);
-  out.reserve(total);
   for (std::size_t r = 0; r < parts.size(); ++r) {
-    if (r > 0) out.append(answers[r]);
-    const BatchSummary& p = sums[r].plan;
-    summary.plan.end += p.end;
-    summary.plan.remove += p.remove;
-    summary.plan.leave += p.leave;
-    summary.plan.no_step += p.no_step;
-    summary.plan.other_node += p.other_node;
-    summary.malformed += sums[r].malformed;
+    if (!answers[r].empty()) emit(answers[r]);
+    std::string().swap(answers[r]);
+    add(sums[r]);
   }
+}
+
+std::string plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads,
+                            StepLinesSummary& summary) {
+  std::string out;
+  plan_step_lines(text, rules, threads, summary, [&out](std::string_view answers) { out.append(answers); });
   return out;
 }
 

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -114,6 +115,11 @@ class StepLinesPlan {
 // called from every thread at once.
 std::string plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads,
                             StepLinesSummary& summary);
+// The same, the answers handed to emit in input order as they are made (over one
+// thread, those of about a MiB of input at a time; over more, a run's at a time), so
+// that a caller puts them where it wants them without holding them twice.
+void plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads, StepLinesSummary& summary,
+                     const std::function<void(std::string_view answers)>& emit);
 
 // Plan the lines read from in_fd until its end, the answers written to out_fd as they
 // come: at most one chunk of input (1 MiB), the longest line and one chunk of answers
