@@ -14,7 +14,8 @@
 # and >= 1.0x the raw simdjson pass; plan over 2 threads >= 1.8x one thread (on an idle
 # machine: the load average is printed beside it); the Go binding's PlanBatch >= 15x the Go
 # sweep; capi-lines (lj_step_plan_lines) >= 0.8x plan_batch's keys/s with a peak RSS <= 1.3x
-# its input; no allocation per key on the plan path.
+# its input; sweep-apply >= 0.7x plan_batch's keys/s in at most 1.2 KB a key; no allocation
+# per key on the plan path.
 
 function label(c, t) { return (c == "plan" || t > 1) ? c " x" t : c }
 function fmt_rate(x) {
@@ -171,6 +172,13 @@ END {
     }
     if ((x = ratio("command", 1, "plan", 1, n)) > 0)
       printf "- %d keys: the command (leasejudge step plan FILE, the whole process: start, read, plan, write) is %s plan_batch's keys/s (target 0.8x: %s)\n", n, ranged(x), verdict(x >= 0.8) > md
+    if ((x = ratio("sweep-apply", 1, "plan", 1, n)) > 0)
+      printf "- %d keys: sweep-apply (end_stale on the memory store: scan, plan, ends and deletes written, logged) is %s plan_batch's keys/s (target 0.7x: %s)\n", n, ranged(x), verdict(x >= 0.7) > md
+    key = "sweep-apply" SUBSEP 1 SUBSEP n
+    if (key in rss) {
+      x = rss[key] * 1048576 / n / 1000
+      printf "- %d keys: sweep-apply's peak RSS is %.0f MiB, %.2f KB (10^3 bytes) a key, the state in memory included (target 1.2 KB: %s)\n", n, rss[key], x, verdict(x <= 1.2) > md
+    }
     key = "capi-lines-fd" SUBSEP 1 SUBSEP n
     if ((key in rss) && file_bytes[n] > 0) {
       x = ratio("capi-lines-fd", 1, "plan", 1, n)
