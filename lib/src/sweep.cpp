@@ -88,6 +88,21 @@ void count_action(SweepCounts& counts, StepAction action) {
     ++counts.ends;
 }
 
+// Fills an acted-on step from its verdict and view; the strings keep whatever
+// capacity p already had.
+void fill_planned(PlannedStep& p, const StepVerdict& v, const StepView& view, std::string_view self,
+                  const HolderJudgement& judgement) {
+  p.verdict = v;
+  p.id.assign(view.id);
+  p.tool.assign(view.tool);
+  p.owner.assign(view.owner);
+  p.started = view.started;
+  char why[step_why_max];
+  p.why.assign(why, step_why(v, why));
+  p.said.clear();
+  append_step_said(p.said, v, view.owner, self, &judgement);
+}
+
 // Plan one entry; an action only for end and delete.
 std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, const StaleRules& rules, StepCodec& codec,
                                       OwnerVerdicts* cache, SweepCounts& counts) {
@@ -101,13 +116,7 @@ std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, co
   count_action(counts, v.action);
   PlannedStep p;
   p.entry = index;
-  p.verdict = v;
-  p.id = std::string(view.id);
-  p.tool = std::string(view.tool);
-  p.owner = std::string(view.owner);
-  p.started = view.started;
-  p.why = step_why(v);
-  p.said = step_said(v, view.owner, rules.self, &judgement);
+  fill_planned(p, v, view, rules.self, judgement);
   return p;
 }
 
@@ -383,16 +392,7 @@ class BatchSweep {
       observe_leave(opts_, e, v, view);
       return;
     }
-    // The planned step's strings keep their capacity from key to key.
-    planned_.verdict = v;
-    planned_.id.assign(view.id);
-    planned_.tool.assign(view.tool);
-    planned_.owner.assign(view.owner);
-    planned_.started = view.started;
-    char why[step_why_max];
-    planned_.why.assign(why, step_why(v, why));
-    planned_.said.clear();
-    append_step_said(planned_.said, v, view.owner, rules_.self, &judgement);
+    fill_planned(planned_, v, view, rules_.self, judgement);  // its strings keep their capacity
     applier_.act(e, planned_, codec_);
   }
 
