@@ -129,6 +129,46 @@ TEST_SUITE("memory store") {
     CHECK(scan_all(store, "n2.").batches.empty());
   }
 
+  TEST_CASE("a scan's prefix is told from the key's bytes, at every length") {
+    // Prefixes shorter than, as long as and longer than the first bytes an item keeps
+    // beside its key (16), over keys written and adopted, with NUL and high bytes.
+    MemoryStore store;
+    const std::string nul("build-eu-1.\0\xff", 13);
+    store.put("build-eu-1.a", "1");
+    store.put("build-eu-1", "2");  // the prefix less its dot
+    store.put("build-eu-10.a", "3");
+    store.put("build-eu-1.abcdef-ghij", "4");
+    store.put("build-eu-1.abcdef-ghiK", "5");  // differs from the one before at byte 22
+    store.put("build-eu-1.abcd", "6");         // 15 bytes
+    store.put("build-eu-1.abcde", "7");        // 16 bytes
+    store.put(nul, "8");
+    Layout adopted({{"build-eu-1.abcdef-ghij-x", "9"}, {"build-eu-1.abcdef-ghiJ", "10"}, {"b", "11"}});
+    REQUIRE(store.adopt(adopted.view(), ScanBuffer::padding, adopted.entries).ok());
+    auto keys = [&](std::string_view prefix) {
+      std::vector<std::string> out = scan_all(store, prefix).keys;
+      return out;
+    };
+    using V = std::vector<std::string>;
+    CHECK(keys("build-eu-1.") == V{"build-eu-1.a", "build-eu-1.abcdef-ghij", "build-eu-1.abcdef-ghiK",
+                                   "build-eu-1.abcd", "build-eu-1.abcde", nul, "build-eu-1.abcdef-ghij-x",
+                                   "build-eu-1.abcdef-ghiJ"});
+    CHECK(keys("build-eu-1.abcd") == V{"build-eu-1.abcdef-ghij", "build-eu-1.abcdef-ghiK", "build-eu-1.abcd",
+                                       "build-eu-1.abcde", "build-eu-1.abcdef-ghij-x", "build-eu-1.abcdef-ghiJ"});
+    CHECK(keys("build-eu-1.abcde") == V{"build-eu-1.abcdef-ghij", "build-eu-1.abcdef-ghiK", "build-eu-1.abcde",
+                                        "build-eu-1.abcdef-ghij-x", "build-eu-1.abcdef-ghiJ"});
+    CHECK(keys("build-eu-1.abcdef") == V{"build-eu-1.abcdef-ghij", "build-eu-1.abcdef-ghiK",
+                                         "build-eu-1.abcdef-ghij-x", "build-eu-1.abcdef-ghiJ"});
+    CHECK(keys("build-eu-1.abcdef-ghij") == V{"build-eu-1.abcdef-ghij", "build-eu-1.abcdef-ghij-x"});
+    CHECK(keys("build-eu-1.abcdef-ghij-x-") == V{});
+    CHECK(keys(nul) == V{nul});
+    CHECK(keys(std::string_view(nul.data(), 12)) == V{nul});
+    CHECK(keys("build-eu-1") == V{"build-eu-1.a", "build-eu-1", "build-eu-10.a", "build-eu-1.abcdef-ghij",
+                                  "build-eu-1.abcdef-ghiK", "build-eu-1.abcd", "build-eu-1.abcde", nul,
+                                  "build-eu-1.abcdef-ghij-x", "build-eu-1.abcdef-ghiJ"});
+    CHECK(keys("c") == V{});
+    CHECK(keys("").size() == 11);
+  }
+
   TEST_CASE("a scan's batches keep to their limits") {
     MemoryStore store;
     for (int i = 0; i < 5; ++i) store.put("k" + std::to_string(i), std::string(10, static_cast<char>('a' + i)));

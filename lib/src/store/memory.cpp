@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <functional>
 
 namespace leasejudge {
@@ -94,6 +95,12 @@ MemoryStore::Item* MemoryStore::find_written(std::string_view key) {
   return find(key);
 }
 
+bool MemoryStore::has_prefix(const Item& item, std::string_view prefix) {
+  if (item.key.size() < prefix.size()) return false;
+  if (prefix.size() <= head_size) return std::memcmp(item.head, prefix.data(), prefix.size()) == 0;
+  return item.key.compare(0, prefix.size(), prefix) == 0;
+}
+
 MemoryStore::Item& MemoryStore::insert(std::string_view key, bool own_key) {
   if (dropped_in_order_ > 64 && dropped_in_order_ * 2 > order_.size()) compact();
   Item* item;
@@ -110,6 +117,7 @@ MemoryStore::Item& MemoryStore::insert(std::string_view key, bool own_key) {
   } else {
     item->key = key;
   }
+  std::memcpy(item->head, key.data(), std::min(key.size(), head_size));
   order_.push_back(item);
   index_.insert(*item);
   return *item;
@@ -244,7 +252,7 @@ std::size_t MemoryStore::fill(Cursor& cursor, const ScanOptions& options, ScanBu
   handed_next_ = 0;
   for (; cursor.pos < cursor.end; ++cursor.pos) {
     Item* item = order_[cursor.pos];
-    if (!item->live || item->key.compare(0, cursor.prefix.size(), cursor.prefix) != 0) continue;
+    if (!item->live || !has_prefix(*item, cursor.prefix)) continue;
     if (in_place.size() >= max_keys || in_place_bytes >= options.batch_bytes || copied.full(options)) break;
     if (item->buffer != 0) {
       if (copied.size() > 0 || (from != 0 && item->buffer != from)) break;

@@ -51,8 +51,10 @@ class MemoryStore final : public Store {
   std::size_t size() const;
 
  private:
+  static constexpr std::size_t head_size = 16;
   struct Item {
     std::string_view key, value;  // into an adopted buffer, or into own_key and own_value
+    char head[head_size] = {};    // the key's first bytes: a scan's prefix test reads no key bytes
     std::string own_key, own_value;
     Revision revision = 0;
     std::uint32_t buffer = 0;  // 1 + the adopted buffer holding key and value; 0: value is the store's
@@ -90,6 +92,7 @@ class MemoryStore final : public Store {
 
   Item* find(std::string_view key) const;
   Item* find_written(std::string_view key);
+  static bool has_prefix(const Item& item, std::string_view prefix);
   Item& insert(std::string_view key, bool own_key);
   void write(Item& item, std::string_view value);
   void drop(Item& item);
