@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fixtures/step/step_cases.hpp"
+#include "step_codec.hpp"
 #include "leasejudge/sweep.hpp"
 
 using namespace leasejudge;
@@ -410,6 +411,70 @@ TEST_SUITE("step") {
     CHECK(codec.end("{\"state\":\"running\"", "w", at).code() == Errc::parse);
     CHECK(codec.end("null", "w", at).code() == Errc::parse);
     CHECK(codec.end("", "w", at).code() == Errc::parse);
+  }
+
+  TEST_CASE("an end into a buffer writes what the end returns, and keeps the buffer's room") {
+    StepCodec codec, fresh;
+    const Instant at{1714564800, 7};
+    std::string out = "left over";
+    for (const auto& c : go_cases()) {
+      CAPTURE(c.value.substr(0, 200));
+      auto want = fresh.end(c.value, "w", at);
+      Status got = codec.end(c.value, "w", at, out);
+      REQUIRE(got.ok() == want.ok());
+      if (want.ok()) {
+        CHECK(out == *want);
+      } else {
+        CHECK(got.code() == Errc::parse);
+        CHECK(got.error().message == want.error().message);
+        CHECK(out.empty());
+      }
+    }
+    REQUIRE(codec.end(std::string(4000, ' ') + "{}", "w", at, out).ok());
+    std::size_t room = out.capacity();
+    REQUIRE(codec.end("{}", "w", at, out).ok());
+    CHECK(out == "{\"state\":\"failed\",\"reason\":\"w\",\"ended\":\"2024-05-01T12:00:00.000000007Z\"}");
+    CHECK(out.capacity() == room);
+  }
+
+  TEST_CASE("a codec keeping its spans ends the step read last without reading it again, and only that one") {
+    StepCodec codec, fresh;
+    const Instant at{1714564800, 9};
+    auto want = [&](std::string_view v) {
+      auto r = fresh.end(v, "w", at);
+      return r.ok() ? *r : std::string("<error>");
+    };
+    auto got = [&](std::string_view v) {
+      std::string out;
+      return codec.end(v, "w", at, out).ok() ? out : std::string("<error>");
+    };
+    const std::string a = "{\"id\":\"a\",\"state\":\"running\",\"result\":{\"x\":1},\"tool\":\"go\"}";
+    const std::string b = "{\"state\":\"running\",\"reason\":\"r\",\"ended\":null,\"owner\":\"o\",\"z\":[1,2]}";
+    const std::string not_step = "{\"state\":1}";
+    StepView view;
+    CHECK_FALSE(StepCodecAccess::keep_spans(codec, true));
+    codec.read(a, view);
+    CHECK(got(a) == want(a));
+    codec.read(b, view);
+    CHECK(got(a) == want(a));  // the spans are b's: a is read again
+    CHECK(got(b) == want(b));
+    codec.read(b, view);
+    CHECK(got(std::string_view(b).substr(0, b.size() - 1)) == "<error>");  // the same bytes, shorter
+    codec.read(b, view);
+    codec.read(not_step, view);
+    CHECK(got(b) == want(b));
+    CHECK(got(not_step) == "<error>");
+    for (const auto& c : go_cases()) {  // every shape, read and then ended
+      CAPTURE(c.value.substr(0, 200));
+      codec.read(c.value, view);
+      CHECK(got(c.value) == want(c.value));
+      CHECK(codec.decode(c.value).has_value() == (c.step || c.null));
+      CHECK(got(c.value) == want(c.value));
+    }
+    CHECK(StepCodecAccess::keep_spans(codec, false));
+    codec.read(a, view);
+    CHECK(got(a) == want(a));
+    CHECK_FALSE(StepCodecAccess::keep_spans(codec, false));
   }
 
   TEST_CASE("an ended step differs from the read one only in its four fields") {

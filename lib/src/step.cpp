@@ -198,6 +198,8 @@ struct StepCodec::Impl {
   std::string key_scratch;       // a decoded object key
   std::vector<FieldSpan> spans;  // the top-level fields of the last read, for end()
   bool want_spans = false;
+  bool keep_spans = false;       // every read keeps its spans (StepCodecAccess::keep_spans)
+  std::string_view spans_of;     // the step whose spans are kept, while they are complete
   step_json::NestStack nest;
 
   // The read in progress: the text strings decode from, and its tokens.
@@ -232,6 +234,7 @@ struct StepCodec::Impl {
     refused = nullptr;
     after = step_json::no_token;
     spans.clear();
+    spans_of = {};
     scratch.clear();
     levels_backing.clear();
     levels_len = 0;
@@ -436,7 +439,9 @@ StepShape StepCodec::Impl::parse(std::string_view value, bool, Step* full_out) {
   StepShape shape = start(value);
   if (shape != StepShape::step) return shape;
   if (!index(value)) return fail(not_json);
-  return walk_step(0);
+  shape = walk_step(0);
+  if (keep_spans && shape == StepShape::step) spans_of = value;
+  return shape;
 }
 
 StepCodecAccess::Within StepCodec::Impl::read_within(const step_json::TokenText& text, bool text_masked,
@@ -749,6 +754,13 @@ std::optional<Step> StepCodec::decode(std::string_view value) {
   return step;
 }
 
+bool StepCodecAccess::keep_spans(StepCodec& codec, bool keep) {
+  bool was = codec.impl_->keep_spans;
+  codec.impl_->keep_spans = codec.impl_->want_spans = keep;
+  codec.impl_->spans_of = {};
+  return was;
+}
+
 StepCodecAccess::Within StepCodecAccess::read(StepCodec& codec, const step_json::TokenText& text, bool masked,
                                               std::uint32_t first, int outer, StepView& out) {
   return codec.impl_->read_within(text, masked, first, outer, out);
@@ -778,18 +790,28 @@ std::string_view StepCodec::no_step_why() const noexcept {
 }
 
 Result<std::string> StepCodec::end(std::string_view value, std::string_view why, Instant ended_at) {
-  impl_->want_spans = true;
-  StepShape shape = impl_->parse(value, false, nullptr);
-  impl_->want_spans = false;
-  if (shape != StepShape::step)
-    return Error{Errc::parse, fmt::format("the value is no step object: {}",
-                                          shape == StepShape::null_value ? "it is null" : impl_->why)};
+  std::string out;
+  if (Status s = end(value, why, ended_at, out); !s.ok()) return s.error();
+  return out;
+}
+
+Status StepCodec::end(std::string_view value, std::string_view why, Instant ended_at, std::string& out) {
+  out.clear();
+  // A step read last with its spans kept is not read again (its bytes are unchanged:
+  // keep_spans' contract).
+  if (!impl_->keep_spans || impl_->spans_of.data() != value.data() || impl_->spans_of.size() != value.size()) {
+    impl_->want_spans = true;
+    StepShape shape = impl_->parse(value, false, nullptr);
+    impl_->want_spans = impl_->keep_spans;
+    if (shape != StepShape::step)
+      return Status(Errc::parse, fmt::format("the value is no step object: {}",
+                                             shape == StepShape::null_value ? "it is null" : impl_->why));
+  }
   const char* t = value.data();
   const auto& spans = impl_->spans;
   char when[rfc3339_max];
   std::size_t when_len = format_rfc3339_nano(ended_at, when);
 
-  std::string out;
   out.reserve(value.size() + why.size() * 6 + 96);
   auto put_state = [&] { out.append("\"failed\""); };
   auto put_reason = [&] { step_json::append_json_string(out, why); };
@@ -845,7 +867,7 @@ Result<std::string> StepCodec::end(std::string_view value, std::string_view why,
   }
   std::uint32_t tail = spans.empty() ? impl_->close : spans.back().value_end;
   out.append(t + tail, value.size() - tail);
-  return out;
+  return Status::success();
 }
 
 // --- AskWhat -----------------------------------------------------------------------------

@@ -22,6 +22,11 @@ struct StepCodecAccess {
   // whole value is checked, also when it is no step.
   static Within read(StepCodec& codec, const step_json::TokenText& text, bool masked, std::uint32_t first, int outer,
                      StepView& out);
+  // While keep is set, every read of a step keeps where its fields are, and StepCodec::end
+  // of the step read last ends it without reading it again: its bytes must not change
+  // in between (a sweep ends a value of the batch it has just planned). Returns the
+  // setting before.
+  static bool keep_spans(StepCodec& codec, bool keep);
 };
 
 }  // namespace leasejudge

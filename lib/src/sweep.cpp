@@ -8,6 +8,7 @@
 #include <iterator>
 #include <thread>
 
+#include "step_codec.hpp"
 #include "step_json.hpp"
 
 namespace leasejudge {
@@ -209,15 +210,14 @@ class Applier {
     if (p.verdict.action == StepAction::remove) {
       pipe_->remove(e.key, e.revision);
     } else {
-      auto ended = codec.end(e.value, p.why, sweep_now(opts_));
-      if (!ended) {
+      if (Status ended = codec.end(e.value, p.why, sweep_now(opts_), ended_); !ended.ok()) {
         // Never sent: concluded once every write before it is (then its slot is the oldest).
         while (count_ > 0) settle();
         ++count_;
         conclude(s, WriteOutcome{WriteOutcome::Kind::failed, 0, ended.error()});
         return;
       }
-      pipe_->update(e.key, *ended, e.revision);
+      pipe_->update(e.key, ended_, e.revision);  // a store copies what it sends
     }
     ++count_;
     ++report_.stats.writes;
@@ -316,6 +316,7 @@ class Applier {
   std::unique_ptr<WritePipeline> pipe_;
   std::vector<Slot> ring_;
   fmt::memory_buffer line_;  // the log line being written, reused
+  std::string ended_;        // the value of the end being sent, reused
   std::size_t head_ = 0, count_ = 0;
   bool stopped_ = false;
 };
@@ -356,6 +357,9 @@ class BatchSweep {
  public:
   BatchSweep(StaleRules& rules, const SweepOptions& opts, Applier& applier, SweepReport& report)
       : rules_(rules), opts_(opts), applier_(applier), report_(report) {}
+  BatchSweep(const BatchSweep&) = delete;
+  BatchSweep& operator=(const BatchSweep&) = delete;
+  ~BatchSweep() { StepCodecAccess::keep_spans(codec_, kept_before_); }
 
   // Success, or why the batch could not be planned; Errc::user once the sweep stopped.
   Status operator()(const ScanBatch& batch) {
@@ -401,6 +405,9 @@ class BatchSweep {
   Applier& applier_;
   SweepReport& report_;
   StepCodec& codec_ = tl_codec;
+  // A step is ended right after it is planned, from the batch's unchanged bytes: its
+  // end needs no second read.
+  bool kept_before_ = StepCodecAccess::keep_spans(codec_, true);
   OwnerVerdicts cache_;
   PlannedStep planned_;
   bool halted_ = false;

@@ -157,6 +157,9 @@ class StepCodec {
   // state, reason or ended is added before the closing brace. Every other byte is
   // kept. Errc::parse when the value is no step object.
   Result<std::string> end(std::string_view value, std::string_view why, Instant ended);
+  // The same into out, which keeps its capacity (a sweep ends many steps through one
+  // buffer); out is cleared first, and left empty when the value is no step object.
+  Status end(std::string_view value, std::string_view why, Instant ended, std::string& out);
 
  private:
   friend struct StepCodecAccess;  // lib/src/step_codec.hpp: a value inside a larger text
