@@ -96,6 +96,7 @@ MemoryStore::Item* MemoryStore::find_written(std::string_view key) {
 }
 
 bool MemoryStore::has_prefix(const Item& item, std::string_view prefix) {
+  if (prefix.empty()) return true;
   if (item.key.size() < prefix.size()) return false;
   if (prefix.size() <= head_size) return std::memcmp(item.head, prefix.data(), prefix.size()) == 0;
   return item.key.compare(0, prefix.size(), prefix) == 0;
@@ -117,7 +118,7 @@ MemoryStore::Item& MemoryStore::insert(std::string_view key, bool own_key) {
   } else {
     item->key = key;
   }
-  std::memcpy(item->head, key.data(), std::min(key.size(), head_size));
+  if (!key.empty()) std::memcpy(item->head, key.data(), std::min(key.size(), head_size));  // an empty view may be null
   order_.push_back(item);
   index_.insert(*item);
   return *item;
