@@ -144,10 +144,7 @@ TEST_SUITE("memory store") {
     store.put(nul, "8");
     Layout adopted({{"build-eu-1.abcdef-ghij-x", "9"}, {"build-eu-1.abcdef-ghiJ", "10"}, {"b", "11"}});
     REQUIRE(store.adopt(adopted.view(), ScanBuffer::padding, adopted.entries).ok());
-    auto keys = [&](std::string_view prefix) {
-      std::vector<std::string> out = scan_all(store, prefix).keys;
-      return out;
-    };
+    auto keys = [&](std::string_view prefix) { return scan_all(store, prefix).keys; };
     using V = std::vector<std::string>;
     CHECK(keys("build-eu-1.") == V{"build-eu-1.a", "build-eu-1.abcdef-ghij", "build-eu-1.abcdef-ghiK",
                                    "build-eu-1.abcd", "build-eu-1.abcde", nul, "build-eu-1.abcdef-ghij-x",

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "fixtures/step/step_cases.hpp"
-#include "step_codec.hpp"
 #include "leasejudge/sweep.hpp"
+#include "step_codec.hpp"
 
 using namespace leasejudge;
 

@@ -198,8 +198,8 @@ struct StepCodec::Impl {
   std::string key_scratch;       // a decoded object key
   std::vector<FieldSpan> spans;  // the top-level fields of the last read, for end()
   bool want_spans = false;
-  bool keep_spans = false;       // every read keeps its spans (StepCodecAccess::keep_spans)
-  std::string_view spans_of;     // the step whose spans are kept, while they are complete
+  bool keep_spans = false;    // every read keeps its spans (StepCodecAccess::keep_spans)
+  std::string_view spans_of;  // the step whose spans are kept, while they are complete
   step_json::NestStack nest;
 
   // The read in progress: the text strings decode from, and its tokens.

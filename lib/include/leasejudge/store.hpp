@@ -111,8 +111,8 @@ class WritePipeline {
   virtual ~WritePipeline() = default;
   // Send a write: value at key while the key is still at revision, or the key's
   // deletion while it is. Its outcome comes from next(), in the order sent. Blocks
-  // while the window is full only in stores that cannot queue more. What key and value
-  // view is copied before update or remove returns: the caller may reuse it.
+  // while the window is full only in stores that cannot queue more. The bytes key and
+  // value view are copied before update or remove returns: the caller may reuse them.
   virtual void update(std::string_view key, std::string_view value, Revision revision) = 0;
   virtual void remove(std::string_view key, Revision revision) = 0;
   // Writes sent whose outcome next() has not given yet.

@@ -99,7 +99,7 @@ bool MemoryStore::has_prefix(const Item& item, std::string_view prefix) {
   if (prefix.empty()) return true;
   if (item.key.size() < prefix.size()) return false;
   if (prefix.size() <= head_size) return std::memcmp(item.head, prefix.data(), prefix.size()) == 0;
-  return item.key.compare(0, prefix.size(), prefix) == 0;
+  return item.key.starts_with(prefix);
 }
 
 MemoryStore::Item& MemoryStore::insert(std::string_view key, bool own_key) {
