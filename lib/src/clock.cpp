@@ -13,6 +13,7 @@
 
 #include <ctime>
 #include <limits>
+#include <utility>
 
 namespace leasejudge {
 namespace {
@@ -99,6 +100,15 @@ CivilTime civil_from_instant(Instant t) noexcept {
                    static_cast<unsigned>(rem % 60), static_cast<std::int32_t>(nsec)};
 }
 
+// The width lowest decimal digits of v (v < 10^width), zero-padded, at p; the end.
+char* put_digits(char* p, std::uint64_t v, int width) noexcept {
+  for (int i = width - 1; i >= 0; --i) {
+    p[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  return p + width;
+}
+
 // Go's appendFormatRFC3339 in UTC: the year with at least four digits and a '-'
 // before a negative one, then the fraction (nanos only) with zeros trimmed, then 'Z'.
 std::size_t write_rfc3339(Instant t, char* out, bool nanos) noexcept {
@@ -109,12 +119,17 @@ std::size_t write_rfc3339(Instant t, char* out, bool nanos) noexcept {
     *p++ = '-';
     year = -year;
   }
-  p = fmt::format_to(p, FMT_COMPILE("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}"), year, c.date.month, c.date.day, c.hour,
-                     c.minute, c.second);
+  p = year < 10000 ? put_digits(p, static_cast<std::uint64_t>(year), 4) : fmt::format_to(p, FMT_COMPILE("{}"), year);
+  const std::pair<std::uint64_t, char> fields[] = {
+      {c.date.month, '-'}, {c.date.day, '-'}, {c.hour, 'T'}, {c.minute, ':'}, {c.second, ':'}};
+  for (const auto& [value, before] : fields) {
+    *p++ = before;
+    p = put_digits(p, value, 2);
+  }
   if (nanos && c.nsec != 0) {
     *p++ = '.';
     char* digits = p;
-    p = fmt::format_to(p, FMT_COMPILE("{:09}"), c.nsec);
+    p = put_digits(p, static_cast<std::uint64_t>(c.nsec), 9);
     while (p > digits && p[-1] == '0') --p;
   }
   *p++ = 'Z';
