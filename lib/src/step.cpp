@@ -1037,14 +1037,22 @@ bool is_step_key_of(std::string_view key, std::string_view node) noexcept {
   return split_step_key(key, parts) && parts.node == node;
 }
 
-StepVerdict plan_read_step(std::string_view key, std::string_view value, StepShape shape, const StepView& view,
-                           const StaleRules& rules, OwnerVerdicts* cache, HolderJudgement* judgement) {
-  if (!is_step_key_of(key, rules.node)) return {StepAction::leave, StepReason::other_node, {}};
+namespace {
+// plan_read_step past its key check.
+StepVerdict judge_read_step(std::string_view key, std::string_view value, StepShape shape, const StepView& view,
+                            const StaleRules& rules, OwnerVerdicts* cache, HolderJudgement* judgement) {
   if (value.empty()) return {StepAction::leave, StepReason::no_value, {}};
   if (shape == StepShape::no_step) return {StepAction::leave, StepReason::no_step, {}};
   if (shape == StepShape::null_value || view.state != step_running)
     return {StepAction::leave, StepReason::not_running, {}};
   return judge_running_step(key, view, rules, cache, judgement);
+}
+}  // namespace
+
+StepVerdict plan_read_step(std::string_view key, std::string_view value, StepShape shape, const StepView& view,
+                           const StaleRules& rules, OwnerVerdicts* cache, HolderJudgement* judgement) {
+  if (!is_step_key_of(key, rules.node)) return {StepAction::leave, StepReason::other_node, {}};
+  return judge_read_step(key, value, shape, view, rules, cache, judgement);
 }
 
 StepVerdict plan_step(std::string_view key, std::string_view value, const StaleRules& rules, StepCodec& codec,
@@ -1054,7 +1062,7 @@ StepVerdict plan_step(std::string_view key, std::string_view value, const StaleR
   v = StepView{};
   if (!is_step_key_of(key, rules.node)) return {StepAction::leave, StepReason::other_node, {}};
   StepShape shape = value.empty() ? StepShape::no_step : codec.read(value, v);
-  return plan_read_step(key, value, shape, v, rules, cache, judgement);
+  return judge_read_step(key, value, shape, v, rules, cache, judgement);
 }
 
 namespace {
