@@ -52,14 +52,15 @@ class MemoryStore final : public Store {
 
  private:
   static constexpr std::size_t head_size = 16;
+  // What a scan reads comes first, within one cache line.
   struct Item {
     std::string_view key, value;  // into an adopted buffer, or into own_key and own_value
     char head[head_size] = {};    // the key's first bytes: a scan's prefix test reads no key bytes
-    std::string own_key, own_value;
     Revision revision = 0;
     std::uint32_t buffer = 0;  // 1 + the adopted buffer holding key and value; 0: value is the store's
-    std::size_t slot = 0;      // its place in the index, while live
     bool live = true;
+    std::size_t slot = 0;  // its place in the index, while live
+    std::string own_key, own_value;
   };
   // The live items by key: open addressing with linear probing over a power-of-two
   // table kept at most half full, each slot a key's hash and its item. An item
