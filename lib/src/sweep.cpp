@@ -1,6 +1,7 @@
 // The sweep engine: plan, apply, the seed's EndStale family, and the batch plan.
 #include "leasejudge/sweep.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -187,60 +188,85 @@ class Applier {
   }
 
  private:
-  // A write in flight: what its outcome needs (the entry's bytes may be gone by then).
+  // What a write's outcome needs, as views: into the entry and its plan while the write
+  // is sent, into its Slot while it is in flight.
+  struct Sent {
+    std::string_view key, id, tool, owner, why, said;
+    Instant started = go_zero_time;
+    StepVerdict verdict;
+    Revision revision = 0;
+  };
+  // A write in flight: its Sent held (the entry's bytes may be gone by its outcome).
   // Slots are reused, so their strings keep their capacity.
   struct Slot {
     std::string key, id, tool, owner, why, said;
     Instant started = go_zero_time;
     StepVerdict verdict;
     Revision revision = 0;
+
+    void hold(const Sent& s) {
+      key.assign(s.key);
+      id.assign(s.id);
+      tool.assign(s.tool);
+      owner.assign(s.owner);
+      why.assign(s.why);
+      said.assign(s.said);
+      started = s.started;
+      verdict = s.verdict;
+      revision = s.revision;
+    }
+    Sent sent() const { return Sent{key, id, tool, owner, why, said, started, verdict, revision}; }
   };
 
+  // Sends the write. Its outcome, when the store knows it at once and no write is in
+  // flight before it (a store that writes as it is sent), is concluded from the views
+  // without holding them; otherwise the write takes the next slot.
   void send(const SweepEntry& e, const PlannedStep& p, StepCodec& codec) {
-    Slot& s = ring_[(head_ + count_) % window_];
-    s.key.assign(e.key);
-    s.id.assign(p.id);
-    s.tool.assign(p.tool);
-    s.owner.assign(p.owner);
-    s.why.assign(p.why);
-    s.said.assign(p.said);
-    s.started = p.started;
-    s.verdict = p.verdict;
-    s.revision = e.revision;
+    const Sent sent{e.key, p.id, p.tool, p.owner, p.why, p.said, p.started, p.verdict, e.revision};
     if (p.verdict.action == StepAction::remove) {
       pipe_->remove(e.key, e.revision);
     } else {
       if (Status ended = codec.end(e.value, p.why, sweep_now(opts_), ended_); !ended.ok()) {
-        // Never sent: concluded once every write before it is (then its slot is the oldest).
+        // Never sent: concluded once every write before it is.
         while (count_ > 0) settle();
-        ++count_;
-        conclude(s, WriteOutcome{WriteOutcome::Kind::failed, 0, ended.error()});
+        conclude(sent, WriteOutcome{WriteOutcome::Kind::failed, 0, ended.error()});
         return;
       }
       pipe_->update(e.key, ended_, e.revision);  // a store copies what it sends
     }
-    ++count_;
     ++report_.stats.writes;
     report_.stats.max_in_flight = std::max<std::uint64_t>(report_.stats.max_in_flight, pipe_->in_flight());
+    if (count_ == 0 && pipe_->ready() > 0) {
+      conclude(sent, next_outcome());
+      return;
+    }
+    ring_[(head_ + count_) % window_].hold(sent);
+    ++count_;
+  }
+
+  WriteOutcome next_outcome() {
+    auto outcome = pipe_->next();
+    if (!outcome) {
+      return WriteOutcome{WriteOutcome::Kind::unknown, 0,
+                          Error{Errc::internal, "the store's pipeline lost track of a write"}};
+    }
+    return std::move(*outcome);
   }
 
   // The oldest write's outcome.
   void settle() {
-    Slot& s = ring_[head_];
-    auto outcome = pipe_->next();
-    if (!outcome) {
-      outcome = WriteOutcome{WriteOutcome::Kind::unknown, 0,
-                             Error{Errc::internal, "the store's pipeline lost track of a write"}};
-    }
-    conclude(s, *outcome);
+    const Slot& s = ring_[head_];
+    conclude(s.sent(), next_outcome());
+    head_ = (head_ + 1) % window_;
+    --count_;
   }
 
-  void conclude(Slot& s, const WriteOutcome& o) {
+  void conclude(const Sent& s, const WriteOutcome& o) {
     SweepOutcome outcome = SweepOutcome::done;
     switch (o.kind) {
       case WriteOutcome::Kind::done:
         count_action(report_.counts, s.verdict.action);
-        report_.ended.push_back(s.id);
+        report_.ended.emplace_back(s.id);
         log_done(s);
         break;
       case WriteOutcome::Kind::changed:
@@ -258,7 +284,7 @@ class Applier {
         stop(s, o);
         break;
     }
-    report_.writes.push_back(SweepWrite{s.key, s.verdict.action, outcome, s.revision});
+    report_.writes.push_back(SweepWrite{std::string(s.key), s.verdict.action, outcome, s.revision});
     if (opts_.on_key) {
       SweepKey k{s.key,
                  s.revision,
@@ -273,11 +299,9 @@ class Applier {
                  o.kind == WriteOutcome::Kind::done ? std::string_view() : std::string_view(o.error.message)};
       opts_.on_key(k);
     }
-    head_ = (head_ + 1) % window_;
-    --count_;
   }
 
-  void stop(const Slot& s, const WriteOutcome& o) {
+  void stop(const Sent& s, const WriteOutcome& o) {
     if (o.kind == WriteOutcome::Kind::unknown && log_)
       log_(fmt::format("the write ending the step {} has an unknown outcome (it may have landed): {}", s.key,
                        o.error.message));
@@ -290,14 +314,14 @@ class Applier {
     report_.status = Status(o.error.code, std::move(message));
   }
 
-  void log_done(const Slot& s) {
+  void log_done(const Sent& s) {
     if (!log_) return;
     char started[rfc3339_max];
     std::size_t n = format_rfc3339(s.started, started);
     line_.clear();
     fmt::format_to(
-        std::back_inserter(line_), "the step {} ({}, started {}) was left running and is {}: {}; {}", s.key, s.tool,
-        std::string_view(started, n),
+        std::back_inserter(line_), FMT_COMPILE("the step {} ({}, started {}) was left running and is {}: {}; {}"),
+        s.key, s.tool, std::string_view(started, n),
         s.verdict.action == StepAction::remove ? "deleted, left to the stream's redelivery" : "ended", s.why, s.said);
     log_(std::string_view(line_.data(), line_.size()));
   }
