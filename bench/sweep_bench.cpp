@@ -364,13 +364,19 @@ Outcome run_sweep_apply(const Options& o, const StepLines& lines, DecisionFile& 
   Outcome out;
   out.decided = true;
   std::unique_ptr<MemoryStore> store;
-  std::vector<std::string> log_lines;
+  // The log as a file logger keeps it: the lines' bytes one after another, and where
+  // each ends (a line may hold any byte).
+  std::string log_text;
+  std::vector<std::size_t> log_ends;
   SweepOptions opts;
   opts.owner = o.owner;
   opts.boot = o.before;
   opts.bound_ns = o.bound_s * 1000000000LL;
   opts.clock = fixed_clock(o.now);
-  SweepLog log = [&](std::string_view line) { log_lines.emplace_back(line); };
+  SweepLog log = [&](std::string_view line) {
+    log_text.append(line);
+    log_ends.push_back(log_text.size());
+  };
   SweepReport report;
   // The store holds the state where it was read (MemoryStore::adopt), as put() would.
   std::vector<BatchEntry> held(lines.lines.size());
@@ -386,8 +392,10 @@ Outcome run_sweep_apply(const Options& o, const StepLines& lines, DecisionFile& 
           fmt::print(stderr, "leasejudge-bench-sweep: adopt: {}\n", s.error().message);
           std::exit(1);
         }
-        log_lines.clear();
-        log_lines.reserve(lines.lines.size() / 4);
+        log_text.clear();
+        log_text.reserve(lines.lines.size() * 64);
+        log_ends.clear();
+        log_ends.reserve(lines.lines.size() / 4);
       });
   if (!report.status) {
     fmt::print(stderr, "leasejudge-bench-sweep: end_stale: {}\n", report.status.error().message);
@@ -399,7 +407,8 @@ Outcome run_sweep_apply(const Options& o, const StepLines& lines, DecisionFile& 
   if (decisions.wanted()) {
     // What was done, read back from the store; why and said from the log lines.
     std::unordered_map<std::string_view, LoggedAction> logged;
-    for (const std::string& line : log_lines) {
+    for (std::size_t i = 0, begin = 0; i < log_ends.size(); begin = log_ends[i++]) {
+      std::string_view line = std::string_view(log_text).substr(begin, log_ends[i] - begin);
       auto a = parse_log_line(line);
       if (!a) {
         fmt::print(stderr, "leasejudge-bench-sweep: a log line of another form: {}\n", line);
