@@ -271,6 +271,37 @@ TEST_SUITE("step lines") {
                      malformed("null", "the line is not one JSON value"));
   }
 
+  TEST_CASE("the key decides whose the value is, before or after the value, the last of two keys") {
+    const std::string no_step = "the value is no step (Go's decoder refuses it)";
+    const std::string other = "the key is no step key of this node";
+    std::string in =
+        "{\"key\":\"n1.a\",\"value\":{\"state\":1}}\n"
+        "{\"value\":{\"state\":1},\"key\":\"n1.b\"}\n"
+        "{\"key\":\"n1.c\",\"value\":{\"state\":1},\"key\":\"n2.c\"}\n"
+        "{\"key\":\"n2.d\",\"value\":{\"state\":1},\"key\":\"n1.d\"}\n"
+        "{\"key\":\"n2.e\",\"value\":{\"state\":1}}\n"
+        "{\"key\":\"n2.f\",\"value\":null,\"key\":\"n1.f\"}\n"
+        "{\"value\":{\"state\":1},\"key\":\"n2.g\"}\n";
+    std::string want = answer("n1.a", "leave", "no-step", no_step) + answer("n1.b", "leave", "no-step", no_step) +
+                       answer("n2.c", "leave", "other-node", other) + answer("n1.d", "leave", "no-step", no_step) +
+                       answer("n2.e", "leave", "other-node", other) +
+                       answer("n1.f", "leave", "not-running", "the step is not running") +
+                       answer("n2.g", "leave", "other-node", other);
+    // Each line alone (read line by line) and all of them indexed at once.
+    std::string one_by_one;
+    for (std::size_t at = 0; at < in.size();) {
+      std::size_t nl = in.find('\n', at);
+      one_by_one += plan_all(in.substr(at, nl + 1 - at));
+      at = nl + 1;
+    }
+    CHECK(one_by_one == want);
+    StepLinesSummary s;
+    CHECK(plan_all(in, 1, &s) == want);
+    CHECK(s.plan.no_step == 3);
+    CHECK(s.plan.other_node == 3);
+    CHECK(s.plan.leave == 1);
+  }
+
   TEST_CASE("the plan answers every line as Go decides its value") {
     GoLines g = go_lines();
     REQUIRE(g.count > 380);

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "step_codec.hpp"
+#include "step_judge.hpp"
 #include "step_json.hpp"
 
 namespace leasejudge {
@@ -1037,8 +1038,6 @@ bool is_step_key_of(std::string_view key, std::string_view node) noexcept {
   return split_step_key(key, parts) && parts.node == node;
 }
 
-namespace {
-// plan_read_step past its key check.
 StepVerdict judge_read_step(std::string_view key, std::string_view value, StepShape shape, const StepView& view,
                             const StaleRules& rules, OwnerVerdicts* cache, HolderJudgement* judgement) {
   if (value.empty()) return {StepAction::leave, StepReason::no_value, {}};
@@ -1047,7 +1046,6 @@ StepVerdict judge_read_step(std::string_view key, std::string_view value, StepSh
     return {StepAction::leave, StepReason::not_running, {}};
   return judge_running_step(key, view, rules, cache, judgement);
 }
-}  // namespace
 
 StepVerdict plan_read_step(std::string_view key, std::string_view value, StepShape shape, const StepView& view,
                            const StaleRules& rules, OwnerVerdicts* cache, HolderJudgement* judgement) {

@@ -15,6 +15,7 @@
 
 #include "step_codec.hpp"
 #include "step_json.hpp"
+#include "step_judge.hpp"
 
 namespace leasejudge {
 
@@ -165,6 +166,7 @@ std::uint32_t StepLineReader::Impl::field(std::string_view field_name, std::uint
     if (!step_json::string_token(t, v, s)) return step_json::no_token;
     line.key = decoded(s, key);
     line.has_key = true;
+    line.key_checked = false;
     return v + 1;
   }
   if (field_name == "revision") {
@@ -194,7 +196,11 @@ std::uint32_t StepLineReader::Impl::value_field(std::uint32_t v, StepCodec* code
   }
   std::uint32_t next;
   // Read as a step from this index, unless the key already said whose it is not.
-  if (codec != nullptr && !(line.has_key && !is_step_key_of(line.key, node))) {
+  if (codec != nullptr && line.has_key) {
+    line.key_checked = true;
+    line.of_node = is_step_key_of(line.key, node);
+  }
+  if (codec != nullptr && (!line.has_key || line.of_node)) {
     StepCodecAccess::Within w = StepCodecAccess::read(*codec, t, masked, v, 1, *view);
     if (w.broken) return step_json::no_token;
     next = w.after;
@@ -302,9 +308,12 @@ struct StepLinesPlan::Impl {
       append_step_malformed_line(out, l);
       return;
     }
-    StepShape shape = l.shape;
-    if (!l.read && !l.value.empty() && is_step_key_of(l.key, rules.node)) shape = codec.read(l.value, view);
-    StepVerdict v = plan_read_step(l.key, l.value, shape, view, rules, &cache);
+    StepVerdict v{StepAction::leave, StepReason::other_node, {}};
+    if (l.key_checked ? l.of_node : is_step_key_of(l.key, rules.node)) {
+      StepShape shape = l.shape;
+      if (!l.read && !l.value.empty()) shape = codec.read(l.value, view);
+      v = judge_read_step(l.key, l.value, shape, view, rules, &cache, nullptr);
+    }
     summary.plan.add(v);
     append_step_plan_line(out, l.key, v);
   }

@@ -43,6 +43,10 @@ struct StepLine {
   // carried as a string of its bytes is left for the caller to read).
   bool read = false;
   StepShape shape = StepShape::no_step;
+  // read_planned only: whether the key was checked against the node when the value was
+  // read (a key given before its value, and none after it), and what the check found.
+  bool key_checked = false;
+  bool of_node = false;
 };
 
 // Reads lines. Keeps its buffers between reads: one per thread, reused.
