@@ -177,6 +177,7 @@ TEST_SUITE("clock") {
       REQUIRE(t.has_value());
       CHECK(t->sec == c.sec);
       CHECK(t->nsec == c.nsec);
+      CHECK(leasejudge::is_rfc3339(c.text));
     }
   }
 
@@ -243,6 +244,94 @@ TEST_SUITE("clock") {
     for (const std::string_view text : cases) {
       CAPTURE(text);
       CHECK_FALSE(leasejudge::parse_rfc3339(text).has_value());
+      CHECK_FALSE(leasejudge::is_rfc3339(text));
+    }
+  }
+
+  TEST_CASE("is_rfc3339 takes exactly what parse_rfc3339 takes, on every shape near a time") {
+    // Times of every part's shape, each cut short, grown, and with each byte replaced by
+    // each byte a time's grammar cares about (digits, separators, signs, letters).
+    const std::string_view seeds[] = {
+        "2024-01-02T03:04:05Z",        "2024-01-02T03:04:05.123456789Z", "2024-01-02T3:04:05,5+24:60",
+        "2024-02-29T23:59:59-23:59",   "2023-02-29T00:00:00Z",           "0000-01-01T00:00:00.0000000000001+00:00",
+        "9999-12-31T23:59:59.999999Z", "2024-04-31T12:00:00Z",
+    };
+    const std::string_view bytes = "0123456789-+:.,TtZz \x00\x7f\xff"sv;
+    std::size_t taken = 0, tried = 0;
+    auto both = [&](std::string_view text) {
+      CAPTURE(text);
+      const bool parsed = leasejudge::parse_rfc3339(text).has_value();
+      CHECK(leasejudge::is_rfc3339(text) == parsed);
+      taken += parsed;
+      ++tried;
+    };
+    for (std::string_view seed : seeds) {
+      for (std::size_t n = 0; n <= seed.size(); ++n) both(seed.substr(0, n));
+      for (char c : bytes) both(std::string(seed) + c);
+      for (std::size_t i = 0; i < seed.size(); ++i)
+        for (char c : bytes) {
+          std::string text(seed);
+          text[i] = c;
+          both(text);
+        }
+    }
+    // Both answers are seen: the comparison is not of two functions that always refuse.
+    CHECK(tried > 4000);
+    CHECK(taken > 100);
+    CHECK(taken < tried / 2);
+  }
+
+  TEST_CASE("parse_rfc3339 refuses every byte out of place in the fixed layout") {
+    // Go reads "2006-01-02T15:04:05.999999999Z" byte by byte: a digit of it replaced by a
+    // byte that is no digit, or a separator by any other byte (but ',' for the '.'), is
+    // no time; the reader reads these places eight bytes at a time, so each place gets
+    // every byte (those whose high nibble is a digit's, 0x30-0x3F, and their neighbours).
+    const std::string seed = "2024-01-02T03:04:05.123456789Z";
+    REQUIRE(leasejudge::parse_rfc3339(seed).has_value());
+    std::size_t tried = 0;
+    for (std::size_t i = 0; i + 1 < seed.size(); ++i) {
+      const bool digit_place = seed[i] >= '0' && seed[i] <= '9';
+      for (int c = 0; c < 256; ++c) {
+        const char b = static_cast<char>(c);
+        if (b == seed[i] || (digit_place && b >= '0' && b <= '9') || (i == 19 && b == ',')) continue;
+        std::string text = seed;
+        text[i] = b;
+        CAPTURE(text);
+        CHECK_FALSE(leasejudge::parse_rfc3339(text).has_value());
+        CHECK_FALSE(leasejudge::is_rfc3339(text));
+        ++tried;
+      }
+    }
+    CHECK(tried == 29 * 255 - 23 * 9 - 1);
+    // And every digit read at its weight, each place in turn (the fraction's nine too):
+    // the seconds since 0000-01-01T00:00:00Z counted here by hand (year 0 is a leap year;
+    // so are 4, 8, ..., not 100, 200, 300, 500, 600, 700, 900).
+    struct Weight {
+      std::size_t at;
+      char digit;
+      std::int64_t sec;
+      std::int32_t nsec;
+    };
+    const Weight weights[] = {
+        {0, '1', 365243 * 86400LL, 0}, {1, '1', 36525 * 86400LL, 0}, {2, '1', 3653 * 86400LL, 0},
+        {3, '1', 366 * 86400LL, 0},    {5, '1', 274 * 86400LL, 0},   {6, '2', 31 * 86400LL, 0},
+        {8, '1', 9 * 86400LL, 0},      {9, '2', 86400, 0},           {11, '1', 36000, 0},
+        {12, '1', 3600, 0},            {14, '1', 600, 0},            {15, '1', 60, 0},
+        {17, '1', 10, 0},              {18, '1', 1, 0},              {20, '1', 0, 100000000},
+        {21, '1', 0, 10000000},        {22, '1', 0, 1000000},        {23, '1', 0, 100000},
+        {24, '1', 0, 10000},           {25, '1', 0, 1000},           {26, '1', 0, 100},
+        {27, '1', 0, 10},              {28, '1', 0, 1},
+    };
+    const Instant zero = *leasejudge::parse_rfc3339("0000-01-01T00:00:00Z");
+    for (const Weight& w : weights) {
+      std::string text = "0000-01-01T00:00:00.000000000Z";
+      if (w.at == 5 || w.at == 8) text[w.at + 1] = '0';  // "10": October, the 10th
+      text[w.at] = w.digit;
+      CAPTURE(text);
+      const std::optional<Instant> t = leasejudge::parse_rfc3339(text);
+      REQUIRE(t.has_value());
+      CHECK(t->sec - zero.sec == w.sec);
+      CHECK(t->nsec == w.nsec);
     }
   }
 
@@ -256,6 +345,8 @@ TEST_SUITE("clock") {
     text = "2024-01-02T03:04:05Z" + std::string(1000000, 'Z');
     CHECK_FALSE(leasejudge::parse_rfc3339(text).has_value());
     CHECK_FALSE(leasejudge::parse_rfc3339(std::string(1000000, '9')).has_value());
+    CHECK(leasejudge::is_rfc3339("2024-01-02T03:04:05." + std::string(1000000, '9') + "Z"));
+    CHECK_FALSE(leasejudge::is_rfc3339(text));
   }
 
   // --- Go family: writing ---------------------------------------------------------

@@ -11,6 +11,9 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <bit>
+#include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <limits>
 #include <utility>
@@ -341,24 +344,86 @@ struct GoTimeText {
   }
 };
 
+// Eight bytes of text as one word, eight at a time: the first byte the lowest (on a
+// little-endian machine; elsewhere the byte-by-byte reads alone are used).
+constexpr bool words_read = std::endian::native == std::endian::little;
+constexpr std::uint64_t each_byte = 0x0101010101010101;
+std::uint64_t word_at(const char* p) noexcept {
+  std::uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+// Is each byte of w that mask keeps an ASCII digit? (its high nibble 3, and its low
+// nibble at most 9: adding 6 to it does not carry)
+constexpr bool digits_in(std::uint64_t w, std::uint64_t mask) noexcept {
+  const std::uint64_t d = w & mask;
+  const std::uint64_t threes = 0x30 * each_byte & mask;
+  return (d & 0xF0 * each_byte) == threes && ((d + (0x06 * each_byte & mask)) & 0xF0 * each_byte) == threes;
+}
+// The number eight ASCII digits write, the first the most significant.
+constexpr std::uint32_t eight_digits(std::uint64_t w) noexcept {
+  w = (w & 0x0F0F0F0F0F0F0F0F) * 2561 >> 8;
+  w = (w & 0x00FF00FF00FF00FF) * 6553601 >> 16;
+  return static_cast<std::uint32_t>((w & 0x0000FFFF0000FFFF) * 42949672960001 >> 32);
+}
+// "2006-01-02T15:04:05" as three words (bytes 0-7, 8-15, 11-18): where the digits are,
+// and the separators between them.
+constexpr std::uint64_t date_digits = 0x00FFFF00FFFFFFFF, date_seps = 0x2D00002D00000000;  // "YYYY-MM-"
+constexpr std::uint64_t clock_digits = 0xFFFF00FFFF00FFFF;
+constexpr std::uint64_t day_seps = 0x00003A0000540000;    // "DDTHH:MM"
+constexpr std::uint64_t clock_seps = 0x00003A00003A0000;  // "HH:MM:SS"
+
+// Byte k of each pair of digits w holds where mask keeps them: 10 times digit k plus
+// digit k+1 (no byte carries into the next: each is at most 99).
+constexpr std::uint64_t digit_pairs(std::uint64_t w, std::uint64_t mask) noexcept {
+  const std::uint64_t v = (w & mask) - (0x30 * each_byte & mask);
+  return v * 10 + (v >> 8);
+}
+constexpr int byte_of(std::uint64_t w, int k) noexcept {
+  return static_cast<int>((w >> (8 * k)) & 0xFF);
+}
+
+// The head at fixed places, a word at a time: false when the text is not of that form.
+bool fixed_head_words(const char* p, int& year, int& month, int& day, int& hour, int& minute, int& second) noexcept {
+  const std::uint64_t w0 = word_at(p), w1 = word_at(p + 8), w2 = word_at(p + 11);
+  if (!((w0 & ~date_digits) == date_seps && (w1 & ~clock_digits) == day_seps && (w2 & ~clock_digits) == clock_seps &&
+        digits_in(w0, date_digits) && digits_in(w1, clock_digits) && digits_in(w2, clock_digits)))
+    return false;
+  const std::uint64_t q0 = digit_pairs(w0, date_digits), q1 = digit_pairs(w1, clock_digits),
+                      q2 = digit_pairs(w2, clock_digits);
+  year = byte_of(q0, 0) * 100 + byte_of(q0, 2);
+  month = byte_of(q0, 5);
+  day = byte_of(q1, 0);
+  hour = byte_of(q1, 3);
+  minute = byte_of(q1, 6);
+  second = byte_of(q2, 6);
+  return true;
+}
+// The same byte by byte.
+bool fixed_head_bytes(const char* p, int& year, int& month, int& day, int& hour, int& minute, int& second) noexcept {
+  if (p[4] != '-' || p[7] != '-' || p[10] != 'T' || p[13] != ':' || p[16] != ':') return false;
+  auto d = [p](std::size_t k) -> int { return static_cast<unsigned>(p[k] - '0') < 10 ? 1 : 0; };
+  // One branch for all fourteen digits: the tests are ints so the & does not short-circuit.
+  if ((d(0) & d(1) & d(2) & d(3) & d(5) & d(6) & d(8) & d(9) & d(11) & d(12) & d(14) & d(15) & d(17) & d(18)) == 0)
+    return false;
+  auto two = [p](std::size_t k) { return (p[k] - '0') * 10 + (p[k + 1] - '0'); };
+  year = two(0) * 100 + two(2);
+  month = two(5);
+  day = two(8);
+  hour = two(11);
+  minute = two(14);
+  second = two(17);
+  return true;
+}
+
 // Year, month, day, hour, minute, second: the layout up to the fraction.
 bool parse_go_head(GoTimeText& t, int& year, int& month, int& day, int& hour, int& minute, int& second) noexcept {
   const char* p = t.p;
   // "2006-01-02T15:04:05", the form every writer of Go's RFC 3339 uses, at fixed places.
-  if (t.n >= 19 && p[4] == '-' && p[7] == '-' && p[10] == 'T' && p[13] == ':' && p[16] == ':') {
-    auto d = [p](std::size_t k) -> int { return static_cast<unsigned>(p[k] - '0') < 10 ? 1 : 0; };
-    // One branch for all fourteen digits: the tests are ints so the & does not short-circuit.
-    if ((d(0) & d(1) & d(2) & d(3) & d(5) & d(6) & d(8) & d(9) & d(11) & d(12) & d(14) & d(15) & d(17) & d(18)) != 0) {
-      auto two = [p](std::size_t k) { return (p[k] - '0') * 10 + (p[k + 1] - '0'); };
-      year = two(0) * 100 + two(2);
-      month = two(5);
-      day = two(8);
-      hour = two(11);
-      minute = two(14);
-      second = two(17);
-      t.i = 19;
-      return month >= 1 && month <= 12 && hour <= 23 && minute <= 59 && second <= 59;
-    }
+  if (t.n >= 19 && (words_read ? fixed_head_words(p, year, month, day, hour, minute, second)
+                               : fixed_head_bytes(p, year, month, day, hour, minute, second))) {
+    t.i = 19;
+    return month >= 1 && month <= 12 && hour <= 23 && minute <= 59 && second <= 59;
   }
   // "2006": four bytes, all digits (atoi over them; the first must be a digit).
   if (t.n < 4) return false;
@@ -382,31 +447,48 @@ bool parse_go_head(GoTimeText& t, int& year, int& month, int& day, int& hour, in
 
 }  // namespace
 
-std::optional<Instant> parse_rfc3339(std::string_view s) noexcept {
-  // Go's UnmarshalJSON tries its parseRFC3339 fast path, then falls back on
-  // time.Parse(time.RFC3339, ...), whose result it keeps: the strict checks written
-  // after that fallback are disabled in every released Go (golang/go#54580). So this
-  // is time.Parse with the layout "2006-01-02T15:04:05Z07:00", of which the fast path
-  // is a subset. Where Parse is looser than RFC 3339 we are too: an hour of one
-  // digit, a ',' before the fraction, and offsets up to +-24:60.
+namespace {
+
+// Go's UnmarshalJSON tries its parseRFC3339 fast path, then falls back on
+// time.Parse(time.RFC3339, ...), whose result it keeps: the strict checks written
+// after that fallback are disabled in every released Go (golang/go#54580). So this
+// is time.Parse with the layout "2006-01-02T15:04:05Z07:00", of which the fast path
+// is a subset. Where Parse is looser than RFC 3339 we are too: an hour of one
+// digit, a ',' before the fraction, and offsets up to +-24:60. The instant goes into
+// *out when Convert; without, the text is only tested (the same test).
+template <bool Convert>
+bool read_rfc3339(std::string_view s, Instant* out) noexcept {
   GoTimeText t{s.data(), s.size()};
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (!parse_go_head(t, year, month, day, hour, minute, second)) return std::nullopt;
+  if (!parse_go_head(t, year, month, day, hour, minute, second)) return false;
 
   // A fraction the layout does not name: '.' or ',' then every digit that follows;
   // the first nine count, the rest are dropped (truncated, never rounded).
   std::int32_t nsec = 0;
   if (t.left() >= 2 && (s[t.i] == '.' || s[t.i] == ',') && is_digit(s[t.i + 1])) {
     ++t.i;
-    static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000, 10000, 1000, 100, 10, 1};
-    int digits = 0;
-    for (; t.digit_at(t.i); ++t.i) {
-      if (digits < 9) {
-        nsec = nsec * 10 + (s[t.i] - '0');
-        ++digits;
+    // Eight digits at once where eight follow (a nanosecond fraction has nine).
+    const bool eight = words_read && t.left() >= 8 && digits_in(word_at(s.data() + t.i), ~std::uint64_t{0});
+    if constexpr (Convert) {
+      static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000,
+                                               10000,      1000,      100,      10,      1};
+      int digits = 0;
+      if (eight) {
+        nsec = static_cast<std::int32_t>(eight_digits(word_at(s.data() + t.i)));
+        digits = 8;
+        t.i += 8;
       }
+      for (; t.digit_at(t.i); ++t.i) {
+        if (digits < 9) {
+          nsec = nsec * 10 + (s[t.i] - '0');
+          ++digits;
+        }
+      }
+      nsec *= scale[digits];
+    } else {
+      if (eight) t.i += 8;
+      while (t.digit_at(t.i)) ++t.i;
     }
-    nsec *= scale[digits];
   }
 
   // "Z07:00": 'Z', or a sign, two digits, ':', two digits.
@@ -414,24 +496,37 @@ std::optional<Instant> parse_rfc3339(std::string_view s) noexcept {
   if (t.left() >= 1 && s[t.i] == 'Z') {
     ++t.i;
   } else {
-    if (t.left() < 6 || s[t.i + 3] != ':') return std::nullopt;
+    if (t.left() < 6 || s[t.i + 3] != ':') return false;
     const char sign = s[t.i];
     ++t.i;
     int oh = 0, om = 0;
-    if (!t.two_digits(oh)) return std::nullopt;
+    if (!t.two_digits(oh)) return false;
     ++t.i;  // the ':'
-    if (!t.two_digits(om)) return std::nullopt;
+    if (!t.two_digits(om)) return false;
     // Go's range test is > rather than >=: "some people do write offsets of 24 hours".
-    if (oh > 24 || om > 60 || (sign != '+' && sign != '-')) return std::nullopt;
+    if (oh > 24 || om > 60 || (sign != '+' && sign != '-')) return false;
     offset = (oh * 60 + om) * 60;
     if (sign == '-') offset = -offset;
   }
-  if (t.left() != 0) return std::nullopt;  // "extra text"
-  if (day < 1 || day > static_cast<int>(days_in(static_cast<unsigned>(month), year))) {
-    return std::nullopt;
+  if (t.left() != 0) return false;  // "extra text"
+  if (day < 1 || day > static_cast<int>(days_in(static_cast<unsigned>(month), year))) return false;
+  if constexpr (Convert) {
+    const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+    *out = Instant{days * sec_per_day + hour * 3600 + minute * 60 + second - offset, nsec};
   }
-  const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
-  return Instant{days * sec_per_day + hour * 3600 + minute * 60 + second - offset, nsec};
+  return true;
+}
+
+}  // namespace
+
+std::optional<Instant> parse_rfc3339(std::string_view s) noexcept {
+  Instant at;
+  if (!read_rfc3339<true>(s, &at)) return std::nullopt;
+  return at;
+}
+
+bool is_rfc3339(std::string_view s) noexcept {
+  return read_rfc3339<false>(s, nullptr);
 }
 
 std::size_t format_rfc3339_nano(Instant t, char* out) noexcept {

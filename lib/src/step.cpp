@@ -215,7 +215,7 @@ struct StepCodec::Impl {
   const char* why = "";
 
   RawString id, tool, state, owner, reason;
-  Instant started = go_zero_time, ended = go_zero_time;
+  Instant started = go_zero_time;
   bool has_ask = false;
   std::uint32_t close = 0;  // offset of the closing brace
   std::uint32_t after = 0;  // the token after the value
@@ -229,7 +229,7 @@ struct StepCodec::Impl {
     why = "";
     full = full_out;
     id = tool = state = owner = reason = RawString{};
-    started = ended = go_zero_time;
+    started = go_zero_time;
     has_ask = false;
     masked = invalid = false;
     refused = nullptr;
@@ -331,7 +331,7 @@ struct StepCodec::Impl {
   // raw, or decoded into out), null leaves it. next is the token after it.
   Got string_value(std::uint32_t v, int depth, std::uint32_t& next, RawString* raw, std::string* out);
   std::uint32_t string_field(std::uint32_t v, int depth, RawString* raw, std::string* out, const char* type_why);
-  std::uint32_t time_value(std::uint32_t v, Instant& into, const char* type_why);
+  std::uint32_t time_value(std::uint32_t v, Instant* into, const char* type_why);
 
   StepCodecAccess::Within read_within(const step_json::TokenText& text, bool text_masked, std::uint32_t first,
                                       int outer_depth, StepView& out);
@@ -398,16 +398,19 @@ std::uint32_t StepCodec::Impl::string_field(std::uint32_t v, int depth, RawStrin
 }
 
 // A time.Time field: a string Go's RFC 3339 reader takes (on the raw bytes, escapes not
-// undone), or null, which leaves it.
-std::uint32_t StepCodec::Impl::time_value(std::uint32_t v, Instant& into, const char* type_why) {
+// undone), or null, which leaves it. Read into *into; with no into (a time no rule
+// reads), only checked.
+std::uint32_t StepCodec::Impl::time_value(std::uint32_t v, Instant* into, const char* type_why) {
   if (t.at(v) == '"') {
     step_json::StringToken s;
     if (!step_json::string_token(t, v, s, false)) return broken();
-    auto at = parse_rfc3339(std::string_view(t.text + s.begin, s.end - s.begin));
-    if (!at) {
-      if (refused == nullptr) refused = type_why;
-    } else {
-      into = *at;
+    std::string_view text(t.text + s.begin, s.end - s.begin);
+    if (into == nullptr) {
+      if (!is_rfc3339(text) && refused == nullptr) refused = type_why;
+    } else if (auto at = parse_rfc3339(text)) {
+      *into = *at;
+    } else if (refused == nullptr) {
+      refused = type_why;
     }
     return v + 1;
   }
@@ -527,9 +530,9 @@ std::uint32_t StepCodec::Impl::top_value(Field field, std::uint32_t v) {
     case Field::reason:
       return string_field(v, 1, full ? nullptr : &reason, full ? &full->reason : nullptr, "its reason is no string");
     case Field::started:
-      return time_value(v, full ? full->started : started, "its started is no RFC 3339 time");
-    case Field::ended:
-      return time_value(v, full ? full->ended : ended, "its ended is no RFC 3339 time");
+      return time_value(v, full ? &full->started : &started, "its started is no RFC 3339 time");
+    case Field::ended:  // read for a whole step only: no rule reads it
+      return time_value(v, full ? &full->ended : nullptr, "its ended is no RFC 3339 time");
     case Field::ask:
       return ask_value(v);
     case Field::result:

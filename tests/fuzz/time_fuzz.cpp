@@ -70,6 +70,7 @@ void fuzz_go(std::string_view text) {
   fuzz::check_error(err, rc);
   auto at = leasejudge::parse_rfc3339(text);
   FUZZ_CHECK((rc == LJ_EPARSE) == !at.has_value());
+  FUZZ_CHECK(leasejudge::is_rfc3339(text) == at.has_value());
   if (!at) return;
   FUZZ_CHECK(at->nsec >= 0 && at->nsec < 1000000000);
   // Go's layout: four-digit year, '-', month, '-', day, 'T', then the clock (its

@@ -80,6 +80,9 @@ Clock fixed_clock(Instant at);
 // the raw bytes, so a backslash fails) as Go's time.Time.UnmarshalJSON does. nullopt
 // when Go would fail. The offset is applied: the result is UTC. Allocates nothing.
 std::optional<Instant> parse_rfc3339(std::string_view text) noexcept;
+// Would parse_rfc3339 take text? (the same test, without reading the instant: for a
+// time that is only checked)
+bool is_rfc3339(std::string_view text) noexcept;
 
 // Longest text the formatters below write, without a terminating NUL.
 inline constexpr std::size_t rfc3339_max = 64;
