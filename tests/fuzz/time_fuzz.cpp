@@ -1,8 +1,9 @@
 // The time parsers and formatters of both families on any bytes. Properties: a
 // time read is within its family's range and, written out and read again, is the
-// same instant; the JS formatter writes exactly what the JS reader reads back for
-// every time in the Date range and refuses every other; Go's RFC 3339 reader takes
-// only text shaped as Go's layout (date, 'T', time, 'Z' or an offset).
+// same instant (for Go's, when its year in UTC has four digits); is_rfc3339 takes
+// what parse_rfc3339 takes; the JS formatter writes exactly what the JS reader reads
+// back for every time in the Date range and refuses every other; Go's RFC 3339 reader
+// takes only text shaped as Go's layout (date, 'T', time, 'Z' or an offset).
 #include <time.h>
 
 #include <optional>
@@ -80,7 +81,14 @@ void fuzz_go(std::string_view text) {
   std::size_t n = leasejudge::format_rfc3339_nano(*at, buf);
   FUZZ_CHECK(n <= sizeof buf);
   auto back = leasejudge::parse_rfc3339(std::string_view(buf, n));
-  FUZZ_CHECK(back.has_value() && *back == *at);
+  // An offset can carry a time of 0000 or 9999 over into a year of other than four
+  // digits in UTC, which Go writes and does not read back (as Go's own Format and Parse).
+  const bool four_digit_year = at->sec >= -62167219200 && at->sec <= 253402300799;  // 0000-01-01, 9999-12-31
+  if (four_digit_year) {
+    FUZZ_CHECK(back.has_value() && *back == *at);
+  } else {
+    FUZZ_CHECK(!back.has_value() && (n < 20 || buf[4] != '-'));
+  }
   if (rc == LJ_OK) {
     FUZZ_CHECK(ns / 1000000000 == at->sec || (ns < 0 && ns / 1000000000 - 1 == at->sec));
   } else {
