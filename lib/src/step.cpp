@@ -84,6 +84,40 @@ inline int exact_step_field(std::string_view k) noexcept {
       return -1;
   }
 }
+// The same for an ask's fields ("kind", "check", "build", "compose") and its
+// parts' fields ("fetch", "levels", "run", "module", "fp"), in the order of ask_names and part_names.
+// k's bytes are name's (k as long as name: the switches below test lengths first).
+template <std::size_t N>
+constexpr bool bytes_are(std::string_view k, const char (&name)[N]) noexcept {
+  return std::char_traits<char>::compare(k.data(), name, N - 1) == 0;
+}
+constexpr int exact_ask_field(std::string_view k) noexcept {
+  switch (k.size()) {
+    case 4:
+      return bytes_are(k, "kind") ? 0 : -1;
+    case 5:
+      return bytes_are(k, "check") ? 1 : bytes_are(k, "build") ? 2 : -1;
+    case 7:
+      return bytes_are(k, "compose") ? 3 : -1;
+    default:
+      return -1;
+  }
+}
+constexpr int exact_part_field(std::string_view k) noexcept {
+  switch (k.size()) {
+    case 2:
+      return bytes_are(k, "fp") ? 4 : -1;
+    case 3:
+      return bytes_are(k, "run") ? 2 : -1;
+    case 5:
+      return bytes_are(k, "fetch") ? 0 : -1;
+    case 6:
+      return bytes_are(k, "levels") ? 1 : bytes_are(k, "module") ? 3 : -1;
+    default:
+      return -1;
+  }
+}
+
 // The names a key matches under case folding (exact matches tried already). A name's
 // first letter must fold from the key's first rune: an ASCII letter, or one of the two
 // non-ASCII runes that fold to ASCII (the Kelvin sign to k, the long s to s); a table of
@@ -302,15 +336,18 @@ struct StepCodec::Impl {
     if (!masked) {
       if constexpr (N == std::size(top_names))
         which = exact_step_field(key);
+      else if constexpr (N == std::size(ask_names))
+        which = exact_ask_field(key);
       else
-        which = exact_name(key, names);
+        which = exact_part_field(key);
       if (which >= 0) return true;
     }
     if (masked || key.find('\\') != std::string_view::npos) {
       key_scratch.clear();
-      key = text_of(b, e, true, key_scratch);
+      which = match_name(text_of(b, e, true, key_scratch), names, letters);
+    } else {
+      which = folded_name(key, names, letters);  // its bytes are none of the names
     }
-    which = match_name(key, names, letters);
     return true;
   }
   static constexpr std::string_view top_names[] = {"id",    "tool",   "state",  "owner", "started",
@@ -322,6 +359,17 @@ struct StepCodec::Impl {
   static constexpr std::string_view part_names[] = {"fetch", "levels", "run", "module", "fp"};
   static constexpr PartField part_fields[] = {PartField::fetch, PartField::levels, PartField::run, PartField::module,
                                               PartField::fp};
+  // key_named tells the three sets of names apart by their sizes; each set's exact
+  // matcher answers each of its names with its place.
+  static_assert(std::size(top_names) != std::size(ask_names) && std::size(ask_names) != std::size(part_names) &&
+                std::size(top_names) != std::size(part_names));
+  static_assert([] {
+    for (std::size_t i = 0; i < std::size(ask_names); ++i)
+      if (exact_ask_field(ask_names[i]) != static_cast<int>(i)) return false;
+    for (std::size_t i = 0; i < std::size(part_names); ++i)
+      if (exact_part_field(part_names[i]) != static_cast<int>(i)) return false;
+    return exact_ask_field("Kind") < 0 && exact_part_field("fetch ") < 0 && exact_part_field("") < 0;
+  }());
   static constexpr NamesByLetter<std::size(top_names)> top_letters{top_names};
   static constexpr NamesByLetter<std::size(ask_names)> ask_letters{ask_names};
   static constexpr NamesByLetter<std::size(part_names)> part_letters{part_names};
