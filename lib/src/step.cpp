@@ -342,7 +342,7 @@ struct StepCodec::Impl {
         which = exact_part_field(key);
       if (which >= 0) return true;
     }
-    if (masked || key.find('\\') != std::string_view::npos) {
+    if (masked || t.escape_within(b, e)) {
       key_scratch.clear();
       which = match_name(text_of(b, e, true, key_scratch), names, letters);
     } else {
@@ -542,6 +542,10 @@ bool StepCodec::Impl::index(std::string_view value) {
   if (tokens.index_go(value.data(), value.size(), masked) != step_json::Tokens::Found::ok) return false;
   t.tok = tokens.offsets();
   t.n = tokens.count();
+  std::span<const std::uint32_t> escapes = tokens.escapes();
+  t.escape_at = escapes.data();
+  t.escape_count = static_cast<std::uint32_t>(escapes.size());
+  t.escapes_known = true;
   return true;
 }
 

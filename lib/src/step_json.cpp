@@ -4,6 +4,8 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <new>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -36,9 +38,13 @@ inline const char* find_backslash(const char* p, const char* e, const char* limi
 
 // Are the escapes of text [p, e) Go's? A backslash is valid only inside a string, so
 // once stage 1 has found the strings, one scan of the whole text checks every escape of
-// every string: a backslash outside one breaks the grammar as a scalar would.
-bool escapes_valid(const char* p, const char* e) noexcept {
+// every string: a backslash outside one breaks the grammar as a scalar would. Where
+// each escape begins goes into at (offsets from p, in order).
+bool escapes_valid(const char* p, const char* e, std::vector<std::uint32_t>& at) {
+  const char* const text = p;
+  at.clear();
   while ((p = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(e - p)))) != nullptr) {
+    at.push_back(static_cast<std::uint32_t>(p - text));
     if (e - p < 2) return false;
     switch (p[1]) {
       case '"':
@@ -71,6 +77,7 @@ struct Tokens::Impl {
   std::size_t capacity = 0;
   std::unique_ptr<char[]> masked_copy;  // index_go's copy of a text that is not UTF-8
   std::size_t masked_capacity = 0;
+  std::vector<std::uint32_t> escapes;  // where each escape of the text indexed last begins
 };
 
 Tokens::Tokens() : impl_(std::make_unique<Impl>()) {}
@@ -97,7 +104,17 @@ Tokens::Found Tokens::index(const char* text, std::size_t len) noexcept {
   simdjson::error_code e =
       m.parser->stage1(reinterpret_cast<const std::uint8_t*>(text), len, simdjson::stage1_mode::regular);
   if (e == simdjson::UTF8_ERROR) return Found::bad_utf8;
-  if (e != simdjson::SUCCESS || !escapes_valid(text, text + len)) return Found::invalid;
+  m.escapes.clear();
+  if (e != simdjson::SUCCESS) return Found::invalid;
+  // The escapes' places grow as the tokens do, geometrically: no allocation a text.
+  bool valid;
+  try {
+    valid = escapes_valid(text, text + len, m.escapes);
+  } catch (const std::bad_alloc&) {
+    m.escapes.clear();
+    return Found::invalid;
+  }
+  if (!valid) return Found::invalid;
   return Found::ok;
 }
 
@@ -125,6 +142,18 @@ std::uint32_t Tokens::count() const noexcept {
   return impl_->parser ? impl_->parser->n_structural_indexes : 0;
 }
 
+std::span<const std::uint32_t> Tokens::escapes() const noexcept {
+  return impl_->escapes;
+}
+
+bool TokenText::escape_within(std::uint32_t b, std::uint32_t e) const noexcept {
+  if (escapes_known) {
+    const std::uint32_t* first = std::lower_bound(escape_at, escape_at + escape_count, b);
+    return first != escape_at + escape_count && *first < e;
+  }
+  return find_backslash(text + b, text + e, text + tok[n]) != text + e;
+}
+
 bool string_token(const TokenText& t, std::uint32_t i, StringToken& out, bool find_escapes) noexcept {
   std::uint32_t b = t.tok[i];
   if (t.text[b] != '"') return false;
@@ -132,10 +161,9 @@ bool string_token(const TokenText& t, std::uint32_t i, StringToken& out, bool fi
   // after it would have been a token of its own.
   std::uint32_t e = t.end_of(i);
   if (e < b + 2 || t.text[e - 1] != '"') return false;
-  const char* body_end = t.text + e - 1;
   out.begin = b + 1;
   out.end = e - 1;
-  out.escaped = find_escapes && find_backslash(t.text + b + 1, body_end, t.text + t.tok[t.n]) != body_end;
+  out.escaped = find_escapes && t.escape_within(b + 1, e - 1);
   return true;
 }
 

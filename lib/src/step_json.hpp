@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -231,6 +232,9 @@ class Tokens {
   Found index_go(const char* text, std::size_t len, bool& masked);
   const std::uint32_t* offsets() const noexcept;  // offsets()[count()] is the text's length
   std::uint32_t count() const noexcept;
+  // Where each escape of the text indexed last begins (its backslash), in order; empty
+  // after an index that failed.
+  std::span<const std::uint32_t> escapes() const noexcept;
 
  private:
   struct Impl;
@@ -244,6 +248,13 @@ struct TokenText {
   const char* text = nullptr;
   const std::uint32_t* tok = nullptr;  // tok[n] is the text's length
   std::uint32_t n = 0;
+  // Where the text's escapes begin (Tokens::escapes), when known; else they are looked for.
+  const std::uint32_t* escape_at = nullptr;
+  std::uint32_t escape_count = 0;
+  bool escapes_known = false;
+
+  // Does an escape begin in [b, e)?
+  bool escape_within(std::uint32_t b, std::uint32_t e) const noexcept;
 
   // The first byte of token i < n: its kind.
   char at(std::uint32_t i) const noexcept { return text[tok[i]]; }
