@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -100,6 +101,10 @@ bool StepLineReader::Impl::index(std::string_view text) {
   t.text = text.data();
   t.tok = tokens.offsets();
   t.n = tokens.count();
+  std::span<const std::uint32_t> escapes = tokens.escapes();
+  t.escape_at = escapes.data();
+  t.escape_count = static_cast<std::uint32_t>(escapes.size());
+  t.escapes_known = true;
   return true;
 }
 
@@ -354,19 +359,25 @@ struct StepLinesPlan::Impl {
       return false;
     const std::uint32_t* tok = tokens.offsets();
     const std::uint32_t n = tokens.count();
+    const std::span<const std::uint32_t> escapes = tokens.escapes();
     std::uint32_t j = 0;
+    std::size_t escape = 0;  // the first escape of the line
     std::size_t at = 0;
     each_line(chunk, [&](std::string_view line) {
       auto line_end = static_cast<std::uint32_t>(line.data() + line.size() - chunk.data());
       std::uint32_t first = j;
       j = static_cast<std::uint32_t>(std::lower_bound(tok + j, tok + n, line_end) - tok);
+      std::size_t first_escape = escape;
+      while (escape < escapes.size() && escapes[escape] < line_end) ++escape;
       at = line_end + 1;
       if (first == j) return;  // blank: white space only
       // The line's tokens; the one after its last (the next line's first, or the chunk's
-      // end) bounds its last token as the text's end would.
-      answer(reader.impl_->read_indexed(step_json::TokenText{chunk.data(), tok + first, j - first}, &codec, &view,
-                                        rules.node),
-             out);
+      // end) bounds its last token as the text's end would. And the line's escapes.
+      step_json::TokenText text{chunk.data(), tok + first, j - first};
+      text.escape_at = escapes.data() + first_escape;
+      text.escape_count = static_cast<std::uint32_t>(escape - first_escape);
+      text.escapes_known = true;
+      answer(reader.impl_->read_indexed(text, &codec, &view, rules.node), out);
     });
     (void)at;
     return true;
