@@ -324,21 +324,26 @@ TEST_SUITE("step") {
         const std::string& escaped = in_name ? parts[which].name : parts[which].text;
         if (!in_name && parts[which].name == "started") continue;  // Go reads a time raw: an escape fails it
         for (std::size_t at : {std::size_t{0}, escaped.size() / 2, escaped.size() - 1}) {
-          const std::string v = value(which, in_name, at);
-          CAPTURE(v);
-          StepView view;
-          const StepVerdict got = plan_step(ask_key, v, rules, codec, &view);
-          CHECK(got.action == plain.action);
-          CHECK(got.reason == plain.reason);
-          CHECK(view.id == id);
-          CHECK(view.tool == tool);
-          CHECK(view.state == state);
-          CHECK(view.owner == owner);
-          CHECK(view.started == plain_view.started);
-          ++tried;
+          // Alone, and among many escapes of a field no rule reads, before it or after it.
+          const std::string one = value(which, in_name, at);
+          const std::string many = "{\"log\":\"" + std::string(40, '\\') + "\"," + one.substr(1);
+          const std::string many_after = one.substr(0, one.size() - 1) + ",\"log\":\"" + std::string(40, '\\') + "\"}";
+          for (const std::string& v : {one, many, many_after}) {
+            CAPTURE(v);
+            StepView view;
+            const StepVerdict got = plan_step(ask_key, v, rules, codec, &view);
+            CHECK(got.action == plain.action);
+            CHECK(got.reason == plain.reason);
+            CHECK(view.id == id);
+            CHECK(view.tool == tool);
+            CHECK(view.state == state);
+            CHECK(view.owner == owner);
+            CHECK(view.started == plain_view.started);
+            ++tried;
+          }
         }
       }
-    CHECK(tried == 27);
+    CHECK(tried == 27 * 3);
   }
 
   TEST_CASE("rule provably-dead ends only owners proven gone") {

@@ -146,12 +146,13 @@ std::span<const std::uint32_t> Tokens::escapes() const noexcept {
   return impl_->escapes;
 }
 
-bool TokenText::escape_within(std::uint32_t b, std::uint32_t e) const noexcept {
-  if (escapes_known) {
-    const std::uint32_t* first = std::lower_bound(escape_at, escape_at + escape_count, b);
-    return first != escape_at + escape_count && *first < e;
-  }
+bool TokenText::escape_found(std::uint32_t b, std::uint32_t e) const noexcept {
   return find_backslash(text + b, text + e, text + tok[n]) != text + e;
+}
+
+bool TokenText::escape_listed(std::uint32_t b, std::uint32_t e) const noexcept {
+  const std::uint32_t* first = std::lower_bound(escape_at, escape_at + escape_count, b);
+  return first != escape_at + escape_count && *first < e;
 }
 
 bool string_token(const TokenText& t, std::uint32_t i, StringToken& out, bool find_escapes) noexcept {

@@ -253,8 +253,17 @@ struct TokenText {
   std::uint32_t escape_count = 0;
   bool escapes_known = false;
 
-  // Does an escape begin in [b, e)?
-  bool escape_within(std::uint32_t b, std::uint32_t e) const noexcept;
+  // Does an escape begin in [b, e)? A value holds few escapes: walked; a line's chunk
+  // may hold many: searched.
+  bool escape_within(std::uint32_t b, std::uint32_t e) const noexcept {
+    if (!escapes_known) return escape_found(b, e);
+    if (escape_count > 8) return escape_listed(b, e);
+    for (std::uint32_t k = 0; k < escape_count; ++k)
+      if (escape_at[k] >= b) return escape_at[k] < e;
+    return false;
+  }
+  bool escape_found(std::uint32_t b, std::uint32_t e) const noexcept;   // the bytes scanned
+  bool escape_listed(std::uint32_t b, std::uint32_t e) const noexcept;  // the list searched
 
   // The first byte of token i < n: its kind.
   char at(std::uint32_t i) const noexcept { return text[tok[i]]; }
