@@ -445,9 +445,37 @@ bool parse_go_head(GoTimeText& t, int& year, int& month, int& day, int& hour, in
   return t.literal(':') && t.two_digits(second) && second <= 59;
 }
 
-}  // namespace
-
-namespace {
+// A fraction the layout does not name, at t: '.' or ',' then every digit that follows;
+// the first nine count (into nsec when Convert), the rest are dropped (truncated, never
+// rounded). None: t and nsec left as they are.
+template <bool Convert>
+void read_go_fraction(GoTimeText& t, std::int32_t& nsec) noexcept {
+  const char* s = t.p;
+  if (!(t.left() >= 2 && (s[t.i] == '.' || s[t.i] == ',') && is_digit(s[t.i + 1]))) return;
+  ++t.i;
+  // Eight digits at once where eight follow (a nanosecond fraction has nine).
+  const bool eight = words_read && t.left() >= 8 && digits_in(word_at(s + t.i), ~std::uint64_t{0});
+  if constexpr (Convert) {
+    static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000,
+                                             10000,      1000,      100,      10,      1};
+    int digits = 0;
+    if (eight) {
+      nsec = static_cast<std::int32_t>(eight_digits(word_at(s + t.i)));
+      digits = 8;
+      t.i += 8;
+    }
+    for (; t.digit_at(t.i); ++t.i) {
+      if (digits < 9) {
+        nsec = nsec * 10 + (s[t.i] - '0');
+        ++digits;
+      }
+    }
+    nsec *= scale[digits];
+  } else {
+    if (eight) t.i += 8;
+    while (t.digit_at(t.i)) ++t.i;
+  }
+}
 
 // Go's UnmarshalJSON tries its parseRFC3339 fast path, then falls back on
 // time.Parse(time.RFC3339, ...), whose result it keeps: the strict checks written
@@ -461,35 +489,8 @@ bool read_rfc3339(std::string_view s, Instant* out) noexcept {
   GoTimeText t{s.data(), s.size()};
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!parse_go_head(t, year, month, day, hour, minute, second)) return false;
-
-  // A fraction the layout does not name: '.' or ',' then every digit that follows;
-  // the first nine count, the rest are dropped (truncated, never rounded).
   std::int32_t nsec = 0;
-  if (t.left() >= 2 && (s[t.i] == '.' || s[t.i] == ',') && is_digit(s[t.i + 1])) {
-    ++t.i;
-    // Eight digits at once where eight follow (a nanosecond fraction has nine).
-    const bool eight = words_read && t.left() >= 8 && digits_in(word_at(s.data() + t.i), ~std::uint64_t{0});
-    if constexpr (Convert) {
-      static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000,
-                                               10000,      1000,      100,      10,      1};
-      int digits = 0;
-      if (eight) {
-        nsec = static_cast<std::int32_t>(eight_digits(word_at(s.data() + t.i)));
-        digits = 8;
-        t.i += 8;
-      }
-      for (; t.digit_at(t.i); ++t.i) {
-        if (digits < 9) {
-          nsec = nsec * 10 + (s[t.i] - '0');
-          ++digits;
-        }
-      }
-      nsec *= scale[digits];
-    } else {
-      if (eight) t.i += 8;
-      while (t.digit_at(t.i)) ++t.i;
-    }
-  }
+  read_go_fraction<Convert>(t, nsec);
 
   // "Z07:00": 'Z', or a sign, two digits, ':', two digits.
   std::int64_t offset = 0;
