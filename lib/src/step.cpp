@@ -542,10 +542,7 @@ bool StepCodec::Impl::index(std::string_view value) {
   if (tokens.index_go(value.data(), value.size(), masked) != step_json::Tokens::Found::ok) return false;
   t.tok = tokens.offsets();
   t.n = tokens.count();
-  std::span<const std::uint32_t> escapes = tokens.escapes();
-  t.escape_at = escapes.data();
-  t.escape_count = static_cast<std::uint32_t>(escapes.size());
-  t.escapes_known = true;
+  t.know_escapes(tokens.escapes());
   return true;
 }
 

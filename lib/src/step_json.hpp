@@ -253,6 +253,12 @@ struct TokenText {
   std::uint32_t escape_count = 0;
   bool escapes_known = false;
 
+  // Take at (Tokens::escapes, or the part of it within this text) as the text's escapes.
+  void know_escapes(std::span<const std::uint32_t> at) noexcept {
+    escape_at = at.data();
+    escape_count = static_cast<std::uint32_t>(at.size());
+    escapes_known = true;
+  }
   // Does an escape begin in [b, e)? A value holds few escapes: walked; a line's chunk
   // may hold many: searched.
   bool escape_within(std::uint32_t b, std::uint32_t e) const noexcept {

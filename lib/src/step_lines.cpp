@@ -101,10 +101,7 @@ bool StepLineReader::Impl::index(std::string_view text) {
   t.text = text.data();
   t.tok = tokens.offsets();
   t.n = tokens.count();
-  std::span<const std::uint32_t> escapes = tokens.escapes();
-  t.escape_at = escapes.data();
-  t.escape_count = static_cast<std::uint32_t>(escapes.size());
-  t.escapes_known = true;
+  t.know_escapes(tokens.escapes());
   return true;
 }
 
@@ -374,9 +371,7 @@ struct StepLinesPlan::Impl {
       // The line's tokens; the one after its last (the next line's first, or the chunk's
       // end) bounds its last token as the text's end would. And the line's escapes.
       step_json::TokenText text{chunk.data(), tok + first, j - first};
-      text.escape_at = escapes.data() + first_escape;
-      text.escape_count = static_cast<std::uint32_t>(escape - first_escape);
-      text.escapes_known = true;
+      text.know_escapes(escapes.subspan(first_escape, escape - first_escape));
       answer(reader.impl_->read_indexed(text, &codec, &view, rules.node), out);
     });
     (void)at;
