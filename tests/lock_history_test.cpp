@@ -88,7 +88,7 @@ struct Pause {
 struct History {
   std::vector<Section> sections;
   std::vector<std::uint64_t> breaks;  // revisions broken by acquisitions that lost the race after
-  std::vector<std::int64_t> errors;   // times of acquisitions that failed with an error
+  std::vector<std::int64_t> errors;   // times of acquisitions that failed with an error, or were killed
   std::map<pid_t, std::int64_t> killed;
   std::vector<Pause> pauses;
 };
@@ -135,6 +135,11 @@ void read_log(const std::string& path, pid_t pid, History& h) {
       ls >> at;
       h.errors.push_back(at);
     }
+  }
+  if (!open && h.killed.count(pid) > 0) {
+    // Killed between sections: maybe inside an acquisition whose write landed before
+    // the holder could log it, a body nobody logged, as after an acquisition's error.
+    h.errors.push_back(h.killed.at(pid));
   }
   if (open) {
     // A holder that was not killed ends every section it starts.
@@ -186,8 +191,9 @@ std::vector<std::string> check(History h) {
   // No acquisition lost. In token order, every break broke the last body of the
   // section before it, once, and only a section its holder did not release; and
   // every section not released was broken before the next one began. A write whose
-  // answer never came (an acquisition's error) may leave a body nobody logged, and
-  // a release that failed may have landed: those are excused.
+  // answer never came (an acquisition's error, or one its holder was killed in before
+  // it could log it) may leave a body nobody logged, and a release that failed may
+  // have landed: those are excused.
   std::sort(s.begin(), s.end(), [](const Section& a, const Section& b) { return a.token < b.token; });
   std::vector<std::uint64_t> breaks = h.breaks;
   for (const Section& c : s)
