@@ -346,6 +346,43 @@ TEST_SUITE("step") {
     CHECK(tried == 27 * 3);
   }
 
+  TEST_CASE("an escape is told valid or not at every place of a value, across its blocks and at its end") {
+    // A field no rule reads ends in an escape, then the state is written with one: as the
+    // padding before them grows, each lands at every place of the 64-byte blocks the
+    // escapes are looked for in, and at the value's last bytes.
+    StepCodec codec;
+    StaleRules rules = step_cases::rules();
+    const std::string self(step_cases::self);
+    // What Go's scanner says of each: a valid escape, or broken JSON.
+    const std::vector<std::pair<std::string, bool>> escapes = {
+        {"\\\\", true},      {"\\n", true},      {"\\u00e9", true}, {"\\/", true},        {"\\\\\\\\", true},
+        {"\\\\u0041", true}, {"\\x", false},     {"\\u12", false},  {"\\U0041", false},   {"\\", false},
+        {"\\\\\\", false},   {"\\u00g0", false}, {"\\\\x", true},   {"\\\\\\\\u12", true}};
+    std::size_t tried = 0;
+    for (std::size_t pad = 0; pad < 140; ++pad)
+      for (const auto& [escape, valid] : escapes) {
+        const std::string head = "{\"log\":\"" + std::string(pad, 'x') + escape + "\",\"tool\":\"go build\",";
+        const std::string running =
+            "{\"id\":\"x\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"" + self + "\"}";
+        const std::string tail = "\"id\":\"x\",\"owner\":\"" + self + "\",\"state\":\"runn\\u0069ng\"}";
+        // The escape last in the value, its string closing it.
+        const std::string last =
+            "{\"id\":\"x\",\"state\":\"succeeded\",\"log\":\"" + std::string(pad, 'x') + escape + "\"}";
+        CAPTURE(pad);
+        CAPTURE(escape);
+        StepVerdict got = plan_step("n1.h", head + tail, rules, codec);
+        CHECK(got.action == StepAction::leave);
+        CHECK(got.reason == (valid ? StepReason::owned_by_self : StepReason::no_step));
+        got = plan_step("n1.h", last, rules, codec);
+        CHECK(got.reason == (valid ? StepReason::not_running : StepReason::no_step));
+        // The escape in the value's last bytes, a value with none before it: still read as Go does.
+        got = plan_step("n1.h", running.substr(0, running.size() - 1) + ",\"z\":\"" + escape + "\"}", rules, codec);
+        CHECK(got.reason == (valid ? StepReason::owned_by_self : StepReason::no_step));
+        ++tried;
+      }
+    CHECK(tried == 140 * 14);
+  }
+
   TEST_CASE("rule provably-dead ends only owners proven gone") {
     StepCodec codec;
     StaleRules rules = step_cases::rules();
