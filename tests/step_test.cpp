@@ -122,6 +122,25 @@ TEST_SUITE("step") {
     CHECK(parse_step_key("n1.").code() == Errc::parse);
     CHECK(parse_step_key("").code() == Errc::parse);
 
+    // A key is a node's when the node is what comes before the key's first '.', with an id
+    // after it: every key and node of up to four bytes from ".", "a", "b" and NUL.
+    const std::string alphabet(".ab\0", 4);
+    std::vector<std::string> texts = {""};
+    for (std::size_t at = 0; at < texts.size() && texts[at].size() < 4; ++at)
+      for (char c : alphabet) texts.push_back(texts[at] + c);
+    std::size_t of_node = 0;
+    for (const std::string& key : texts)
+      for (const std::string& node : texts) {
+        const std::size_t dot = key.find('.');
+        const bool want = dot != std::string::npos && dot > 0 && dot + 1 < key.size() && key.substr(0, dot) == node;
+        CAPTURE(key);
+        CAPTURE(node);
+        CHECK(is_step_key_of(key, node) == want);
+        of_node += want ? 1 : 0;
+      }
+    CHECK(texts.size() == 341);
+    CHECK(of_node == 96);  // 3 * 4 keys of three bytes, 3 * 16 + 9 * 4 of four
+
     const char* u = "6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f";
     CHECK(is_canonical_uuid(u));
     // libuuid's uuid_parse takes upper-case hex too; so do we.

@@ -10,8 +10,8 @@
 #include <limits>
 
 #include "step_codec.hpp"
-#include "step_judge.hpp"
 #include "step_json.hpp"
+#include "step_judge.hpp"
 
 namespace leasejudge {
 
@@ -1086,8 +1086,14 @@ StepVerdict judge_running_step(std::string_view key, const StepView& step, const
 }
 
 bool is_step_key_of(std::string_view key, std::string_view node) noexcept {
-  StepKeyParts parts;
-  return split_step_key(key, parts) && parts.node == node;
+  // split_step_key's node is node when node, holding no '.', is followed by the key's first
+  // '.' and at least one byte more: tested in place, with no search of the key.
+  if (node.empty() || key.size() < node.size() + 2 || key[node.size()] != '.' ||
+      std::memcmp(key.data(), node.data(), node.size()) != 0)
+    return false;
+  for (char c : node)
+    if (c == '.') return false;
+  return true;
 }
 
 StepVerdict judge_read_step(std::string_view key, std::string_view value, StepShape shape, const StepView& view,
