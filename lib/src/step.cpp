@@ -120,23 +120,34 @@ constexpr int exact_part_field(std::string_view k) noexcept {
 
 // The names a key matches under case folding (exact matches tried already). A name's
 // first letter must fold from the key's first rune: an ASCII letter, or one of the two
-// non-ASCII runes that fold to ASCII (the Kelvin sign to k, the long s to s); a table of
-// the names by first letter picks the few to fold against.
+// non-ASCII runes that fold to ASCII (the Kelvin sign to k, the long s to s); and the key's
+// length must be one the name's letters can fold from: one byte each, or for a k the
+// Kelvin sign's three, for an s the long s's two. Tables of the names by first letter and
+// by length pick the few to fold against.
 template <std::size_t N>
 struct NamesByLetter {
-  std::uint32_t mask[128] = {};  // bit i: names[i] begins with this letter
+  static constexpr std::size_t longest = 16;  // no name folds from a key this long
+  std::uint32_t mask[128] = {};               // bit i: names[i] begins with this letter
+  std::uint32_t length[longest] = {};         // bit i: names[i] may fold from a key this long
   constexpr explicit NamesByLetter(const std::string_view (&names)[N]) {
-    for (std::size_t i = 0; i < N; ++i) mask[static_cast<unsigned char>(names[i][0]) & 0x7F] |= 1u << i;
+    for (std::size_t i = 0; i < N; ++i) {
+      mask[static_cast<unsigned char>(names[i][0]) & 0x7F] |= 1u << i;
+      std::size_t most = names[i].size();
+      for (char c : names[i]) most += c == 'k' ? 2 : c == 's' ? 1 : 0;
+      if (most >= longest) throw "a name folds from keys longer than the table holds";  // a compile error
+      for (std::size_t len = names[i].size(); len <= most && len < longest; ++len) length[len] |= 1u << i;
+    }
   }
 };
 template <std::size_t N>
 int folded_name(std::string_view key, const std::string_view (&names)[N], const NamesByLetter<N>& by_letter) noexcept {
   static_assert(N <= 32);
-  if (key.empty()) return -1;
+  if (key.empty() || key.size() >= NamesByLetter<N>::longest) return -1;
   auto c0 = static_cast<unsigned char>(key[0]);
   std::uint32_t candidates =
-      c0 < 0x80 ? by_letter.mask[c0 >= 'A' && c0 <= 'Z' ? c0 + 32 : c0]
-                : by_letter.mask[static_cast<unsigned char>('k')] | by_letter.mask[static_cast<unsigned char>('s')];
+      (c0 < 0x80 ? by_letter.mask[c0 >= 'A' && c0 <= 'Z' ? c0 + 32 : c0]
+                 : by_letter.mask[static_cast<unsigned char>('k')] | by_letter.mask[static_cast<unsigned char>('s')]) &
+      by_letter.length[key.size()];
   for (; candidates != 0; candidates &= candidates - 1) {
     int i = __builtin_ctz(candidates);
     if (step_json::name_matches(key, names[i])) return i;

@@ -39,12 +39,10 @@ inline const char* find_backslash(const char* p, const char* e, const char* limi
   return p < e ? p : e;
 }
 
-// The escape whose backslash is at p[k] of the n bytes at p: Go's? Where it begins goes
-// into at; where the next escape may begin, into free.
-inline bool escape_valid(const char* p, std::size_t n, std::size_t k, std::vector<std::uint32_t>& at,
-                         std::size_t& free) {
-  at.push_back(static_cast<std::uint32_t>(k));
-  if (n - k < 2) return false;
+// Where the escape whose backslash is at p[k] of the n bytes at p ends, when it is Go's;
+// else 0.
+inline std::size_t escape_end(const char* p, std::size_t n, std::size_t k) noexcept {
+  if (n - k < 2) return 0;
   switch (p[k + 1]) {
     case '"':
     case '\\':
@@ -54,16 +52,14 @@ inline bool escape_valid(const char* p, std::size_t n, std::size_t k, std::vecto
     case 'n':
     case 'r':
     case 't':
-      free = k + 2;
-      return true;
+      return k + 2;
     case 'u':
-      if (n - k < 6) return false;
+      if (n - k < 6) return 0;
       for (std::size_t j = 2; j < 6; ++j)
-        if (!is_hex(static_cast<unsigned char>(p[k + j]))) return false;
-      free = k + 6;
-      return true;
+        if (!is_hex(static_cast<unsigned char>(p[k + j]))) return 0;
+      return k + 6;
     default:
-      return false;
+      return 0;
   }
 }
 
@@ -74,10 +70,12 @@ inline bool escape_valid(const char* p, std::size_t n, std::size_t k, std::vecto
 bool escapes_valid_search(const char* p, const char* e, std::vector<std::uint32_t>& at) {
   const auto n = static_cast<std::size_t>(e - p);
   at.clear();
-  for (std::size_t i = 0, free = 0; i < n; i = free) {
+  for (std::size_t i = 0; i < n;) {
     const void* hit = std::memchr(p + i, '\\', n - i);
     if (hit == nullptr) break;
-    if (!escape_valid(p, n, static_cast<std::size_t>(static_cast<const char*>(hit) - p), at, free)) return false;
+    const auto k = static_cast<std::size_t>(static_cast<const char*>(hit) - p);
+    at.push_back(static_cast<std::uint32_t>(k));
+    if ((i = escape_end(p, n, k)) == 0) return false;
   }
   return true;
 }
@@ -93,16 +91,24 @@ __attribute__((target("avx512f,avx512bw"))) bool escapes_valid_avx512(const char
   at.clear();
   const __m512i backslash = _mm512_set1_epi8('\\');
   std::size_t free = 0;  // where the next escape may begin
-  for (std::size_t i = 0; i < n; i += 64) {
-    const std::size_t left = n - i;
-    const __mmask64 in = left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1;
-    std::uint64_t m = _mm512_mask_cmpeq_epi8_mask(in, _mm512_maskz_loadu_epi8(in, p + i), backslash);
+  // The backslashes at base + each bit of m: each checked, or passed over.
+  auto block = [&](std::uint64_t m, std::size_t base) {
     for (; m != 0; m &= m - 1) {
-      std::size_t k = i + static_cast<std::size_t>(__builtin_ctzll(m));
-      if (k >= free && !escape_valid(p, n, k, at, free)) return false;
+      const std::size_t k = base + static_cast<std::size_t>(__builtin_ctzll(m));
+      if (k < free) continue;
+      at.push_back(static_cast<std::uint32_t>(k));
+      if ((free = escape_end(p, n, k)) == 0) return false;
     }
+    return true;
+  };
+  std::size_t i = 0;
+  for (; n - i >= 64; i += 64) {
+    const std::uint64_t m = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512(p + i), backslash);
+    if (m != 0 && !block(m, i)) return false;
   }
-  return true;
+  if (i == n) return true;
+  const __mmask64 in = (__mmask64{1} << (n - i)) - 1;
+  return block(_mm512_mask_cmpeq_epi8_mask(in, _mm512_maskz_loadu_epi8(in, p + i), backslash), i);
 }
 
 bool escapes_valid(const char* p, const char* e, std::vector<std::uint32_t>& at) {
