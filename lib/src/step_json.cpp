@@ -63,10 +63,10 @@ inline std::size_t escape_end(const char* p, std::size_t n, std::size_t k) noexc
   }
 }
 
-// Are the escapes of text [p, e) Go's? A backslash is valid only inside a string, so
-// once stage 1 has found the strings, one scan of the whole text checks every escape of
-// every string: a backslash outside one breaks the grammar as a scalar would. Where
-// each escape begins goes into at (offsets from p, in order).
+// escapes_valid (step_json.hpp): memchr from one backslash to the next. A backslash is
+// valid only inside a string, so once stage 1 has found the strings, one scan of the
+// whole text checks every escape of every string: one outside a string breaks the
+// grammar as a scalar would.
 bool escapes_valid_search(const char* p, const char* e, std::vector<std::uint32_t>& at) {
   const auto n = static_cast<std::size_t>(e - p);
   at.clear();
@@ -110,18 +110,26 @@ __attribute__((target("avx512f,avx512bw"))) bool escapes_valid_avx512(const char
   const __mmask64 in = (__mmask64{1} << (n - i)) - 1;
   return block(_mm512_mask_cmpeq_epi8_mask(in, _mm512_maskz_loadu_epi8(in, p + i), backslash), i);
 }
-
-bool escapes_valid(const char* p, const char* e, std::vector<std::uint32_t>& at) {
-  static const bool avx512 = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f");
-  return avx512 ? escapes_valid_avx512(p, e, at) : escapes_valid_search(p, e, at);
-}
-#else
-bool escapes_valid(const char* p, const char* e, std::vector<std::uint32_t>& at) {
-  return escapes_valid_search(p, e, at);
-}
 #endif
 
 }  // namespace
+
+bool escape_scan_available(EscapeScan how) noexcept {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx512 = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f");
+  return how == EscapeScan::search || avx512;
+#else
+  return how == EscapeScan::search;
+#endif
+}
+
+bool escapes_valid(const char* p, const char* e, std::vector<std::uint32_t>& at, EscapeScan how) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (how == EscapeScan::avx512 && escape_scan_available(how)) return escapes_valid_avx512(p, e, at);
+#endif
+  (void)how;
+  return escapes_valid_search(p, e, at);
+}
 
 struct Tokens::Impl {
   std::unique_ptr<simdjson::internal::dom_parser_implementation> parser;
@@ -129,6 +137,7 @@ struct Tokens::Impl {
   std::unique_ptr<char[]> masked_copy;  // index_go's copy of a text that is not UTF-8
   std::size_t masked_capacity = 0;
   std::vector<std::uint32_t> escapes;  // where each escape of the text indexed last begins
+  EscapeScan scan = escape_scan_available(EscapeScan::avx512) ? EscapeScan::avx512 : EscapeScan::search;
 };
 
 Tokens::Tokens() : impl_(std::make_unique<Impl>()) {}
@@ -160,7 +169,7 @@ Tokens::Found Tokens::index(const char* text, std::size_t len) noexcept {
   // The escapes' places grow as the tokens do, geometrically: no allocation a text.
   bool valid;
   try {
-    valid = escapes_valid(text, text + len, m.escapes);
+    valid = escapes_valid(text, text + len, m.escapes, m.scan);
   } catch (const std::bad_alloc&) {
     m.escapes.clear();
     return Found::invalid;

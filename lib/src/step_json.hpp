@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "json_string.hpp"
 
@@ -240,6 +241,15 @@ class Tokens {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// How Tokens::index looks for the escapes: memchr from one to the next, or the backslashes
+// of 64 bytes at a time with AVX-512BW, where the processor has it (the default then).
+// Both answer the same; tests compare them.
+enum class EscapeScan : std::uint8_t { search, avx512 };
+bool escape_scan_available(EscapeScan how) noexcept;
+// Are the escapes of [p, e) Go's (after stage 1: a backslash outside a string breaks the
+// grammar anyway)? Where each begins goes into at, in order, up to the first bad one.
+bool escapes_valid(const char* p, const char* e, std::vector<std::uint32_t>& at, EscapeScan how);
 
 inline constexpr std::uint32_t no_token = 0xFFFFFFFFu;
 
