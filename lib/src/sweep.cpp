@@ -413,8 +413,13 @@ class BatchSweep {
   void sweep_entry(const SweepEntry& e) {
     StepView view;
     HolderJudgement judgement;
-    StepVerdict v = plan_step(e.key, e.value, rules_, codec_, &view, &cache_);
-    if (v.reason == StepReason::owner_gone) v = plan_step(e.key, e.value, rules_, codec_, &view, &cache_, &judgement);
+    // plan_step, the value read once: a step whose owner is judged gone is judged again
+    // from the same read, for the judgement's words.
+    const bool read = !e.value.empty() && is_step_key_of(e.key, rules_.node);
+    const StepShape shape = read ? codec_.read(e.value, view) : StepShape::no_step;
+    StepVerdict v = plan_read_step(e.key, e.value, shape, view, rules_, &cache_);
+    if (v.reason == StepReason::owner_gone)
+      v = plan_read_step(e.key, e.value, shape, view, rules_, &cache_, &judgement);
     if (v.action == StepAction::leave) {
       count_leave(report_.counts, v);
       observe_leave(opts_, e, v, view);
