@@ -11,6 +11,7 @@
 
 #include "step_codec.hpp"
 #include "step_json.hpp"
+#include "step_judge.hpp"
 
 namespace leasejudge {
 
@@ -415,11 +416,13 @@ class BatchSweep {
     HolderJudgement judgement;
     // plan_step, the value read once: a step whose owner is judged gone is judged again
     // from the same read, for the judgement's words.
-    const bool read = !e.value.empty() && is_step_key_of(e.key, rules_.node);
-    const StepShape shape = read ? codec_.read(e.value, view) : StepShape::no_step;
-    StepVerdict v = plan_read_step(e.key, e.value, shape, view, rules_, &cache_);
-    if (v.reason == StepReason::owner_gone)
-      v = plan_read_step(e.key, e.value, shape, view, rules_, &cache_, &judgement);
+    StepVerdict v{StepAction::leave, StepReason::other_node, {}};
+    if (is_step_key_of(e.key, rules_.node)) {
+      const StepShape shape = e.value.empty() ? StepShape::no_step : codec_.read(e.value, view);
+      v = judge_read_step(e.key, e.value, shape, view, rules_, &cache_, nullptr);
+      if (v.reason == StepReason::owner_gone)
+        v = judge_read_step(e.key, e.value, shape, view, rules_, &cache_, &judgement);
+    }
     if (v.action == StepAction::leave) {
       count_leave(report_.counts, v);
       observe_leave(opts_, e, v, view);
