@@ -11,6 +11,7 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -103,12 +104,24 @@ CivilTime civil_from_instant(Instant t) noexcept {
                    static_cast<unsigned>(rem % 60), static_cast<std::int32_t>(nsec)};
 }
 
-// The width lowest decimal digits of v (v < 10^width), zero-padded, at p; the end.
-char* put_digits(char* p, std::uint64_t v, int width) noexcept {
-  for (int i = width - 1; i >= 0; --i) {
-    p[i] = static_cast<char>('0' + v % 10);
-    v /= 10;
+// "00", "01", ... "99": the digits of a number below 100, two at a time.
+constexpr auto two_digit_text = [] {
+  std::array<char, 200> t{};
+  for (int i = 0; i < 100; ++i) {
+    t[2 * i] = static_cast<char>('0' + i / 10);
+    t[2 * i + 1] = static_cast<char>('0' + i % 10);
   }
+  return t;
+}();
+
+// The width lowest decimal digits of v (v < 10^width), zero-padded, at p; the end.
+inline char* put_digits(char* p, std::uint64_t v, int width) noexcept {
+  int i = width;
+  for (; i >= 2; i -= 2) {
+    std::memcpy(p + i - 2, &two_digit_text[2 * (v % 100)], 2);
+    v /= 100;
+  }
+  if (i == 1) p[0] = static_cast<char>('0' + v % 10);
   return p + width;
 }
 
@@ -456,8 +469,7 @@ void read_go_fraction(GoTimeText& t, std::int32_t& nsec) noexcept {
   // Eight digits at once where eight follow (a nanosecond fraction has nine).
   const bool eight = words_read && t.left() >= 8 && digits_in(word_at(s + t.i), ~std::uint64_t{0});
   if constexpr (Convert) {
-    static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000,
-                                             10000,      1000,      100,      10,      1};
+    static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000, 10000, 1000, 100, 10, 1};
     int digits = 0;
     if (eight) {
       nsec = static_cast<std::int32_t>(eight_digits(word_at(s + t.i)));
