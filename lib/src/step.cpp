@@ -1184,16 +1184,13 @@ std::string step_why(const StepVerdict& verdict) {
 
 void append_step_said(std::string& out, const StepVerdict& verdict, std::string_view owner, std::string_view self,
                       const HolderJudgement* judgement) {
-  auto to = std::back_inserter(out);
   switch (verdict.reason) {
     case StepReason::owner_not_self:
-      fmt::format_to(to, "its owner {} is not this process {}", owner, self);
+      out.append("its owner ").append(owner).append(" is not this process ").append(self);
       return;
     case StepReason::owner_gone:
-      if (judgement != nullptr && !judgement->why.empty())
-        fmt::format_to(to, "its owner {} is provably gone: {}", owner, judgement->why);
-      else
-        fmt::format_to(to, "its owner {} is provably gone", owner);
+      out.append("its owner ").append(owner).append(" is provably gone");
+      if (judgement != nullptr && !judgement->why.empty()) out.append(": ").append(judgement->why);
       return;
     case StepReason::ask_past_bound:
       out.append("it names no owner (an older build wrote it)");
