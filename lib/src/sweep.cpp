@@ -11,7 +11,6 @@
 
 #include "step_codec.hpp"
 #include "step_json.hpp"
-#include "step_judge.hpp"
 
 namespace leasejudge {
 
@@ -414,15 +413,10 @@ class BatchSweep {
   void sweep_entry(const SweepEntry& e) {
     StepView view;
     HolderJudgement judgement;
-    // plan_step, the value read once: a step whose owner is judged gone is judged again
-    // from the same read, for the judgement's words.
-    StepVerdict v{StepAction::leave, StepReason::other_node, {}};
-    if (is_step_key_of(e.key, rules_.node)) {
-      const StepShape shape = e.value.empty() ? StepShape::no_step : codec_.read(e.value, view);
-      v = judge_read_step(e.key, e.value, shape, view, rules_, &cache_, nullptr);
-      if (v.reason == StepReason::owner_gone)
-        v = judge_read_step(e.key, e.value, shape, view, rules_, &cache_, &judgement);
-    }
+    StepVerdict v = plan_step(e.key, e.value, rules_, codec_, &view, &cache_);
+    // An owner judged gone is judged again for the judgement's words, from the step read
+    // (only a running step of this node, read whole, has an owner judged).
+    if (v.reason == StepReason::owner_gone) v = judge_running_step(e.key, view, rules_, &cache_, &judgement);
     if (v.action == StepAction::leave) {
       count_leave(report_.counts, v);
       observe_leave(opts_, e, v, view);
