@@ -975,18 +975,23 @@ static void test_wait(void) {
 }
 
 struct lost_report {
-  int calls;
+  int calls; /* written last, with release: a reader that sees it sees the rest */
   int code;
   char message[512];
 };
 
+/* Called on the heartbeat's thread. */
 static void on_lost(int code, const char *message, size_t len, void *payload) {
   struct lost_report *r = (struct lost_report *)payload;
-  r->calls++;
   r->code = code;
   if (len >= sizeof r->message) len = sizeof r->message - 1;
   memcpy(r->message, message, len);
   r->message[len] = '\0';
+  __atomic_add_fetch(&r->calls, 1, __ATOMIC_RELEASE);
+}
+
+static int lost_calls(const struct lost_report *r) {
+  return __atomic_load_n(&r->calls, __ATOMIC_ACQUIRE);
 }
 
 /* Polls cond for up to 5 s. */
@@ -1036,10 +1041,12 @@ static void test_heartbeat(void) {
   CHECK(r.calls == 0);
   CHECK(t.fail_updates == 0 && lj_lock_revision(lock) == t.revision);
 
-  /* Failing for good: lost when the lease ends, LJ_ETIMEOUT. */
+  /* Failing for good: lost when the lease ends, LJ_ETIMEOUT. lj_lock_heartbeat_lost says so
+     once the lease's time is past, which may be before the thread has called on_lost: wait
+     for the call itself (a heartbeat destroyed first stops without calling). */
   t.fail_updates = 1000000;
   CHECK(lj_lock_heartbeat_start(&beat, lock, on_lost, &r, NULL) == LJ_OK);
-  WAIT_FOR(lj_lock_heartbeat_lost(beat) == 1);
+  WAIT_FOR(lost_calls(&r) == 1);
   CHECK(lj_lock_heartbeat_lost(beat) == 1);
   lj_lock_heartbeat_destroy(beat);
   CHECK(r.calls == 1 && r.code == LJ_ETIMEOUT);
@@ -1064,7 +1071,8 @@ static void test_heartbeat(void) {
   CHECK(lj_lock_heartbeat_start(&beat, lock, NULL, NULL, NULL) == LJ_OK); /* no callback: polled only */
   lj_lock_heartbeat_destroy(beat);
   CHECK(lj_lock_heartbeat_start(&beat, lock, on_lost, &r, NULL) == LJ_OK);
-  WAIT_FOR(r.calls == 1 || lj_lock_heartbeat_lost(beat) == 1);
+  WAIT_FOR(lost_calls(&r) == 1);
+  CHECK(lj_lock_heartbeat_lost(beat) == 1);
   lj_lock_heartbeat_destroy(beat);
   CHECK(r.calls == 1 && r.code == LJ_ECHANGED);
   CHECK(strstr(r.message, "the lock k is no longer ours: it was broken or rewritten since revision ") == r.message);
