@@ -546,7 +546,7 @@ TEST_SUITE("nats sweep") {
     // The sweep's writes all landed on values it read, never on the racer's.
     for (const auto& w : report.writes) {
       if (w.outcome != SweepOutcome::done) continue;
-      CHECK(w.revision == seeded.at(w.key));
+      CHECK(w.revision == seeded.at(std::string(w.key)));
     }
     check_swept(*store, state, seeded, last);
   }
@@ -579,7 +579,7 @@ TEST_SUITE("nats sweep") {
     // No write landed at a stale revision: every done write is at the revision planted.
     for (const auto* r : {&first, &next})
       for (const auto& w : r->writes)
-        if (w.outcome == SweepOutcome::done) CHECK(w.revision == seeded.at(w.key));
+        if (w.outcome == SweepOutcome::done) CHECK(w.revision == seeded.at(std::string(w.key)));
     check_swept(*store, state, seeded);
   }
 
@@ -616,8 +616,8 @@ TEST_SUITE("nats sweep") {
     std::set<std::string> uncertain;
     for (const auto& r : rounds)
       for (const auto& w : r.writes) {
-        if (w.outcome == SweepOutcome::done) ++done_writes[w.key];
-        if (w.outcome == SweepOutcome::unknown || w.outcome == SweepOutcome::failed) uncertain.insert(w.key);
+        if (w.outcome == SweepOutcome::done) ++done_writes[std::string(w.key)];
+        if (w.outcome == SweepOutcome::unknown || w.outcome == SweepOutcome::failed) uncertain.insert(std::string(w.key));
       }
     for (const auto& [key, n] : done_writes) CHECK_MESSAGE(n == 1, key);
     std::size_t settled = done_writes.size();
@@ -712,7 +712,7 @@ TEST_SUITE("nats sweep") {
     // The writes in flight when it died have no acknowledgement: unknown, never retried.
     std::set<std::string> unknown;
     for (const auto& w : first.writes)
-      if (w.outcome == SweepOutcome::unknown) unknown.insert(w.key.substr(node.size() + 1));
+      if (w.outcome == SweepOutcome::unknown) unknown.insert(std::string(w.key.substr(node.size() + 1)));
     CHECK(unknown.size() == first.counts.unknown);
     CHECK(first.ended.size() >= 40);
     CHECK(first.ended.size() < expected.ends + expected.removes);
@@ -733,8 +733,8 @@ TEST_SUITE("nats sweep") {
     std::set<std::string> first_ended(first.ended.begin(), first.ended.end());
     std::size_t landed = unknown.size();
     for (const auto& id : next.ended) {
-      CHECK(first_ended.count(id) == 0);
-      if (unknown.count(id) != 0) --landed;
+      CHECK(first_ended.count(std::string(id)) == 0);
+      if (unknown.count(std::string(id)) != 0) --landed;
     }
     CHECK(first.ended.size() + next.ended.size() + landed == expected.ends + expected.removes);
     check_swept(*store, state, seeded);

@@ -199,8 +199,8 @@ LJ_API size_t lj_sweep_report_write_count(const lj_sweep_report_t* report) {
 LJ_API int lj_sweep_report_write(const char** out_key, size_t* out_key_len, int* out_action, int* out_outcome,
                                  uint64_t* out_revision, const lj_sweep_report_t* report, size_t i) {
   if (report == nullptr || i >= report->report.writes.size()) return LJ_EINVAL;
-  const SweepWrite& w = report->report.writes[i];
-  if (out_key != nullptr) *out_key = w.key.c_str();
+  const SweepWrite w = report->report.writes[i];
+  if (out_key != nullptr) *out_key = w.key.data();  // NUL-terminated: TextList's contract
   if (out_key_len != nullptr) *out_key_len = w.key.size();
   if (out_action != nullptr) *out_action = static_cast<int>(w.action);
   if (out_outcome != nullptr) *out_outcome = static_cast<int>(w.outcome);
@@ -258,9 +258,9 @@ LJ_API size_t lj_sweep_report_ended_count(const lj_sweep_report_t* report) {
 LJ_API const char* lj_sweep_report_ended(const lj_sweep_report_t* report, size_t i, size_t* out_len) {
   if (out_len != nullptr) *out_len = 0;
   if (report == nullptr || i >= report->report.ended.size()) return nullptr;
-  const std::string& id = report->report.ended[i];
+  const std::string_view id = report->report.ended[i];
   if (out_len != nullptr) *out_len = id.size();
-  return id.c_str();
+  return id.data();  // NUL-terminated: TextList's contract
 }
 
 LJ_API int lj_sweep_report_counts(lj_sweep_counts_t* out, const lj_sweep_report_t* report) {

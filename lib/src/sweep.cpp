@@ -58,6 +58,21 @@ const char* sweep_outcome_name(SweepOutcome outcome) noexcept {
   return "";
 }
 
+void SweepWrites::push_back(const SweepWrite& write) {
+  rest_.push_back(Rest{write.revision, write.action, write.outcome});
+  try {
+    keys_.push_back(write.key);
+  } catch (...) {
+    rest_.pop_back();  // out of memory: the writes as they were
+    throw;
+  }
+}
+
+void SweepWrites::clear() noexcept {
+  keys_.clear();
+  rest_.clear();
+}
+
 namespace {
 
 thread_local StepCodec tl_codec;
@@ -266,7 +281,7 @@ class Applier {
     switch (o.kind) {
       case WriteOutcome::Kind::done:
         count_action(report_.counts, s.verdict.action);
-        report_.ended.emplace_back(s.id);
+        report_.ended.push_back(s.id);
         log_done(s);
         break;
       case WriteOutcome::Kind::changed:
@@ -284,7 +299,7 @@ class Applier {
         stop(s, o);
         break;
     }
-    report_.writes.push_back(SweepWrite{std::string(s.key), s.verdict.action, outcome, s.revision});
+    report_.writes.push_back(SweepWrite{s.key, s.verdict.action, outcome, s.revision});
     if (opts_.on_key) {
       SweepKey k{s.key,
                  s.revision,

@@ -32,6 +32,7 @@
 
 #include "leasejudge/step.hpp"
 #include "leasejudge/store.hpp"
+#include "leasejudge/text_list.hpp"
 
 namespace leasejudge {
 
@@ -124,12 +125,45 @@ struct SweepKey {
   std::string_view error;  // failed, unknown: what the store said
 };
 
-// One end or delete a sweep sent, and its outcome.
+// One end or delete a sweep sent, and its outcome. Read from a report, key is a view
+// into the report's SweepWrites and lives as long as it does.
 struct SweepWrite {
-  std::string key;
+  std::string_view key;
   StepAction action = StepAction::end;
   SweepOutcome outcome = SweepOutcome::done;
   Revision revision = 0;  // the revision it was sent at
+};
+
+// A report's writes: their keys in one TextList, the rest beside; nothing allocated a
+// write. Read as SweepWrite values whose keys view the list.
+class SweepWrites {
+ public:
+  using const_iterator = IndexIterator<SweepWrites, SweepWrite>;
+  using iterator = const_iterator;
+  using value_type = SweepWrite;
+  using size_type = std::size_t;
+
+  void push_back(const SweepWrite& write);  // its key copied into the list
+  void clear() noexcept;
+
+  std::size_t size() const noexcept { return rest_.size(); }
+  bool empty() const noexcept { return rest_.empty(); }
+  // Write i; i < size().
+  SweepWrite operator[](std::size_t i) const noexcept {
+    const Rest& r = rest_[i];
+    return SweepWrite{keys_[i], r.action, r.outcome, r.revision};
+  }
+  const_iterator begin() const noexcept { return const_iterator(this, 0); }
+  const_iterator end() const noexcept { return const_iterator(this, size()); }
+
+ private:
+  struct Rest {
+    Revision revision = 0;
+    StepAction action = StepAction::end;
+    SweepOutcome outcome = SweepOutcome::done;
+  };
+  TextList keys_;
+  std::vector<Rest> rest_;
 };
 
 // What a sweep measured. Times in nanoseconds of the steady clock.
@@ -148,10 +182,10 @@ struct SweepStats {
 };
 
 struct SweepReport {
-  std::vector<std::string> ended;  // ids of the steps ended or deleted, in order
+  TextList ended;  // ids of the steps ended or deleted, in order
   SweepCounts counts;
-  Status status;                   // ok, or what stopped the sweep (what was done before is above)
-  std::vector<SweepWrite> writes;  // every end and delete sent, in order, with its outcome
+  Status status;        // ok, or what stopped the sweep (what was done before is above)
+  SweepWrites writes;   // every end and delete sent, in order, with its outcome
   SweepStats stats;
 };
 
