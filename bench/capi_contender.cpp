@@ -3,10 +3,12 @@
 //               array, verdicts into the caller's action array;
 //   capi-lines  lj_step_plan_lines: the JSON lines in, the JSON lines of `leasejudge step
 //               plan` out, reading the lines and writing the answer timed with the plan;
+//               the process holds the file's bytes and the answer, as a caller does (its
+//               peak RSS is taken before the state is indexed for the agreement check);
 //   capi-lines-fd  lj_step_plan_lines_fd: the same streamed from the state's file to a
-//               file, the state never held (its peak RSS is taken before the state is
-//               read for the agreement check).
+//               file, the state never held (its peak RSS taken the same way).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <simdjson.h>
 #include <unistd.h>
@@ -170,26 +172,45 @@ void decide_from_answer(const Options& o, const StepLines& lines, std::string_vi
 
 }  // namespace
 
-Outcome run_capi_lines(const Options& o, const StepLines& lines, DecisionFile& decisions) {
+Outcome run_capi_lines(const Options& o, std::string& answer) {
   Outcome out;
   out.decided = true;
-  // The file's own bytes, as `leasejudge step plan FILE` reads them.
-  std::string_view input(lines.text.data(), lines.file_size);
+  // The file's own bytes and nothing more, as `leasejudge step plan FILE` holds them.
+  std::string input;
+  {
+    int in = ::open(o.state.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (in < 0 || ::fstat(in, &st) != 0) {
+      fmt::print(stderr, "leasejudge-bench-sweep: opening {}: {}\n", o.state, std::strerror(errno));
+      std::exit(1);
+    }
+    input.resize(static_cast<std::size_t>(st.st_size));
+    for (std::size_t at = 0; at < input.size();) {
+      ssize_t n = ::read(in, input.data() + at, input.size() - at);
+      if (n <= 0) {
+        fmt::print(stderr, "leasejudge-bench-sweep: reading {}: {}\n", o.state, n < 0 ? std::strerror(errno) : "cut short");
+        std::exit(1);
+      }
+      at += static_cast<std::size_t>(n);
+    }
+    ::close(in);
+  }
   lj_step_plan_options_t opts = plan_options(o);
   lj_step_plan_summary_t summary{};
-  char* answer = nullptr;
-  std::size_t answer_len = 0;
+  char* text = nullptr;
+  std::size_t text_len = 0;
   int rc = LJ_OK;
   lj_error_t* err = nullptr;
   repeat(o, out, [&] {
-    lj_free(answer);
-    answer = nullptr;
-    rc = lj_step_plan_lines(&answer, &answer_len, &summary, input.data(), input.size(), &opts, &err);
+    lj_free(text);
+    text = nullptr;
+    rc = lj_step_plan_lines(&text, &text_len, &summary, input.data(), input.size(), &opts, &err);
   });
   if (rc != LJ_OK) die("lj_step_plan_lines", rc, err);
   take_summary(out, summary, "lj_step_plan_lines");
-  if (decisions.wanted()) decide_from_answer(o, lines, std::string_view(answer, answer_len), decisions);
-  lj_free(answer);
+  std::string().swap(input);
+  answer.assign(text, text_len);
+  lj_free(text);
   return out;
 }
 
@@ -233,7 +254,7 @@ Outcome run_capi_lines_fd(const Options& o, std::string& answer) {
   return out;
 }
 
-void check_capi_lines_fd(const Options& o, const StepLines& lines, std::string_view answer, DecisionFile& decisions) {
+void check_capi_lines(const Options& o, const StepLines& lines, std::string_view answer, DecisionFile& decisions) {
   if (decisions.wanted()) decide_from_answer(o, lines, answer, decisions);
 }
 

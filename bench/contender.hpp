@@ -68,9 +68,11 @@ void repeat(const Options& o, Outcome& out, const std::function<void()>& pass, c
 // lj_step_plan_batch, lj_step_plan_lines and lj_step_plan_lines_fd through the C ABI
 // (capi_contender.cpp).
 Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& decisions);
-Outcome run_capi_lines(const Options& o, const StepLines& lines, DecisionFile& decisions);
-// lj_step_plan_lines_fd from the state's file, before the state is read: its answer.
+// lj_step_plan_lines over the state's file read into memory, and lj_step_plan_lines_fd
+// from the file, each before the state is read for the others: its answer.
+Outcome run_capi_lines(const Options& o, std::string& answer);
 Outcome run_capi_lines_fd(const Options& o, std::string& answer);
-void check_capi_lines_fd(const Options& o, const StepLines& lines, std::string_view answer, DecisionFile& decisions);
+// The agreement check of either's answer.
+void check_capi_lines(const Options& o, const StepLines& lines, std::string_view answer, DecisionFile& decisions);
 
 }  // namespace leasejudge::bench

@@ -485,10 +485,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   Options o = parse_options(argc, argv);
-  // The streamed plan runs first: its peak RSS must not hold the state the others read.
-  Outcome streamed;
-  std::string streamed_answer;
-  if (o.contender == "capi-lines-fd") streamed = run_capi_lines_fd(o, streamed_answer);
+  // The lines plans run first: their peak RSS must not hold the state the others read.
+  Outcome from_file;
+  std::string file_answer;
+  if (o.contender == "capi-lines") from_file = run_capi_lines(o, file_answer);
+  if (o.contender == "capi-lines-fd") from_file = run_capi_lines_fd(o, file_answer);
   auto lines = read_step_lines(o.state);
   if (!lines) {
     fmt::print(stderr, "leasejudge-bench-sweep: {}\n", lines.error().message);
@@ -507,12 +508,10 @@ int main(int argc, char** argv) {
   } else if (o.contender == "capi-batch") {
     out = run_capi_batch(o, *lines, decisions);
     threads = o.threads;
-  } else if (o.contender == "capi-lines") {
-    out = run_capi_lines(o, *lines, decisions);
-    threads = o.threads;
-  } else if (o.contender == "capi-lines-fd") {
-    out = streamed;
-    check_capi_lines_fd(o, *lines, streamed_answer, decisions);
+  } else if (o.contender == "capi-lines" || o.contender == "capi-lines-fd") {
+    out = from_file;
+    if (o.contender == "capi-lines") threads = o.threads;
+    check_capi_lines(o, *lines, file_answer, decisions);
   } else if (o.contender == "sweep-apply") {
     out = run_sweep_apply(o, *lines, decisions);
   } else {
