@@ -380,6 +380,30 @@ static void test_lines_fd(const char *input, const char *expected, const lj_step
   close(out[1]);
 }
 
+/* An answer many times longer than its input (the answer's room is guessed from the
+   input's size, then grown): every byte of it as one line's answer written n times. */
+static void test_lines_long_answer(void) {
+  enum { n = 200000 };
+  static const char one[] = MALFORMED("null", "it names no key");
+  const size_t one_len = sizeof one - 1;
+  char *input = malloc(3 * n), *out = NULL;
+  size_t out_len = 0, i;
+  lj_step_plan_summary_t sum;
+  lj_step_plan_options_t o = plan_options();
+  int same = 1;
+  CHECK(input != NULL);
+  if (input == NULL) return;
+  for (i = 0; i < n; ++i) memcpy(input + 3 * i, "{}\n", 3);
+  CHECK(lj_step_plan_lines(&out, &out_len, &sum, input, 3 * n, &o, NULL) == LJ_OK);
+  CHECK(out != NULL && out_len == n * one_len && out[out_len] == '\0');
+  for (i = 0; out != NULL && out_len == n * one_len && i < n && same; ++i)
+    same = memcmp(out + i * one_len, one, one_len) == 0;
+  CHECK(same);
+  CHECK(sum.malformed == n && sum.ends == 0 && sum.leaves == 0);
+  lj_free(out);
+  free(input);
+}
+
 static void test_lines(void) {
   const char *input =
       "{\"key\":\"n1.h\",\"revision\":3,\"value\":{\"id\":\"h\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\"}}\n"
@@ -968,6 +992,7 @@ int main(void) {
   test_plan_one();
   test_batch();
   test_lines();
+  test_lines_long_answer();
   test_keys_and_times();
   test_codec();
   test_end_stale();

@@ -61,23 +61,31 @@ inline int give(char** out, size_t* out_len, std::string_view s, lj_error_t** er
   return LJ_OK;
 }
 
-// Text built where the caller frees it (lj_free): grown by realloc, which moves a
-// large block's pages rather than copying them, so a long answer is never held twice.
+// Text built where the caller frees it (lj_free), grown by realloc. realloc moves a
+// block malloc mapped on its own by moving its pages, but copies one from the heap (and
+// the heap keeps the old one's pages): once a freed large block has raised glibc's
+// mapping threshold (up to 32 MiB), a long answer grown from small would be held about
+// twice over. reserve() what the text will likely need at once: a block of that size
+// is mapped (or heap beyond what was touched), and its pages count only once written.
 class MallocText {
  public:
   MallocText() = default;
   MallocText(const MallocText&) = delete;
   MallocText& operator=(const MallocText&) = delete;
   ~MallocText() { std::free(p_); }
+  // Room for bytes, if memory can be had now: a guess, so none is no failure (append
+  // grows as it needs).
+  void reserve(std::size_t bytes) noexcept {
+    if (bytes >= cap_) {
+      if (char* grown = static_cast<char*>(std::realloc(p_, bytes + 1)); grown != nullptr) {
+        p_ = grown;
+        cap_ = bytes + 1;
+      }
+    }
+  }
   // Throws std::bad_alloc when memory runs out.
   void append(std::string_view s) {
-    if (s.size() >= cap_ - size_) {  // room for the NUL stays
-      std::size_t want = std::max<std::size_t>({cap_ * 2, size_ + s.size() + 1, 4096});
-      char* grown = static_cast<char*>(std::realloc(p_, want));
-      if (grown == nullptr) throw std::bad_alloc();
-      p_ = grown;
-      cap_ = want;
-    }
+    if (s.size() >= cap_ - size_) grow(std::max<std::size_t>({cap_ * 2, size_ + s.size() + 1, 4096}));  // room for the NUL stays
     if (!s.empty()) std::memcpy(p_ + size_, s.data(), s.size());
     size_ += s.size();
   }
@@ -94,6 +102,13 @@ class MallocText {
   }
 
  private:
+  void grow(std::size_t want) {
+    char* grown = static_cast<char*>(std::realloc(p_, want));
+    if (grown == nullptr) throw std::bad_alloc();
+    p_ = grown;
+    cap_ = want;
+  }
+
   char* p_ = nullptr;
   std::size_t size_ = 0, cap_ = 0;
 };

@@ -266,6 +266,9 @@ LJ_API int lj_step_plan_lines(char** out, size_t* out_len, lj_step_plan_summary_
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
     StepLinesSummary sum;
     MallocText answer;
+    // An answer line is some 130 bytes, a state's line often longer: half the input is
+    // room enough for most (only what is written of it is ever resident).
+    answer.reserve(text.size() / 2);
     plan_step_lines(text, rules, opts->threads, sum, [&answer](std::string_view a) { answer.append(a); });
     if (stopped) return stopped_error(err);
     copy_summary(summary, sum);
