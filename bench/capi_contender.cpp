@@ -8,9 +8,9 @@
 //   capi-lines-fd  lj_step_plan_lines_fd: the same streamed from the state's file to a
 //               file, the state never held (its peak RSS taken the same way).
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <fmt/format.h>
 #include <simdjson.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -188,7 +188,8 @@ Outcome run_capi_lines(const Options& o, std::string& answer) {
     for (std::size_t at = 0; at < input.size();) {
       ssize_t n = ::read(in, input.data() + at, input.size() - at);
       if (n <= 0) {
-        fmt::print(stderr, "leasejudge-bench-sweep: reading {}: {}\n", o.state, n < 0 ? std::strerror(errno) : "cut short");
+        fmt::print(stderr, "leasejudge-bench-sweep: reading {}: {}\n", o.state,
+                   n < 0 ? std::strerror(errno) : "cut short");
         std::exit(1);
       }
       at += static_cast<std::size_t>(n);

@@ -85,7 +85,8 @@ class MallocText {
   }
   // Throws std::bad_alloc when memory runs out.
   void append(std::string_view s) {
-    if (s.size() >= cap_ - size_) grow(std::max<std::size_t>({cap_ * 2, size_ + s.size() + 1, 4096}));  // room for the NUL stays
+    if (s.size() >= cap_ - size_)
+      grow(std::max<std::size_t>({cap_ * 2, size_ + s.size() + 1, 4096}));  // room for the NUL stays
     if (!s.empty()) std::memcpy(p_ + size_, s.data(), s.size());
     size_ += s.size();
   }

@@ -175,17 +175,17 @@ struct SweepStats {
   std::uint64_t keys = 0, bytes = 0, batches = 0;  // read
   std::uint64_t writes = 0;                        // sent
   std::uint64_t max_in_flight = 0;
-  std::uint64_t waits = 0;    // waits past the store's patience (each logged)
-  std::uint64_t retries = 0;  // reads started again (each logged)
-  std::uint64_t skipped = 0;  // keys written while they were read, left to the next sweep
-  std::uint64_t rejected = 0; // keys the store cannot write (its key rules): left unread
+  std::uint64_t waits = 0;     // waits past the store's patience (each logged)
+  std::uint64_t retries = 0;   // reads started again (each logged)
+  std::uint64_t skipped = 0;   // keys written while they were read, left to the next sweep
+  std::uint64_t rejected = 0;  // keys the store cannot write (its key rules): left unread
 };
 
 struct SweepReport {
   TextList ended;  // ids of the steps ended or deleted, in order
   SweepCounts counts;
-  Status status;        // ok, or what stopped the sweep (what was done before is above)
-  SweepWrites writes;   // every end and delete sent, in order, with its outcome
+  Status status;       // ok, or what stopped the sweep (what was done before is above)
+  SweepWrites writes;  // every end and delete sent, in order, with its outcome
   SweepStats stats;
 };
 
