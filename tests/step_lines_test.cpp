@@ -369,8 +369,8 @@ TEST_SUITE("step lines") {
     CHECK(told >= 60);
     CHECK(whole.ends_with(answer("n1.last", "end", "owner-not-self", restart)));
     for (unsigned threads : {2u, 3u}) CHECK(plan_all(text, threads) == whole);
-    // Past 2 MiB: a run of its own for each thread; over one, answers handed over a
-    // MiB of input at a time.
+    // Past 2 MiB: a run of its own for each thread; over one, answers handed over 256
+    // KiB of input at a time.
     std::string thrice = text + "\n" + text + "\n" + text;
     const std::string expected = plan_each(thrice);
     for (unsigned threads : {1u, 2u, 3u}) {
@@ -382,9 +382,9 @@ TEST_SUITE("step lines") {
       std::string joined;
       for (const auto& p : pieces) joined += p;
       CHECK(joined == expected);
-      // One thread: a piece per MiB begun, and the last line (no newline) at the end.
-      const std::size_t mib = std::size_t{1} << 20;
-      CHECK(pieces.size() == (threads == 1 ? (thrice.size() + mib - 1) / mib + 1 : threads));
+      // One thread: a piece per 256 KiB begun, and the last line (no newline) at the end.
+      const std::size_t piece = std::size_t{256} << 10;
+      CHECK(pieces.size() == (threads == 1 ? (thrice.size() + piece - 1) / piece + 1 : threads));
       CHECK(sum.malformed == 3 * whole_sum.malformed);
       CHECK(sum.plan.end == 3 * whole_sum.plan.end);
     }

@@ -465,8 +465,10 @@ void plan_step_lines(std::string_view text, const StaleRules& rules, unsigned th
     summary.malformed += part.malformed;
   };
   if (parts.size() == 1) {
-    // One run: its answers handed over a piece of input at a time.
-    constexpr std::size_t piece = std::size_t{1} << 20;
+    // One run: its answers handed over a piece of input at a time, a piece as long as a
+    // chunk the index takes at once (its answers, some 50 KiB, stay in cache until
+    // handed over).
+    constexpr std::size_t piece = lines_at_once;
     StepLinesPlan plan(rules);
     std::string answers;
     for (std::size_t at = 0; at < text.size(); at += piece) {
