@@ -365,15 +365,18 @@ typedef void (*lj_lock_lost_cb)(int code, const char *message, size_t message_le
  * lock has a heartbeat already. */
 LJ_API int lj_lock_heartbeat_start(lj_lock_heartbeat_t **out, lj_lock_t *lock, lj_lock_lost_cb on_lost,
                                    void *payload, lj_error_t **err);
-/* 1 once the lock is lost, and also while a renewal is still in flight past the
- * lease's end (a store that hangs): stop the work the lock guards. 0 while the
+/* 1 once the lock is lost, and also as soon as the lease's end has passed without
+ * a renewal that succeeded (a renewal still in flight, a store that hangs), which
+ * may be before on_lost is called: stop the work the lock guards. 0 while the
  * lease runs. NULL: 1. */
 LJ_API int lj_lock_heartbeat_lost(const lj_lock_heartbeat_t *heartbeat);
 /* Renewals that succeeded, and failed renewals tried again, so far (0 for NULL). */
 LJ_API uint64_t lj_lock_heartbeat_renewals(const lj_lock_heartbeat_t *heartbeat);
 LJ_API uint64_t lj_lock_heartbeat_retries(const lj_lock_heartbeat_t *heartbeat);
 /* Stop renewing (waits for a renewal in flight) and give the lock back, as last
- * renewed, to its lj_lock_t: release it after this. NULL does nothing. */
+ * renewed, to its lj_lock_t: release it after this. on_lost is never called once
+ * this returns; a heartbeat destroyed before its thread found the lock lost stops
+ * without calling it. NULL does nothing. */
 LJ_API void lj_lock_heartbeat_destroy(lj_lock_heartbeat_t *heartbeat);
 
 #ifdef __cplusplus
