@@ -126,7 +126,8 @@ struct SweepKey {
 };
 
 // One end or delete a sweep sent, and its outcome. Read from a report, key is a view
-// into the report's SweepWrites and lives as long as it does.
+// into the report's SweepWrites: it lives until the report is changed, moved from or
+// destroyed.
 struct SweepWrite {
   std::string_view key;
   StepAction action = StepAction::end;

@@ -3,7 +3,7 @@
 // A sweep's report keeps its ended ids and written keys so, one per write.
 //
 // Elements are read as views (std::string_view) into the list; a view lives until the
-// list is next changed or goes. Any byte may be in an element, NUL included. A NUL
+// list is next changed, moved from or destroyed (a short list's bytes move with it). Any byte may be in an element, NUL included. A NUL
 // follows each element's bytes in the buffer, so that a view's data() may be handed
 // to C as a string of its size(), as std::string's c_str() is.
 #pragma once
