@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <simdjson.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -176,26 +175,12 @@ Outcome run_capi_lines(const Options& o, std::string& answer) {
   Outcome out;
   out.decided = true;
   // The file's own bytes and nothing more, as `leasejudge step plan FILE` holds them.
-  std::string input;
-  {
-    int in = ::open(o.state.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
-    if (in < 0 || ::fstat(in, &st) != 0) {
-      fmt::print(stderr, "leasejudge-bench-sweep: opening {}: {}\n", o.state, std::strerror(errno));
-      std::exit(1);
-    }
-    input.resize(static_cast<std::size_t>(st.st_size));
-    for (std::size_t at = 0; at < input.size();) {
-      ssize_t n = ::read(in, input.data() + at, input.size() - at);
-      if (n <= 0) {
-        fmt::print(stderr, "leasejudge-bench-sweep: reading {}: {}\n", o.state,
-                   n < 0 ? std::strerror(errno) : "cut short");
-        std::exit(1);
-      }
-      at += static_cast<std::size_t>(n);
-    }
-    ::close(in);
+  auto read = read_file(o.state);
+  if (!read) {
+    fmt::print(stderr, "leasejudge-bench-sweep: {}\n", read.error().message);
+    std::exit(1);
   }
+  std::string input = std::move(*read);
   lj_step_plan_options_t opts = plan_options(o);
   lj_step_plan_summary_t summary{};
   char* text = nullptr;

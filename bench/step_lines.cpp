@@ -10,19 +10,16 @@
 #include "leasejudge/step_lines.hpp"
 
 namespace leasejudge::bench {
-namespace {
 
-Result<std::string> slurp(const std::string& path) {
+Result<std::string> read_file(const std::string& path, const std::function<std::size_t(std::size_t)>& room) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return Error{Errc::io, fmt::format("opening {}: {}", path, std::strerror(errno))};
   std::string text;
   if (std::fseek(f, 0, SEEK_END) == 0) {
     long n = std::ftell(f);
-    // Room for what read_step_lines appends (unescaped keys, stored bytes, padding)
-    // without moving the file's bytes: a move would hold the state twice at once.
     if (n > 0) {
       auto size = static_cast<std::size_t>(n);
-      text.reserve(size + size / 16 + (1u << 20) + 2 * StepLines::padding_bytes);
+      text.reserve(size + (room ? room(size) : 0));
     }
     std::rewind(f);
   }
@@ -35,10 +32,10 @@ Result<std::string> slurp(const std::string& path) {
   return text;
 }
 
-}  // namespace
-
 Result<StepLines> read_step_lines(const std::string& path) {
-  auto text = slurp(path);
+  // Room for what is appended (unescaped keys, stored bytes, padding) without moving
+  // the file's bytes: a move would hold the state twice at once.
+  auto text = read_file(path, [](std::size_t size) { return size / 16 + (1u << 20) + 2 * StepLines::padding_bytes; });
   if (!text) return std::move(text).error();
   StepLines out;
   out.text = std::move(*text);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,5 +39,9 @@ struct StepLines {
 // Read path. Errc::io when it cannot be read, Errc::parse naming the first line that is
 // malformed and why.
 Result<StepLines> read_step_lines(const std::string& path);
+
+// The file's bytes, in a string with room(file's size) more bytes reserved beyond them
+// (none when room is empty). Errc::io when it cannot be read.
+Result<std::string> read_file(const std::string& path, const std::function<std::size_t(std::size_t)>& room = {});
 
 }  // namespace leasejudge::bench
