@@ -90,14 +90,14 @@ __attribute__((target("avx512f,avx512bw"))) bool escapes_valid_avx512(const char
   const auto n = static_cast<std::size_t>(e - p);
   at.clear();
   const __m512i backslash = _mm512_set1_epi8('\\');
-  std::size_t free = 0;  // where the next escape may begin
+  std::size_t next = 0;  // where the next escape may begin
   // The backslashes at base + each bit of m: each checked, or passed over.
   auto block = [&](std::uint64_t m, std::size_t base) {
     for (; m != 0; m &= m - 1) {
       const std::size_t k = base + static_cast<std::size_t>(__builtin_ctzll(m));
-      if (k < free) continue;
+      if (k < next) continue;
       at.push_back(static_cast<std::uint32_t>(k));
-      if ((free = escape_end(p, n, k)) == 0) return false;
+      if ((next = escape_end(p, n, k)) == 0) return false;
     }
     return true;
   };
