@@ -1390,6 +1390,74 @@ static void test_details_capped(void) {
   free(want);
 }
 
+/* A describer that judges another body on the same thread, inside the judging that
+ * called it: both verdicts whole. Then a why of 200,000 bytes and short ones after it on
+ * the same thread, each exact. */
+struct nested {
+  int calls;
+  int inner_rc;
+  lj_lock_kind_t inner_kind;
+  char inner_why[256];
+};
+
+static int judge_inside(lj_execution_state_t *state, const lj_execution_ref_t *ref, void *payload) {
+  struct nested *n = (struct nested *)payload;
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  lj_lock_verdict_t v;
+  (void)ref;
+  n->calls++;
+  /* No describer inside: the process body alone, judged where no pid is asked. */
+  n->inner_rc = lj_lock_judge(&v, S("{\"purpose\":\"inner\",\"leaseUntil\":\"2024-05-01T12:30:00.000Z\"}"),
+                              now_ms, &opts, NULL);
+  if (n->inner_rc == LJ_OK) {
+    n->inner_kind = v.kind;
+    snprintf(n->inner_why, sizeof n->inner_why, "%s", v.why);
+    lj_lock_verdict_clear(&v);
+  }
+  return lj_execution_state_set(state, LJ_EXECUTION_FINISHED, "succeeded", 9);
+}
+
+static void test_judge_again_and_long_whys(void) {
+  struct nested n;
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  lj_lock_verdict_t v;
+  memset(&n, 0, sizeof n);
+  opts.describe = judge_inside;
+  opts.describe_payload = &n;
+  CHECK(lj_lock_judge(&v, S(execution_body), now_ms, &opts, NULL) == LJ_OK);
+  CHECK(n.calls == 1 && n.inner_rc == LJ_OK && n.inner_kind == LJ_LOCK_HELD);
+  CHECK(strcmp(n.inner_why, "held by inner; its lease runs until 2024-05-01T12:30:00.000Z unless renewed") == 0);
+  CHECK(v.kind == LJ_LOCK_BREAK && v.reason == LJ_LOCK_EXECUTION_FINISHED);
+  CHECK(str_is(v.why, v.why_len,
+               "upgrade (run job-abc, started 2024-05-01T11:00:00.000Z) has succeeded, but its lock was left behind"));
+  lj_lock_verdict_clear(&v);
+
+  const size_t purpose = 200000;
+  const char head[] = "{\"purpose\":\"", tail[] = "\"}";
+  char *body = malloc(sizeof head - 1 + purpose + sizeof tail);
+  CHECK(body != NULL);
+  if (body == NULL) return;
+  memcpy(body, head, sizeof head - 1);
+  memset(body + sizeof head - 1, 'p', purpose);
+  memcpy(body + sizeof head - 1 + purpose, tail, sizeof tail);
+  lj_lock_options_t plain = LJ_LOCK_OPTIONS_INIT;
+  for (int round = 0; round < 2; ++round) {
+    CHECK(lj_lock_judge(&v, body, strlen(body), now_ms, &plain, NULL) == LJ_OK);
+    CHECK(v.kind == LJ_LOCK_HELD && v.reason == LJ_LOCK_NO_LEASE && v.manual_removal == 1);
+    int whole = v.why_len == 8 + purpose && memcmp(v.why, "held by ", 8) == 0 && v.why[v.why_len] == '\0';
+    for (size_t i = 8; whole && i < v.why_len; ++i) whole = v.why[i] == 'p';
+    CHECK(whole);
+    lj_lock_verdict_clear(&v);
+    CHECK(lj_lock_judge(&v, S("{\"purpose\":\"p\"}"), now_ms, &plain, NULL) == LJ_OK);
+    CHECK(str_is(v.why, v.why_len, "held by p"));
+    lj_lock_verdict_clear(&v);
+    CHECK(lj_lock_judge(&v, S(""), now_ms, &plain, NULL) == LJ_OK);
+    CHECK(str_is(v.why, v.why_len, "the lock's holder is not readable (empty)"));
+    lj_lock_verdict_clear(&v);
+  }
+  free(body);
+}
+
 int main(void) {
   test_seed_forms();
   test_names();
@@ -1404,5 +1472,6 @@ int main(void) {
   test_verdict_forms_any_why();
   test_negative_leases();
   test_details_capped();
+  test_judge_again_and_long_whys();
   return CHECK_SUMMARY();
 }

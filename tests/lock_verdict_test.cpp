@@ -322,6 +322,30 @@ TEST_SUITE("lock") {
     }
   }
 
+  TEST_CASE("judging into one verdict: each judgment whole, whatever the one before left") {
+    const std::string lease = R"(,"leaseUntil":"2024-05-01T12:00:00.000Z")";
+    LockVerdict v;
+    v.why = "left over from before";
+    judge_lock(v, std::string(2000, 'x'), answer(ExecutionState::running()), now, test_here());
+    check_verdict(v, K::held, LockReason::not_readable, true,
+                  "the lock's holder is not readable (" + std::string(200, 'x') + ")");
+    judge_lock(v, execution_body(lease), answer(ExecutionState::finished("cancelled")), now, test_here());
+    check_verdict(v, K::break_lock, LockReason::execution_finished, false,
+                  execution_who + " has cancelled, but its lock was left behind");
+    const std::size_t room = v.why.capacity();
+    const char* at = v.why.data();
+    judge_lock(v, R"({"purpose":"p"})", answer(ExecutionState::running()), now, test_here());
+    check_verdict(v, K::held, LockReason::no_lease, true, "held by p");
+    CHECK(v.why.capacity() == room);  // the room kept, no new block
+    CHECK(v.why.data() == at);
+    judge_lock(v, process_body, answer(ExecutionState::running()), now, test_here());
+    check_verdict(v, K::break_lock, LockReason::process_gone, false,
+                  process_who + " has ended (its process is gone on this machine)");
+    judge_lock(v, execution_body(lease), answer(ExecutionState::unknown("PERMISSION_DENIED")), now, test_here());
+    check_verdict(v, K::unknown, LockReason::execution_unknown, false,
+                  "could not check whether " + execution_who + " is still running: PERMISSION_DENIED");
+  }
+
   TEST_CASE("verdict text and JSON forms") {
     LockVerdict v{K::held, LockReason::lease_runs, false, "held by \"x\"\n\\"};
     CHECK(format_verdict_text(v) == "held lease_runs held by \"x\"\n\\");

@@ -270,6 +270,39 @@ void prepare_here(Judging& j, const lj_lock_here_t& h) {
   }
 }
 
+// The verdict a call judges into: its thread's, whose why keeps its room from call to
+// call (no allocation for it once the room suffices), or, for a call made while the
+// thread's is in use (a describer judging again), one of its own. A why's room beyond
+// kept_why_room is given back: a body's purpose may be megabytes.
+class ThreadVerdict {
+ public:
+  ThreadVerdict() : slot_(thread_slot()), shared_(!slot_.busy) { slot_.busy = true; }
+  ~ThreadVerdict() {
+    if (!shared_) return;
+    if (slot_.verdict.why.capacity() > kept_why_room) std::string().swap(slot_.verdict.why);
+    slot_.busy = false;
+  }
+  ThreadVerdict(const ThreadVerdict&) = delete;
+  ThreadVerdict& operator=(const ThreadVerdict&) = delete;
+
+  LockVerdict& get() noexcept { return shared_ ? slot_.verdict : own_; }
+
+ private:
+  static constexpr std::size_t kept_why_room = 4096;
+  struct Slot {
+    LockVerdict verdict;
+    bool busy = false;
+  };
+  static Slot& thread_slot() {
+    thread_local Slot slot;
+    return slot;
+  }
+
+  Slot& slot_;
+  bool shared_;  // judging into the thread's verdict
+  LockVerdict own_;
+};
+
 // Call after check_options. The callbacks never throw into C; a non-zero return
 // marks the judging stopped and answers the safe way (alive, unknown). Without a
 // here, this machine's kept evidence is used (read again at most once a second).
@@ -490,7 +523,9 @@ LJ_API int lj_lock_judge(lj_lock_verdict_t* out, const char* body, size_t body_l
   return guard(err, [&] {
     Judging j;
     prepare(j, call);
-    LockVerdict v = leasejudge::judge_lock(text, j.describe, instant_of(now_ms), *j.here);
+    ThreadVerdict judged;
+    LockVerdict& v = judged.get();
+    leasejudge::judge_lock(v, text, j.describe, instant_of(now_ms), *j.here);
     if (j.stopped) return fail(err, LJ_EUSER, j.stop_reason);
     return put_verdict(out, v, err);
   });

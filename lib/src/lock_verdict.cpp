@@ -42,13 +42,16 @@ void append_part(std::string& out, const Utf8Of& part) {
   js::append_utf8(out, part.wtf8);
 }
 
-// The parts joined, in one allocation: a judge writes a why per body, by the thousand.
+// out made kind, reason and manual, its why the parts joined in the room its why has
+// (a judge writes a why per body, by the thousand). No part may view out's why.
 template <typename... Parts>
-std::string join(const Parts&... parts) {
-  std::string out;
-  out.reserve((size_of(parts) + ...));
-  (append_part(out, parts), ...);
-  return out;
+void set_verdict(LockVerdict& out, LockVerdict::Kind kind, LockReason reason, bool manual, const Parts&... parts) {
+  out.kind = kind;
+  out.reason = reason;
+  out.manual_removal = manual;
+  out.why.clear();
+  out.why.reserve((size_of(parts) + ...));
+  (append_part(out.why, parts), ...);
 }
 
 // "purpose (run X, started T)" / "purpose (on host, pid N, started T)": the JS code's
@@ -93,16 +96,13 @@ bool same_machine(const BodyView& body, const Here& here) {
          body.machine_id == here.machine.id;
 }
 
-LockVerdict verdict(LockVerdict::Kind kind, LockReason reason, bool manual, std::string why) {
-  return LockVerdict{kind, reason, manual, std::move(why)};
-}
-
-LockVerdict judge_process(const BodyView& body, const std::string& who, std::int64_t now_ms, const Here& here) {
+void judge_process(LockVerdict& out, const BodyView& body, const std::string& who, std::int64_t now_ms,
+                   const Here& here) {
   using K = LockVerdict::Kind;
   const bool here_too = same_machine(body, here);
   if (body.pid && here_too && here.alive && !here.alive(*body.pid)) {
-    return verdict(K::break_lock, LockReason::process_gone, false,
-                   join(who, " has ended (its process is gone on this machine)"));
+    return set_verdict(out, K::break_lock, LockReason::process_gone, false, who,
+                       " has ended (its process is gone on this machine)");
   }
   // Beyond the JS code: the owner token leasejudge writes names the holder's boot and
   // start, so a reboot or a reused pid is proof the holder is gone.
@@ -111,14 +111,14 @@ LockVerdict judge_process(const BodyView& body, const std::string& who, std::int
     if (token && body.pid && static_cast<double>(token->pid) == *body.pid) {
       switch (here.owner_state(*body.owner)) {
         case HolderState::other_boot:
-          return verdict(K::break_lock, LockReason::holder_rebooted, false,
-                         join(who, " has ended (this machine has restarted since it took the lock)"));
+          return set_verdict(out, K::break_lock, LockReason::holder_rebooted, false, who,
+                             " has ended (this machine has restarted since it took the lock)");
         case HolderState::recycled:
-          return verdict(K::break_lock, LockReason::pid_reused, false,
-                         join(who, " has ended (its pid now belongs to another process)"));
+          return set_verdict(out, K::break_lock, LockReason::pid_reused, false, who,
+                             " has ended (its pid now belongs to another process)");
         case HolderState::dead:
-          return verdict(K::break_lock, LockReason::process_gone, false,
-                         join(who, " has ended (its process is gone on this machine)"));
+          return set_verdict(out, K::break_lock, LockReason::process_gone, false, who,
+                             " has ended (its process is gone on this machine)");
         case HolderState::alive:
         case HolderState::unknown:
           break;
@@ -128,20 +128,20 @@ LockVerdict judge_process(const BodyView& body, const std::string& who, std::int
   if (!body.lease_until) {
     // A lock without a lease, whose host may be another machine: only a person
     // may remove it.
-    return verdict(K::held, LockReason::no_lease, true, join("held by ", who));
+    return set_verdict(out, K::held, LockReason::no_lease, true, "held by ", who);
   }
   auto lease_end = parse_js_date(*body.lease_until);
   if (!lease_end) {
-    return verdict(K::held, LockReason::lease_unreadable, true,
-                   join("held by ", who, ", whose lock carries no readable lease"));
+    return set_verdict(out, K::held, LockReason::lease_unreadable, true, "held by ", who,
+                       ", whose lock carries no readable lease");
   }
   const Utf8Of until{*body.lease_until};
   if (now_ms > *lease_end) {
-    return verdict(K::break_lock, LockReason::lease_ended, false,
-                   join(who, " stopped renewing its lock; its lease ended at ", until));
+    return set_verdict(out, K::break_lock, LockReason::lease_ended, false, who,
+                       " stopped renewing its lock; its lease ended at ", until);
   }
-  return verdict(K::held, LockReason::lease_runs, false,
-                 join("held by ", who, "; its lease runs until ", until, " unless renewed"));
+  return set_verdict(out, K::held, LockReason::lease_runs, false, "held by ", who, "; its lease runs until ", until,
+                     " unless renewed");
 }
 
 }  // namespace
@@ -258,6 +258,12 @@ std::shared_ptr<const Here> this_machine_kept() {
 }
 
 LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant now, const Here& here) {
+  LockVerdict v;
+  judge_lock(v, text, describe, now, here);
+  return v;
+}
+
+void judge_lock(LockVerdict& out, std::string_view text, const Describer& describe, Instant now, const Here& here) {
   using K = LockVerdict::Kind;
   JsonReader reader;
   Spill spill;
@@ -265,12 +271,12 @@ LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant
   if (!read_body(text, reader, spill, body)) {
     std::string storage;
     std::string quoted = js::slice_utf16(js::trim(js::decode_lossy(text, storage)), quoted_body_units);
-    return verdict(K::held, LockReason::not_readable, true,
-                   "the lock's holder is not readable (" + (quoted.empty() ? std::string("empty") : quoted) + ")");
+    return set_verdict(out, K::held, LockReason::not_readable, true, "the lock's holder is not readable (",
+                       quoted.empty() ? std::string_view("empty") : std::string_view(quoted), ")");
   }
   const std::string who = holder_text(body);
   const std::int64_t now_ms = now.unix_ms();
-  if (!body.execution) return judge_process(body, who, now_ms, here);
+  if (!body.execution) return judge_process(out, body, who, now_ms, here);
 
   std::optional<std::int64_t> lease_end;
   if (body.lease_until && !body.lease_until->empty()) lease_end = parse_js_date(*body.lease_until);
@@ -278,26 +284,26 @@ LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant
       describe ? describe(ref_of(*body.execution)) : ExecutionState::unknown("no way to ask Cloud Run was given");
   switch (state.kind) {
     case ExecutionState::Kind::finished:
-      return verdict(K::break_lock, LockReason::execution_finished, false,
-                     join(who, " has ", text_of(state.detail), ", but its lock was left behind"));
+      return set_verdict(out, K::break_lock, LockReason::execution_finished, false, who, " has ", text_of(state.detail),
+                         ", but its lock was left behind");
     case ExecutionState::Kind::running:
-      return verdict(K::held, LockReason::execution_running, false, join(who, " is still running"));
+      return set_verdict(out, K::held, LockReason::execution_running, false, who, " is still running");
     case ExecutionState::Kind::not_found:
       if (!lease_end) {
-        return verdict(K::held, LockReason::execution_not_found_no_lease, true,
-                       join(who, " is unknown to Cloud Run and its lock carries no readable lease"));
+        return set_verdict(out, K::held, LockReason::execution_not_found_no_lease, true, who,
+                           " is unknown to Cloud Run and its lock carries no readable lease");
       }
       if (now_ms > *lease_end) {
-        return verdict(K::break_lock, LockReason::execution_not_found_lease_ended, false,
-                       join(who, " is unknown to Cloud Run and its lease ended at ", Utf8Of{*body.lease_until}));
+        return set_verdict(out, K::break_lock, LockReason::execution_not_found_lease_ended, false, who,
+                           " is unknown to Cloud Run and its lease ended at ", Utf8Of{*body.lease_until});
       }
-      return verdict(K::held, LockReason::execution_not_found_lease_runs, false,
-                     join(who, " is unknown to Cloud Run, but its lease runs until ", Utf8Of{*body.lease_until}));
+      return set_verdict(out, K::held, LockReason::execution_not_found_lease_runs, false, who,
+                         " is unknown to Cloud Run, but its lease runs until ", Utf8Of{*body.lease_until});
     case ExecutionState::Kind::unknown:
       break;
   }
-  return verdict(K::unknown, LockReason::execution_unknown, false,
-                 join("could not check whether ", who, " is still running: ", text_of(state.detail)));
+  return set_verdict(out, K::unknown, LockReason::execution_unknown, false, "could not check whether ", who,
+                     " is still running: ", text_of(state.detail));
 }
 
 std::string format_verdict_text(const LockVerdict& v) {

@@ -84,6 +84,10 @@ std::shared_ptr<const Here> this_machine_kept();
 // Decide whether the lock with body text may be broken, at now, judged from here.
 // describe is called only when the body names an execution.
 LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant now, const Here& here);
+// The same into out, whose why keeps its room: judging many bodies into one verdict
+// allocates no why once the room suffices. text may not view out's why; out is left
+// unspecified when judging throws.
+void judge_lock(LockVerdict& out, std::string_view text, const Describer& describe, Instant now, const Here& here);
 
 // One-line forms of a verdict: `<kind> <reason code> <why>`, and the JSON object
 // {"kind","reason","manualRemoval","why"} (reason as its code name). The why may be
