@@ -650,6 +650,65 @@ TEST_SUITE("nats store") {
     CHECK(wrong == 0);
   }
 
+  TEST_CASE("a scan reads each key's last value once, whatever the bucket's history") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    for (int history : {1, 5}) {
+      CAPTURE(history);
+      NatsOptions o = options_for(server.url(), "history" + std::to_string(history));
+      o.history = history;
+      auto store = open_store(o);
+      REQUIRE(stream_facts(server.url(), o.bucket).history == history);
+      // Keys written once, updated twice, deleted, deleted and created again; and
+      // another node's keys between them. The expected state is the writes' own.
+      std::map<std::string, std::pair<std::string, Revision>> expected;
+      for (int i = 0; i < 300; ++i) {
+        const std::string key = "node1.k" + std::to_string(i);
+        auto rev = store->create(key, "v0-" + std::to_string(i));
+        REQUIRE(rev.ok());
+        REQUIRE(store->create("node2.k" + std::to_string(i), "other").ok());
+        std::string value = "v0-" + std::to_string(i);
+        if (i % 3 == 0) {
+          for (int u = 1; u <= 2; ++u) {
+            value = "v" + std::to_string(u) + "-" + std::to_string(i);
+            rev = store->update(key, value, *rev);
+            REQUIRE(rev.ok());
+          }
+        }
+        if (i % 5 == 0) {
+          REQUIRE(store->remove(key, *rev).ok());
+          if (i % 10 != 0) continue;
+          value = "again-" + std::to_string(i);
+          rev = store->create(key, value);
+          REQUIRE(rev.ok());
+        }
+        expected[key] = {value, *rev};
+      }
+      std::map<std::string, std::pair<std::string, Revision>> read;
+      std::size_t handed = 0;
+      ScanOptions so;
+      so.batch_keys = 64;
+      ScanStats stats;
+      Status done = store->scan(
+          "node1.",
+          [&](const ScanBatch& batch) {
+            for (const BatchEntry& e : batch.entries) {
+              ++handed;
+              read[std::string(batch.buffer.substr(e.key_offset, e.key_len))] = {
+                  std::string(batch.buffer.substr(e.value_offset, e.value_len)), e.revision};
+            }
+            return Status::success();
+          },
+          so, &stats);
+      REQUIRE_MESSAGE(done.ok(), done.error().message);
+      CHECK(handed == expected.size());  // no key twice
+      CHECK(stats.keys == expected.size());
+      CHECK(stats.batches == (expected.size() + 63) / 64);
+      CHECK(read == expected);
+    }
+  }
+
   TEST_CASE("a three-node cluster with a replicated bucket survives a node killed") {
     SKIP_WITHOUT_NATS_SERVER();
     NatsCluster cluster;
