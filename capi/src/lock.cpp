@@ -12,6 +12,7 @@
 
 #include "internal.hpp"
 #include "leasejudge/clock.hpp"
+#include "leasejudge/identity.hpp"
 #include "options.hpp"
 #include "store_handle.hpp"
 
@@ -270,27 +271,43 @@ void prepare_here(Judging& j, const lj_lock_here_t& h) {
   }
 }
 
-// The verdict a call judges into: its thread's, whose why keeps its room from call to
-// call (no allocation for it once the room suffices), or, for a call made while the
-// thread's is in use (a describer judging again), one of its own. A why's room beyond
-// kept_why_room is given back: a body's purpose may be megabytes.
-class ThreadVerdict {
+// What a thread keeps from one lj_lock_judge call to the next: the verdict judged
+// into, whose why keeps its room (no allocation for it once the room suffices; a room
+// beyond kept_why_room is given back, a body's purpose may be megabytes), and this
+// machine's kept evidence, taken again only when its generation changed. Both are the
+// outermost call's: a call made inside another's describer gets its own of each, so
+// nothing the outer call holds changes under it.
+class ThreadJudging {
  public:
-  ThreadVerdict() : slot_(thread_slot()), shared_(!slot_.busy) { slot_.busy = true; }
-  ~ThreadVerdict() {
-    if (!shared_) return;
+  ThreadJudging() : slot_(thread_slot()), outer_(!slot_.busy) { slot_.busy = true; }
+  ~ThreadJudging() {
+    if (!outer_) return;
     if (slot_.verdict.why.capacity() > kept_why_room) std::string().swap(slot_.verdict.why);
     slot_.busy = false;
   }
-  ThreadVerdict(const ThreadVerdict&) = delete;
-  ThreadVerdict& operator=(const ThreadVerdict&) = delete;
+  ThreadJudging(const ThreadJudging&) = delete;
+  ThreadJudging& operator=(const ThreadJudging&) = delete;
 
-  LockVerdict& get() noexcept { return shared_ ? slot_.verdict : own_; }
+  LockVerdict& verdict() noexcept { return outer_ ? slot_.verdict : own_verdict_; }
+  const leasejudge::Here& machine() {
+    if (!outer_) {
+      own_machine_ = leasejudge::this_machine_kept();
+      return *own_machine_;
+    }
+    const std::uint64_t generation = leasejudge::this_machine_evidence().generation();
+    if (slot_.machine == nullptr || slot_.generation != generation) {
+      slot_.machine = leasejudge::this_machine_kept();
+      slot_.generation = generation;
+    }
+    return *slot_.machine;
+  }
 
  private:
   static constexpr std::size_t kept_why_room = 4096;
   struct Slot {
     LockVerdict verdict;
+    std::shared_ptr<const leasejudge::Here> machine;
+    std::uint64_t generation = 0;
     bool busy = false;
   };
   static Slot& thread_slot() {
@@ -299,18 +316,23 @@ class ThreadVerdict {
   }
 
   Slot& slot_;
-  bool shared_;  // judging into the thread's verdict
-  LockVerdict own_;
+  bool outer_;
+  LockVerdict own_verdict_;
+  std::shared_ptr<const leasejudge::Here> own_machine_;
 };
 
 // Call after check_options. The callbacks never throw into C; a non-zero return
 // marks the judging stopped and answers the safe way (alive, unknown). Without a
-// here, this machine's kept evidence is used (read again at most once a second).
-void prepare(Judging& j, const LockCall& call) {
+// here, `machine` is used, or else this machine's kept evidence (read again at most
+// once a second).
+void prepare(Judging& j, const LockCall& call, const leasejudge::Here* machine = nullptr) {
   j.call = &call;
   if (call.o.here == nullptr) {
-    j.kept = leasejudge::this_machine_kept();
-    j.here = j.kept.get();
+    if (machine == nullptr) {
+      j.kept = leasejudge::this_machine_kept();
+      machine = j.kept.get();
+    }
+    j.here = machine;
   } else {
     prepare_here(j, *call.o.here);
   }
@@ -521,10 +543,10 @@ LJ_API int lj_lock_judge(lj_lock_verdict_t* out, const char* body, size_t body_l
   LockCall call;
   if (int rc = check_options(opts, call, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
+    ThreadJudging thread;
     Judging j;
-    prepare(j, call);
-    ThreadVerdict judged;
-    LockVerdict& v = judged.get();
+    prepare(j, call, call.o.here == nullptr ? &thread.machine() : nullptr);
+    LockVerdict& v = thread.verdict();
     leasejudge::judge_lock(v, text, j.describe, instant_of(now_ms), *j.here);
     if (j.stopped) return fail(err, LJ_EUSER, j.stop_reason);
     return put_verdict(out, v, err);
