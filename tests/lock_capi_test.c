@@ -8,6 +8,8 @@
 #include <time.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
+#include <signal.h>
 
 #include "leasejudge.h"
 #include "check.h"
@@ -1458,6 +1460,54 @@ static void test_judge_again_and_long_whys(void) {
   free(body);
 }
 
+/* Without a here, a judge reads this machine's kept evidence, and sees it change within
+ * about a second: with K_SERVICE set (Cloud Run) this machine has no id and trusts no
+ * pid, so a body of this host and id whose pid is gone is held while its lease runs,
+ * where it breaks before and after. Where the machine has no id at all, every pid is
+ * untrusted and the lease decides each time. */
+static void test_kept_evidence_followed(void) {
+  char host[256] = "";
+  char *id = NULL;
+  size_t id_len = 0;
+  const struct timespec past_recheck = {1, 300000000};
+  /* Neither Cloud Run variable set to begin with, whatever the test's environment. */
+  const char *k_service = getenv("K_SERVICE"), *execution = getenv("CLOUD_RUN_EXECUTION");
+  char *kept_service = k_service != NULL ? strdup(k_service) : NULL;
+  char *kept_execution = execution != NULL ? strdup(execution) : NULL;
+  if (kept_service != NULL || kept_execution != NULL) {
+    unsetenv("K_SERVICE");
+    unsetenv("CLOUD_RUN_EXECUTION");
+    nanosleep(&past_recheck, NULL);
+  }
+  CHECK(gethostname(host, sizeof host - 1) == 0);
+  int has_id = lj_machine_id(&id, &id_len, NULL) == LJ_OK;
+  int dead = 4194303;
+  while (dead > 1000 && (kill(dead, 0) == 0 || errno != ESRCH)) --dead;
+  char body[512];
+  snprintf(body, sizeof body,
+           "{\"purpose\":\"p\",\"host\":\"%s\",\"machine\":\"%s\",\"pid\":%d,"
+           "\"leaseUntil\":\"2024-05-01T12:15:00.000Z\"}",
+           host, has_id ? id : "", dead);
+  lj_free(id);
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  const lj_lock_reason_t here_first = has_id ? LJ_LOCK_PROCESS_GONE : LJ_LOCK_LEASE_RUNS;
+  const lj_lock_reason_t want[3] = {here_first, LJ_LOCK_LEASE_RUNS, here_first};
+  for (int step = 0; step < 3; ++step) {
+    if (step == 1) setenv("K_SERVICE", "svc", 1);
+    if (step == 2) unsetenv("K_SERVICE");
+    if (step > 0) nanosleep(&past_recheck, NULL);
+    lj_lock_verdict_t v;
+    CHECK(lj_lock_judge(&v, body, strlen(body), now_ms, &opts, NULL) == LJ_OK);
+    CHECK(v.reason == want[step]);
+    if (v.reason != want[step]) printf("# step %d: %s\n", step, v.why);
+    lj_lock_verdict_clear(&v);
+  }
+  if (kept_service != NULL) setenv("K_SERVICE", kept_service, 1);
+  if (kept_execution != NULL) setenv("CLOUD_RUN_EXECUTION", kept_execution, 1);
+  free(kept_service);
+  free(kept_execution);
+}
+
 int main(void) {
   test_seed_forms();
   test_names();
@@ -1473,5 +1523,6 @@ int main(void) {
   test_negative_leases();
   test_details_capped();
   test_judge_again_and_long_whys();
+  test_kept_evidence_followed();
   return CHECK_SUMMARY();
 }
