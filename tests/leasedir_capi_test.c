@@ -14,6 +14,7 @@
 
 #include "leasejudge.h"
 #include "check.h"
+#include "dead_pid.h"
 
 
 static char scratch[] = "/tmp/leasedir-capi.XXXXXX";
@@ -61,14 +62,6 @@ static int read_file(const char *path, char *buf, size_t cap) {
   buf[n] = '\0';
   fclose(f);
   return (int)n;
-}
-
-static pid_t dead_pid(void) {
-  int status;
-  pid_t pid = fork();
-  if (pid == 0) _exit(0);
-  waitpid(pid, &status, 0);
-  return pid;
 }
 
 static void test_options(void) {
