@@ -65,7 +65,8 @@ nats_round() {
   # the first after a load too, reads a settled bucket.
   load() { { "${bn[@]}" --contender load --state "$state" >/dev/null &&
              "${bn[@]}" --contender nats-scan-raw "${sweep_args[@]}" >/dev/null; } 2>"$runs/nats-load.err" ||
-             { loud "loading the bucket failed: $(tail -3 "$runs/nats-load.err")"; failures=$((failures + 1)); return 1; }; }
+             { loud "loading the bucket or its first read failed: $(tail -3 "$runs/nats-load.err")"
+               failures=$((failures + 1)); return 1; }; }
   dec() { ((round == 1)) && printf '%s\n' --decisions "$nd/$label/$1.tsv"; }
   load || return 1
   nats_contender "$label-scan-raw" "$n" "${bn[@]}" --contender nats-scan-raw "${sweep_args[@]}"
