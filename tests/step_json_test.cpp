@@ -49,9 +49,13 @@ Scan reference(const std::string& text) {
 Scan scanned(const std::string& text, EscapeScan how) {
   std::unique_ptr<char[]> exact(new char[text.size()]);
   std::copy(text.begin(), text.end(), exact.get());
+  std::vector<std::uint64_t> begins(9, ~std::uint64_t{0});  // what a scan found before is not kept
   Scan s;
-  s.at = {7, 7, 7};  // what a scan found before is cleared
-  s.valid = escapes_valid(exact.get(), exact.get() + text.size(), s.at, how);
+  s.valid = escapes_valid(exact.get(), exact.get() + text.size(), begins, how);
+  if (!s.valid) return s;  // where the escapes begin is told of a valid text only
+  CHECK(begins.size() == (text.size() + 63) / 64);
+  for (std::size_t k = 0; k < 64 * begins.size(); ++k)
+    if ((begins[k / 64] >> (k % 64)) & 1) s.at.push_back(static_cast<std::uint32_t>(k));
   return s;
 }
 
@@ -90,7 +94,7 @@ TEST_SUITE("step_json") {
             REQUIRE(want.valid == valid);  // the reference reads the escape as the list says
             const Scan got = scanned(text, how);
             CHECK(got.valid == want.valid);
-            CHECK(got.at == want.at);
+            if (want.valid) CHECK(got.at == want.at);
             ++tried;
           }
         }
@@ -111,7 +115,7 @@ TEST_SUITE("step_json") {
         CAPTURE(text);
         const Scan got = scanned(text, how);
         CHECK(got.valid == want.valid);
-        CHECK(got.at == want.at);
+        if (want.valid) CHECK(got.at == want.at);
         ++tried;
       }
       valid += want.valid ? 1 : 0;

@@ -63,52 +63,103 @@ inline std::size_t escape_end(const char* p, std::size_t n, std::size_t k) noexc
   }
 }
 
+// begins sized for a text of n bytes, grown geometrically (a run of reads allocates
+// O(log size) times, though the vector is cleared between them).
+void size_begins(std::vector<std::uint64_t>& begins, std::size_t n) {
+  const std::size_t words = (n + 63) / 64;
+  if (begins.capacity() < words) begins.reserve(std::max(words, 2 * begins.capacity()));
+  begins.resize(words);
+}
+
 // escapes_valid (step_json.hpp): memchr from one backslash to the next. A backslash is
 // valid only inside a string, so once stage 1 has found the strings, one scan of the
 // whole text checks every escape of every string: one outside a string breaks the
 // grammar as a scalar would.
-bool escapes_valid_search(const char* p, const char* e, std::vector<std::uint32_t>& at) {
+bool escapes_valid_search(const char* p, const char* e, std::vector<std::uint64_t>& begins) {
   const auto n = static_cast<std::size_t>(e - p);
-  at.clear();
+  size_begins(begins, n);
+  std::fill(begins.begin(), begins.end(), 0);
   for (std::size_t i = 0; i < n;) {
     const void* hit = std::memchr(p + i, '\\', n - i);
     if (hit == nullptr) break;
     const auto k = static_cast<std::size_t>(static_cast<const char*>(hit) - p);
-    at.push_back(static_cast<std::uint32_t>(k));
+    begins[k >> 6] |= std::uint64_t{1} << (k & 63);
     if ((i = escape_end(p, n, k)) == 0) return false;
   }
   return true;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// The same with AVX-512BW, where the processor has it: the backslashes of 64 bytes at a
-// time as one mask, the last block loaded under a mask (nothing past e is read). A text
-// holds a few escapes, and a search begun again after each costs more than the scan.
-// One an escape holds (the second of two in a row) is passed over.
+// Masks of the 64 bytes at p + i, of a text of n bytes: bytes past n read as 0.
+__attribute__((target("avx512f,avx512bw"))) inline __mmask64 bytes_in(std::size_t n, std::size_t i) noexcept {
+  const std::size_t left = i < n ? n - i : 0;
+  return left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1;
+}
+__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t bytes_equal(const char* p, std::size_t n,
+                                                                             std::size_t i, char c) noexcept {
+  const __mmask64 in = bytes_in(n, i);
+  return _mm512_mask_cmpeq_epi8_mask(in, _mm512_maskz_loadu_epi8(in, p + i), _mm512_set1_epi8(c));
+}
+// The letters an escape may have but u: "\\/bfnrt.
+__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t simple_letters(const char* p, std::size_t n,
+                                                                                std::size_t i) noexcept {
+  const __mmask64 in = bytes_in(n, i);
+  const __m512i x = _mm512_maskz_loadu_epi8(in, p + i);
+  std::uint64_t m = 0;
+  for (char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'}) m |= _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(c));
+  return m & in;
+}
+__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t hex_digits(const char* p, std::size_t n,
+                                                                            std::size_t i) noexcept {
+  const __mmask64 in = bytes_in(n, i);
+  const __m512i x = _mm512_maskz_loadu_epi8(in, p + i);
+  const __m512i digit = _mm512_sub_epi8(x, _mm512_set1_epi8('0'));
+  const __m512i letter = _mm512_sub_epi8(_mm512_or_si512(x, _mm512_set1_epi8(0x20)), _mm512_set1_epi8('a'));
+  return (_mm512_cmplt_epu8_mask(digit, _mm512_set1_epi8(10)) | _mm512_cmplt_epu8_mask(letter, _mm512_set1_epi8(6))) &
+         in;
+}
+
+// The same with AVX-512BW, where the processor has it, 64 bytes a block (the last loaded
+// under a mask: nothing past e is read, and what is not read is a 0, which is no part of
+// an escape). A block with no backslash, and none escaping its first byte, is passed
+// over; any other is checked as masks, whatever its escapes, since a branch an escape
+// costs more than the block:
+//   - In a run of backslashes, every other one begins an escape, counting from the run's
+//     first (a backslash that the block before escapes begins nothing). Subtracting the
+//     run from the odd bits' borrow tells both: which begin one (begins) and which bytes
+//     an escape's letter is (letters).
+//   - A letter is one of "\\/bfnrt or u; a u is followed by four hex digits, which may lie
+//     in the next block's first four bytes.
+//   - A backslash that begins an escape at bit 63 escapes the next block's first byte;
+//     after the last block, it would escape nothing.
 __attribute__((target("avx512f,avx512bw"))) bool escapes_valid_avx512(const char* p, const char* e,
-                                                                      std::vector<std::uint32_t>& at) {
+                                                                      std::vector<std::uint64_t>& begins) {
   const auto n = static_cast<std::size_t>(e - p);
-  at.clear();
-  const __m512i backslash = _mm512_set1_epi8('\\');
-  std::size_t next = 0;  // where the next escape may begin
-  // The backslashes at base + each bit of m: each checked, or passed over.
-  auto block = [&](std::uint64_t m, std::size_t base) {
-    for (; m != 0; m &= m - 1) {
-      const std::size_t k = base + static_cast<std::size_t>(__builtin_ctzll(m));
-      if (k < next) continue;
-      at.push_back(static_cast<std::uint32_t>(k));
-      if ((next = escape_end(p, n, k)) == 0) return false;
+  const std::size_t words = (n + 63) / 64;
+  size_begins(begins, n);
+  constexpr std::uint64_t odd = 0xAAAAAAAAAAAAAAAAULL;
+  std::uint64_t carry = 0;  // 1: the block's first byte is an escape's letter
+  for (std::size_t w = 0; w < words; ++w) {
+    const std::size_t i = w * 64;
+    const std::uint64_t slashes = bytes_equal(p, n, i, '\\');
+    if ((slashes | carry) == 0) {
+      begins[w] = 0;
+      continue;
     }
-    return true;
-  };
-  std::size_t i = 0;
-  for (; n - i >= 64; i += 64) {
-    const std::uint64_t m = _mm512_cmpeq_epi8_mask(_mm512_loadu_si512(p + i), backslash);
-    if (m != 0 && !block(m, i)) return false;
+    const std::uint64_t lead = slashes & ~carry;
+    const std::uint64_t code = (((lead << 1) | odd) - lead) ^ odd;
+    const std::uint64_t escape_begins = code & slashes;
+    const std::uint64_t letters = code ^ (slashes | carry);
+    const std::uint64_t u = letters & bytes_equal(p, n, i, 'u');
+    // The bits whose next four bytes are hex digits, the next block's first four included.
+    const unsigned __int128 hex = hex_digits(p, n, i) | static_cast<unsigned __int128>(hex_digits(p, n, i + 64) & 0xF)
+                                                            << 64;
+    const auto four = static_cast<std::uint64_t>((hex >> 1) & (hex >> 2) & (hex >> 3) & (hex >> 4));
+    if ((letters & ~(simple_letters(p, n, i) | u)) != 0 || (u & ~four) != 0) return false;
+    begins[w] = escape_begins;
+    carry = escape_begins >> 63;
   }
-  if (i == n) return true;
-  const __mmask64 in = (__mmask64{1} << (n - i)) - 1;
-  return block(_mm512_mask_cmpeq_epi8_mask(in, _mm512_maskz_loadu_epi8(in, p + i), backslash), i);
+  return carry == 0;
 }
 #endif
 
@@ -123,12 +174,12 @@ bool escape_scan_available(EscapeScan how) noexcept {
 #endif
 }
 
-bool escapes_valid(const char* p, const char* e, std::vector<std::uint32_t>& at, EscapeScan how) {
+bool escapes_valid(const char* p, const char* e, std::vector<std::uint64_t>& begins, EscapeScan how) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (how == EscapeScan::avx512 && escape_scan_available(how)) return escapes_valid_avx512(p, e, at);
+  if (how == EscapeScan::avx512 && escape_scan_available(how)) return escapes_valid_avx512(p, e, begins);
 #endif
   (void)how;
-  return escapes_valid_search(p, e, at);
+  return escapes_valid_search(p, e, begins);
 }
 
 struct Tokens::Impl {
@@ -136,7 +187,7 @@ struct Tokens::Impl {
   std::size_t capacity = 0;
   std::unique_ptr<char[]> masked_copy;  // index_go's copy of a text that is not UTF-8
   std::size_t masked_capacity = 0;
-  std::vector<std::uint32_t> escapes;  // where each escape of the text indexed last begins
+  std::vector<std::uint64_t> escapes;  // where the escapes of the text indexed last begin, a bit a byte
   EscapeScan scan = escape_scan_available(EscapeScan::avx512) ? EscapeScan::avx512 : EscapeScan::search;
 };
 
@@ -166,7 +217,7 @@ Tokens::Found Tokens::index(const char* text, std::size_t len) noexcept {
   if (e == simdjson::UTF8_ERROR) return Found::bad_utf8;
   m.escapes.clear();
   if (e != simdjson::SUCCESS) return Found::invalid;
-  // The escapes' places grow as the tokens do, geometrically: no allocation a text.
+  // The escapes' words grow as the tokens do, geometrically: no allocation a text.
   bool valid;
   try {
     valid = escapes_valid(text, text + len, m.escapes, m.scan);
@@ -202,17 +253,12 @@ std::uint32_t Tokens::count() const noexcept {
   return impl_->parser ? impl_->parser->n_structural_indexes : 0;
 }
 
-std::span<const std::uint32_t> Tokens::escapes() const noexcept {
+std::span<const std::uint64_t> Tokens::escapes() const noexcept {
   return impl_->escapes;
 }
 
 bool TokenText::escape_found(std::uint32_t b, std::uint32_t e) const noexcept {
   return find_backslash(text + b, text + e, text + tok[n]) != text + e;
-}
-
-bool TokenText::escape_listed(std::uint32_t b, std::uint32_t e) const noexcept {
-  const std::uint32_t* first = std::lower_bound(escape_at, escape_at + escape_count, b);
-  return first != escape_at + escape_count && *first < e;
 }
 
 bool string_token(const TokenText& t, std::uint32_t i, StringToken& out, bool find_escapes) noexcept {

@@ -233,23 +233,26 @@ class Tokens {
   Found index_go(const char* text, std::size_t len, bool& masked);
   const std::uint32_t* offsets() const noexcept;  // offsets()[count()] is the text's length
   std::uint32_t count() const noexcept;
-  // Where each escape of the text indexed last begins (its backslash), in order; empty
-  // after an index that failed.
-  std::span<const std::uint32_t> escapes() const noexcept;
+  // Where the escapes of the text indexed last begin (their backslashes): one bit a byte,
+  // byte k at bit k % 64 of word k / 64, (len + 63) / 64 words; empty after an index
+  // that failed.
+  std::span<const std::uint64_t> escapes() const noexcept;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-// How Tokens::index looks for the escapes: memchr from one to the next, or the backslashes
-// of 64 bytes at a time with AVX-512BW, where the processor has it (the default then).
-// Both answer the same; tests compare them.
+// How Tokens::index looks for the escapes: memchr from one to the next, or 64 bytes at a
+// time with AVX-512BW, where the processor has it (the default then): each block's
+// escapes found and checked as masks, with no branch an escape. Both answer the same;
+// tests compare them.
 enum class EscapeScan : std::uint8_t { search, avx512 };
 bool escape_scan_available(EscapeScan how) noexcept;
 // Are the escapes of [p, e) Go's (after stage 1: a backslash outside a string breaks the
-// grammar anyway)? Where each begins goes into at, in order, up to the first bad one.
-bool escapes_valid(const char* p, const char* e, std::vector<std::uint32_t>& at, EscapeScan how);
+// grammar anyway)? Where each begins is set in begins, one bit a byte (Tokens::escapes);
+// what begins holds after a bad one is unspecified.
+bool escapes_valid(const char* p, const char* e, std::vector<std::uint64_t>& begins, EscapeScan how);
 
 inline constexpr std::uint32_t no_token = 0xFFFFFFFFu;
 
@@ -258,28 +261,30 @@ struct TokenText {
   const char* text = nullptr;
   const std::uint32_t* tok = nullptr;  // tok[n] is the text's length
   std::uint32_t n = 0;
-  // Where the text's escapes begin (Tokens::escapes), when known; else they are looked for.
-  const std::uint32_t* escape_at = nullptr;
-  std::uint32_t escape_count = 0;
+  // Where the text's escapes begin (Tokens::escapes of the text at this text's offset 0),
+  // when known; else they are looked for.
+  const std::uint64_t* escape_bits = nullptr;
   bool escapes_known = false;
 
-  // Take at (Tokens::escapes, or the part of it within this text) as the text's escapes.
-  void know_escapes(std::span<const std::uint32_t> at) noexcept {
-    escape_at = at.data();
-    escape_count = static_cast<std::uint32_t>(at.size());
+  void know_escapes(std::span<const std::uint64_t> begins) noexcept {
+    escape_bits = begins.data();
     escapes_known = true;
   }
-  // Does an escape begin in [b, e)? A value holds few escapes: walked; a line's chunk
-  // may hold many: searched.
+  // Does an escape begin in [b, e)? The bits of the words it covers (a string the rules
+  // read: one or two).
   bool escape_within(std::uint32_t b, std::uint32_t e) const noexcept {
     if (!escapes_known) return escape_found(b, e);
-    if (escape_count > 8) return escape_listed(b, e);
-    for (std::uint32_t k = 0; k < escape_count; ++k)
-      if (escape_at[k] >= b) return escape_at[k] < e;
-    return false;
+    if (b >= e) return false;
+    const std::uint32_t first = b >> 6, last = (e - 1) >> 6;
+    const std::uint64_t from = ~std::uint64_t{0} << (b & 63);
+    const std::uint64_t to = ~std::uint64_t{0} >> (63 - ((e - 1) & 63));
+    if (first == last) return (escape_bits[first] & from & to) != 0;
+    if ((escape_bits[first] & from) != 0) return true;
+    for (std::uint32_t w = first + 1; w < last; ++w)
+      if (escape_bits[w] != 0) return true;
+    return (escape_bits[last] & to) != 0;
   }
-  bool escape_found(std::uint32_t b, std::uint32_t e) const noexcept;   // the bytes scanned
-  bool escape_listed(std::uint32_t b, std::uint32_t e) const noexcept;  // the list searched
+  bool escape_found(std::uint32_t b, std::uint32_t e) const noexcept;  // the bytes scanned
 
   // The first byte of token i < n: its kind.
   char at(std::uint32_t i) const noexcept { return text[tok[i]]; }

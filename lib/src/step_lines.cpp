@@ -378,22 +378,20 @@ struct StepLinesPlan::Impl {
       return false;
     const std::uint32_t* tok = tokens.offsets();
     const std::uint32_t n = tokens.count();
-    const std::span<const std::uint32_t> escapes = tokens.escapes();
+    const std::span<const std::uint64_t> escapes = tokens.escapes();
     std::uint32_t j = 0;
-    std::size_t escape = 0;  // the first escape of the line
     std::size_t at = 0;
     each_line(chunk, [&](std::string_view line) {
       auto line_end = static_cast<std::uint32_t>(line.data() + line.size() - chunk.data());
       std::uint32_t first = j;
       j = first_token_at(tok, j, n, line_end);
-      std::size_t first_escape = escape;
-      while (escape < escapes.size() && escapes[escape] < line_end) ++escape;
       at = line_end + 1;
       if (first == j) return;  // blank: white space only
       // The line's tokens; the one after its last (the next line's first, or the chunk's
-      // end) bounds its last token as the text's end would. And the line's escapes.
+      // end) bounds its last token as the text's end would. The escapes are the chunk's:
+      // the line's offsets are the chunk's.
       step_json::TokenText text{chunk.data(), tok + first, j - first};
-      text.know_escapes(escapes.subspan(first_escape, escape - first_escape));
+      text.know_escapes(escapes);
       answer(reader.impl_->read_indexed(text, &codec, &view, rules.node), out);
     });
     (void)at;
