@@ -458,6 +458,15 @@ bool parse_go_head(GoTimeText& t, int& year, int& month, int& day, int& hour, in
   return t.literal(':') && t.two_digits(second) && second <= 59;
 }
 
+// How many ASCII digits w's bytes begin with (8: all of them): a byte is one when, xor
+// '0', it is below 10, which adding 0x76 to its low seven bits and or-ing its high bit
+// tells in the byte's high bit.
+constexpr int leading_digits(std::uint64_t w) noexcept {
+  const std::uint64_t x = w ^ (0x30 * each_byte);
+  const std::uint64_t other = (((x & 0x7F * each_byte) + 0x76 * each_byte) | x) & 0x80 * each_byte;
+  return other == 0 ? 8 : std::countr_zero(other) / 8;
+}
+
 // A fraction the layout does not name, at t: '.' or ',' then every digit that follows;
 // the first nine count (into nsec when Convert), the rest are dropped (truncated, never
 // rounded). None: t and nsec left as they are.
@@ -466,27 +475,35 @@ void read_go_fraction(GoTimeText& t, std::int32_t& nsec) noexcept {
   const char* s = t.p;
   if (!(t.left() >= 2 && (s[t.i] == '.' || s[t.i] == ',') && is_digit(s[t.i + 1]))) return;
   ++t.i;
-  // Eight digits at once where eight follow (a nanosecond fraction has nine).
-  const bool eight = words_read && t.left() >= 8 && digits_in(word_at(s + t.i), ~std::uint64_t{0});
-  if constexpr (Convert) {
-    static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000, 10000, 1000, 100, 10, 1};
-    int digits = 0;
-    if (eight) {
-      nsec = static_cast<std::int32_t>(eight_digits(word_at(s + t.i)));
-      digits = 8;
-      t.i += 8;
-    }
-    for (; t.digit_at(t.i); ++t.i) {
-      if (digits < 9) {
-        nsec = nsec * 10 + (s[t.i] - '0');
-        ++digits;
+  static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000, 10000, 1000, 100, 10, 1};
+  if (words_read && t.left() >= 8) {
+    // Where eight bytes follow, the digits among them read at once: fewer than eight as
+    // eight with zeros after them.
+    const std::uint64_t w = word_at(s + t.i);
+    const int k = leading_digits(w);
+    if (k < 8) {
+      if constexpr (Convert) {
+        const std::uint64_t kept = (std::uint64_t{1} << (8 * k)) - 1;
+        nsec = static_cast<std::int32_t>(eight_digits((w & kept) | (0x30 * each_byte & ~kept))) * 10;
       }
+      t.i += static_cast<std::size_t>(k);
+      return;
     }
-    nsec *= scale[digits];
-  } else {
-    if (eight) t.i += 8;
+    t.i += 8;
+    const bool ninth = t.digit_at(t.i);
+    if constexpr (Convert) nsec = static_cast<std::int32_t>(eight_digits(w)) * 10 + (ninth ? s[t.i] - '0' : 0);
+    if (ninth) ++t.i;
     while (t.digit_at(t.i)) ++t.i;
+    return;
   }
+  int digits = 0;
+  for (; t.digit_at(t.i); ++t.i) {
+    if (Convert && digits < 9) {
+      nsec = nsec * 10 + (s[t.i] - '0');
+      ++digits;
+    }
+  }
+  if constexpr (Convert) nsec *= scale[digits];
 }
 
 // Go's UnmarshalJSON tries its parseRFC3339 fast path, then falls back on
