@@ -2,7 +2,11 @@
 // guard that keeps exceptions from crossing into C. Private to capi/.
 #pragma once
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -87,6 +91,7 @@ class MallocText {
   void append(std::string_view s) {
     if (s.size() >= cap_ - size_)
       grow(std::max<std::size_t>({cap_ * 2, size_ + s.size() + 1, 4096}));  // room for the NUL stays
+    if (size_ + s.size() > resident_) make_resident(size_ + s.size());
     if (!s.empty()) std::memcpy(p_ + size_, s.data(), s.size());
     size_ += s.size();
   }
@@ -98,7 +103,7 @@ class MallocText {
     *out = p_;
     if (out_len != nullptr) *out_len = size_;
     p_ = nullptr;
-    size_ = cap_ = 0;
+    size_ = cap_ = resident_ = 0;
     return LJ_OK;
   }
 
@@ -108,10 +113,29 @@ class MallocText {
     if (grown == nullptr) throw std::bad_alloc();
     p_ = grown;
     cap_ = want;
+    resident_ = size_;  // what was copied
   }
+  // The pages up to a window past upto made resident in one call, where the kernel takes
+  // MADV_POPULATE_WRITE, rather than one fault each as the text first touches them: a
+  // fault costs the more where the kernel runs virtualized, and a text of answers is
+  // megabytes. Only a window ahead of what is written: the resident size follows the
+  // text's. Where the advice is refused, pages fault in as they would.
+  void make_resident(std::size_t upto) noexcept {
+    resident_ = std::min(cap_, upto + populate_window);
+#if defined(MADV_POPULATE_WRITE)
+    if (!populate_) return;
+    static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto from = (reinterpret_cast<std::uintptr_t>(p_ + size_) + page - 1) & ~(page - 1);
+    const auto to = reinterpret_cast<std::uintptr_t>(p_ + resident_) & ~(page - 1);
+    if (to > from && ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE) != 0) populate_ = false;
+#endif
+  }
+  static constexpr std::size_t populate_window = 256 << 10;
 
   char* p_ = nullptr;
   std::size_t size_ = 0, cap_ = 0;
+  std::size_t resident_ = 0;  // the bytes made resident (or, where the advice is refused, passed over)
+  bool populate_ = true;
 };
 
 // Copy text quoted from input out as text.hpp's c_text makes it (UTF-8, no NUL).
