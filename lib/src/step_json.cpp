@@ -64,7 +64,8 @@ inline std::size_t escape_end(const char* p, std::size_t n, std::size_t k) noexc
 }
 
 // begins sized for a text of n bytes, grown geometrically (a run of reads allocates
-// O(log size) times, though the vector is cleared between them).
+// O(log size) times, though a failed read clears it); what it held is left to be
+// written over.
 void size_begins(std::vector<std::uint64_t>& begins, std::size_t n) {
   const std::size_t words = (n + 63) / 64;
   if (begins.capacity() < words) begins.reserve(std::max(words, 2 * begins.capacity()));
@@ -214,18 +215,22 @@ Tokens::Found Tokens::index(const char* text, std::size_t len) noexcept {
   }
   simdjson::error_code e =
       m.parser->stage1(reinterpret_cast<const std::uint8_t*>(text), len, simdjson::stage1_mode::regular);
-  if (e == simdjson::UTF8_ERROR) return Found::bad_utf8;
-  m.escapes.clear();
-  if (e != simdjson::SUCCESS) return Found::invalid;
-  // The escapes' words grow as the tokens do, geometrically: no allocation a text.
+  if (e != simdjson::SUCCESS) {
+    m.escapes.clear();
+    return e == simdjson::UTF8_ERROR ? Found::bad_utf8 : Found::invalid;
+  }
+  // The escapes' words are written over the last text's (none is cleared first) and grow
+  // as the tokens do, geometrically: no allocation a text.
   bool valid;
   try {
     valid = escapes_valid(text, text + len, m.escapes, m.scan);
   } catch (const std::bad_alloc&) {
+    valid = false;
+  }
+  if (!valid) {
     m.escapes.clear();
     return Found::invalid;
   }
-  if (!valid) return Found::invalid;
   return Found::ok;
 }
 
