@@ -290,12 +290,12 @@ struct StepCodec::Impl {
     return StepShape::no_step;
   }
   // Broken JSON inside the value: no_token.
-  std::uint32_t broken() noexcept {
+  [[gnu::cold, gnu::noinline]] std::uint32_t broken() noexcept {
     invalid = true;
     return step_json::no_token;
   }
   // A value of the wrong type at token v: the first is told; the value is checked.
-  std::uint32_t wrong(std::uint32_t v, int depth, const char* type_why) noexcept {
+  [[gnu::cold, gnu::noinline]] std::uint32_t wrong(std::uint32_t v, int depth, const char* type_why) noexcept {
     if (refused == nullptr) refused = type_why;
     return check(v, depth);
   }
@@ -311,7 +311,7 @@ struct StepCodec::Impl {
     if (!s.set) return {};
     return text_of(s.begin, s.end, s.decode, scratch);
   }
-  std::string string_of(const step_json::StringToken& s) {
+  [[gnu::cold, gnu::noinline]] std::string string_of(const step_json::StringToken& s) {
     if (!(s.escaped || masked)) return std::string(t.text + s.begin, s.end - s.begin);
     std::string out;
     step_json::unquote_append(t.text + s.begin, t.text + s.end, out);
