@@ -130,7 +130,7 @@ class MallocText {
     if (to > from && ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE) != 0) populate_ = false;
 #endif
   }
-  static constexpr std::size_t populate_window = 256 << 10;
+  static constexpr std::size_t populate_window = 64 << 10;
 
   char* p_ = nullptr;
   std::size_t size_ = 0, cap_ = 0;
