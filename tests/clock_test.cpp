@@ -6,8 +6,6 @@
 // installed Go 1.19 does not have, by hand), JS values with node 20's Date.parse and
 // toISOString under TZ=UTC (local-time cases: the UTC value minus the fixed offset,
 // by hand; the daylight-saving cases with node under TZ=America/New_York).
-#include "leasejudge/clock.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -19,6 +17,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "leasejudge/clock.hpp"
 
 using namespace std::literals;
 using leasejudge::Instant;
@@ -187,21 +187,21 @@ TEST_SUITE("clock") {
         "null",
         "2024-01-02",
         "2024-01-02T03:04",
-        "2024-01-02T03:04:05",   // no zone
-        "2024-01-02T03:04:05z",  // lowercase z
-        "2024-01-02t03:04:05Z",  // lowercase t
-        "2024-01-02 03:04:05Z",  // space for T
-        "2024-01-02T03:04:60Z",  // leap second
-        "2024-01-02T24:00:00Z",  // 24:00
+        "2024-01-02T03:04:05",      // no zone
+        "2024-01-02T03:04:05z",     // lowercase z
+        "2024-01-02t03:04:05Z",     // lowercase t
+        "2024-01-02 03:04:05Z",     // space for T
+        "2024-01-02T03:04:60Z",     // leap second
+        "2024-01-02T24:00:00Z",     // 24:00
         "2024-01-02T03:60:05Z",
-        "2024-02-30T00:00:00Z",  // past the month's end
+        "2024-02-30T00:00:00Z",     // past the month's end
         "2023-02-29T00:00:00Z",
         "1900-02-29T00:00:00Z",
         "2024-04-31T00:00:00Z",
         "2024-00-01T00:00:00Z",
         "2024-13-01T00:00:00Z",
         "2024-01-00T00:00:00Z",
-        "2024-1-02T03:04:05Z",  // one-digit month, day, minute, second
+        "2024-1-02T03:04:05Z",      // one-digit month, day, minute, second
         "2024-01-2T03:04:05Z",
         "2024-01-02T03:4:05Z",
         "2024-01-02T03:04:5Z",
@@ -211,7 +211,7 @@ TEST_SUITE("clock") {
         "+2024-01-02T03:04:05Z",
         "-0001-01-01T00:00:00Z",
         "2024/01/02T03:04:05Z",
-        "2024-01-02T03:04:05.Z",  // '.' without a digit
+        "2024-01-02T03:04:05.Z",    // '.' without a digit
         "2024-01-02T03:04:05,Z",
         "2024-01-02T03:04:05.-5Z",
         "2024-01-02T03:04:05.5.5Z",
@@ -236,11 +236,9 @@ TEST_SUITE("clock") {
         "2024-01-02T03:04:05\\u005a",  // raw JSON bytes: Go does not unescape
         "2024-01-02T03:04:05Z\0"sv,
         "2024-01-02T03:04:05\0Z"sv,
-        "\0"
-        "2024-01-02T03:04:05Z"sv,
+        "\0" "2024-01-02T03:04:05Z"sv,
         "2024-01-02T03:04:05\xffZ",
-        "\xef\xbb\xbf"
-        "2024-01-02T03:04:05Z",
+        "\xef\xbb\xbf" "2024-01-02T03:04:05Z",
         "\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7\xf6\xf5\xf4\xf3\xf2\xf1\xf0\xef\xee\xed\xec",
     };
     for (const std::string_view text : cases) {
@@ -346,29 +344,14 @@ TEST_SUITE("clock") {
       std::int32_t nsec;
     };
     const Weight weights[] = {
-        {0, '1', 365243 * 86400LL, 0},
-        {1, '1', 36525 * 86400LL, 0},
-        {2, '1', 3653 * 86400LL, 0},
-        {3, '1', 366 * 86400LL, 0},
-        {5, '1', 274 * 86400LL, 0},
-        {6, '2', 31 * 86400LL, 0},
-        {8, '1', 9 * 86400LL, 0},
-        {9, '2', 86400, 0},
-        {11, '1', 36000, 0},
-        {12, '1', 3600, 0},
-        {14, '1', 600, 0},
-        {15, '1', 60, 0},
-        {17, '1', 10, 0},
-        {18, '1', 1, 0},
-        {20, '1', 0, 100000000},
-        {21, '1', 0, 10000000},
-        {22, '1', 0, 1000000},
-        {23, '1', 0, 100000},
-        {24, '1', 0, 10000},
-        {25, '1', 0, 1000},
-        {26, '1', 0, 100},
-        {27, '1', 0, 10},
-        {28, '1', 0, 1},
+        {0, '1', 365243 * 86400LL, 0}, {1, '1', 36525 * 86400LL, 0}, {2, '1', 3653 * 86400LL, 0},
+        {3, '1', 366 * 86400LL, 0},    {5, '1', 274 * 86400LL, 0},   {6, '2', 31 * 86400LL, 0},
+        {8, '1', 9 * 86400LL, 0},      {9, '2', 86400, 0},           {11, '1', 36000, 0},
+        {12, '1', 3600, 0},            {14, '1', 600, 0},            {15, '1', 60, 0},
+        {17, '1', 10, 0},              {18, '1', 1, 0},              {20, '1', 0, 100000000},
+        {21, '1', 0, 10000000},        {22, '1', 0, 1000000},        {23, '1', 0, 100000},
+        {24, '1', 0, 10000},           {25, '1', 0, 1000},           {26, '1', 0, 100},
+        {27, '1', 0, 10},              {28, '1', 0, 1},
     };
     const Instant zero = *leasejudge::parse_rfc3339("0000-01-01T00:00:00Z");
     for (const Weight& w : weights) {
@@ -427,13 +410,15 @@ TEST_SUITE("clock") {
   }
 
   TEST_CASE("an Instant whose nsec is out of range formats as the time it denotes") {
-    CHECK(leasejudge::format_rfc3339_nano(Instant{10, 1500000000}) == "1970-01-01T00:00:11.5Z");
-    CHECK(leasejudge::format_rfc3339_nano(Instant{10, -1}) == "1970-01-01T00:00:09.999999999Z");
+    CHECK(leasejudge::format_rfc3339_nano(Instant{10, 1500000000}) ==
+          "1970-01-01T00:00:11.5Z");
+    CHECK(leasejudge::format_rfc3339_nano(Instant{10, -1}) ==
+          "1970-01-01T00:00:09.999999999Z");
   }
 
   TEST_CASE("the char* writers stay inside rfc3339_max at the ends of int64") {
     const Instant extremes[] = {
-        {INT64_MAX, 999999999}, {INT64_MIN, 0},         {INT64_MIN, 1},
+        {INT64_MAX, 999999999}, {INT64_MIN, 0},          {INT64_MIN, 1},
         {INT64_MAX, INT32_MAX}, {INT64_MIN, INT32_MIN}, {INT64_MIN, 999999999},
     };
     for (const Instant& t : extremes) {
@@ -558,8 +543,7 @@ TEST_SUITE("clock") {
     const std::string_view cases[] = {
         "",
         "\0"sv,
-        "\0"
-        "2024"sv,
+        "\0" "2024"sv,
         "2024-03-15T10:20:60Z",  // leap second
         "2024-03-15T10:60Z",
         "2024-03-15T25:00Z",
@@ -606,8 +590,7 @@ TEST_SUITE("clock") {
         "20240315",
         "2024-0315",
         "2024-03-15T10:20:30\xffZ",
-        "\xff"
-        "2024-03-15",
+        "\xff" "2024-03-15",
         "2024-03-15T10:20:30\xef\xbc\xba",  // U+FF3A, a fullwidth Z
     };
     for (const std::string_view text : cases) {
@@ -656,11 +639,13 @@ TEST_SUITE("clock") {
   TEST_CASE("date-times without an offset are local time") {
     SUBCASE("a fixed offset: UTC is the wall time minus the offset") {
       CHECK(leasejudge::parse_js_date("2024-03-15T10:20", fixed_offset(330)) == 1710478200000);
-      CHECK(leasejudge::parse_js_date("2024-03-15T10:20:30.5", fixed_offset(-300)) == 1710516030500);
+      CHECK(leasejudge::parse_js_date("2024-03-15T10:20:30.5", fixed_offset(-300)) ==
+            1710516030500);
       CHECK(leasejudge::parse_js_date("2024-03-15T24:00", fixed_offset(60)) == 1710543600000);
       CHECK(leasejudge::parse_js_date("2024-02-30T00:00", fixed_offset(0)) == 1709251200000);
       // The input ends at the NUL, so the 'Z' after it does not count: local time.
-      CHECK(leasejudge::parse_js_date("2024-03-15T10:20:30.5\0Z"sv, fixed_offset(60)) == 1710494430500);
+      CHECK(leasejudge::parse_js_date("2024-03-15T10:20:30.5\0Z"sv, fixed_offset(60)) ==
+            1710494430500);
     }
     SUBCASE("the zone is asked at the wall time read as if it were UTC") {
       std::vector<std::int64_t> asked;
@@ -763,7 +748,8 @@ TEST_SUITE("clock") {
       x ^= x >> 7;
       x ^= x << 17;
       const std::int64_t span = 2 * 8640000000000000 + 1;
-      const std::int64_t ms = static_cast<std::int64_t>(x % static_cast<std::uint64_t>(span)) - 8640000000000000;
+      const std::int64_t ms =
+          static_cast<std::int64_t>(x % static_cast<std::uint64_t>(span)) - 8640000000000000;
       const std::string text = leasejudge::format_js_iso(ms);
       CAPTURE(text);
       REQUIRE(leasejudge::parse_js_date(text, never_asked) == ms);
