@@ -475,7 +475,6 @@ void read_go_fraction(GoTimeText& t, std::int32_t& nsec) noexcept {
   const char* s = t.p;
   if (!(t.left() >= 2 && (s[t.i] == '.' || s[t.i] == ',') && is_digit(s[t.i + 1]))) return;
   ++t.i;
-  static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000, 10000, 1000, 100, 10, 1};
   if (words_read && t.left() >= 8) {
     // Where eight bytes follow, the digits among them read at once: fewer than eight as
     // eight with zeros after them.
@@ -496,6 +495,7 @@ void read_go_fraction(GoTimeText& t, std::int32_t& nsec) noexcept {
     while (t.digit_at(t.i)) ++t.i;
     return;
   }
+  static constexpr std::int32_t scale[] = {1000000000, 100000000, 10000000, 1000000, 100000, 10000, 1000, 100, 10, 1};
   int digits = 0;
   for (; t.digit_at(t.i); ++t.i) {
     if (Convert && digits < 9) {

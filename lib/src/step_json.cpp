@@ -91,33 +91,25 @@ bool escapes_valid_search(const char* p, const char* e, std::vector<std::uint64_
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// Masks of the 64 bytes at p + i, of a text of n bytes: bytes past n read as 0.
-__attribute__((target("avx512f,avx512bw"))) inline __mmask64 bytes_in(std::size_t n, std::size_t i) noexcept {
+// The 64 bytes at p + i of a text of n bytes, those past n read as 0 (and not read).
+__attribute__((target("avx512f,avx512bw"))) inline __m512i block_at(const char* p, std::size_t n,
+                                                                    std::size_t i) noexcept {
   const std::size_t left = i < n ? n - i : 0;
-  return left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1;
+  return _mm512_maskz_loadu_epi8(left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1, p + i);
 }
-__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t bytes_equal(const char* p, std::size_t n,
-                                                                             std::size_t i, char c) noexcept {
-  const __mmask64 in = bytes_in(n, i);
-  return _mm512_mask_cmpeq_epi8_mask(in, _mm512_maskz_loadu_epi8(in, p + i), _mm512_set1_epi8(c));
+__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t bytes_equal(const __m512i& x, char c) noexcept {
+  return _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(c));
 }
 // The letters an escape may have but u: "\\/bfnrt.
-__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t simple_letters(const char* p, std::size_t n,
-                                                                                std::size_t i) noexcept {
-  const __mmask64 in = bytes_in(n, i);
-  const __m512i x = _mm512_maskz_loadu_epi8(in, p + i);
+__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t simple_letters(const __m512i& x) noexcept {
   std::uint64_t m = 0;
-  for (char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'}) m |= _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(c));
-  return m & in;
+  for (char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'}) m |= bytes_equal(x, c);
+  return m;
 }
-__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t hex_digits(const char* p, std::size_t n,
-                                                                            std::size_t i) noexcept {
-  const __mmask64 in = bytes_in(n, i);
-  const __m512i x = _mm512_maskz_loadu_epi8(in, p + i);
+__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t hex_digits(const __m512i& x) noexcept {
   const __m512i digit = _mm512_sub_epi8(x, _mm512_set1_epi8('0'));
   const __m512i letter = _mm512_sub_epi8(_mm512_or_si512(x, _mm512_set1_epi8(0x20)), _mm512_set1_epi8('a'));
-  return (_mm512_cmplt_epu8_mask(digit, _mm512_set1_epi8(10)) | _mm512_cmplt_epu8_mask(letter, _mm512_set1_epi8(6))) &
-         in;
+  return _mm512_cmplt_epu8_mask(digit, _mm512_set1_epi8(10)) | _mm512_cmplt_epu8_mask(letter, _mm512_set1_epi8(6));
 }
 
 // The same with AVX-512BW, where the processor has it, 64 bytes a block (the last loaded
@@ -142,7 +134,8 @@ __attribute__((target("avx512f,avx512bw"))) bool escapes_valid_avx512(const char
   std::uint64_t carry = 0;  // 1: the block's first byte is an escape's letter
   for (std::size_t w = 0; w < words; ++w) {
     const std::size_t i = w * 64;
-    const std::uint64_t slashes = bytes_equal(p, n, i, '\\');
+    const __m512i x = block_at(p, n, i);
+    const std::uint64_t slashes = bytes_equal(x, '\\');
     if ((slashes | carry) == 0) {
       begins[w] = 0;
       continue;
@@ -151,12 +144,12 @@ __attribute__((target("avx512f,avx512bw"))) bool escapes_valid_avx512(const char
     const std::uint64_t code = (((lead << 1) | odd) - lead) ^ odd;
     const std::uint64_t escape_begins = code & slashes;
     const std::uint64_t letters = code ^ (slashes | carry);
-    const std::uint64_t u = letters & bytes_equal(p, n, i, 'u');
+    const std::uint64_t u = letters & bytes_equal(x, 'u');
     // The bits whose next four bytes are hex digits, the next block's first four included.
-    const unsigned __int128 hex = hex_digits(p, n, i) | static_cast<unsigned __int128>(hex_digits(p, n, i + 64) & 0xF)
-                                                            << 64;
+    const unsigned __int128 hex =
+        hex_digits(x) | static_cast<unsigned __int128>(hex_digits(block_at(p, n, i + 64)) & 0xF) << 64;
     const auto four = static_cast<std::uint64_t>((hex >> 1) & (hex >> 2) & (hex >> 3) & (hex >> 4));
-    if ((letters & ~(simple_letters(p, n, i) | u)) != 0 || (u & ~four) != 0) return false;
+    if ((letters & ~(simple_letters(x) | u)) != 0 || (u & ~four) != 0) return false;
     begins[w] = escape_begins;
     carry = escape_begins >> 63;
   }
