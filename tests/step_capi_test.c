@@ -404,6 +404,87 @@ static void test_lines_long_answer(void) {
   free(input);
 }
 
+/* Appends to a buffer that grows: the answers of a large plan. */
+struct grown {
+  char *text;
+  size_t len, cap;
+};
+static int grow_append(const char *data, size_t len, void *payload) {
+  struct grown *g = (struct grown *)payload;
+  if (g->len + len + 1 > g->cap) {
+    size_t cap = 2 * (g->len + len + 1);
+    char *more = realloc(g->text, cap);
+    if (more == NULL) return 1;
+    g->text = more;
+    g->cap = cap;
+  }
+  memcpy(g->text + g->len, data, len);
+  g->len += len;
+  g->text[g->len] = '\0';
+  return 0;
+}
+
+/* The lines of test_lines, thousands of times over (megabytes: each piece of input is
+ * shared between threads), planned over 1, 2 and 5 threads in memory, fed in pieces and
+ * streamed between files: the same answers as the hand-written ones, as many times. */
+static void test_lines_threads(const char *input, const char *expected) {
+  enum { copies = 3000 };
+  size_t in_len = strlen(input), ex_len = strlen(expected), i;
+  char *big = malloc(copies * (in_len + 1)), *want = malloc(copies * ex_len + 1);
+  uint32_t threads[] = {1, 2, 5};
+  size_t t;
+  CHECK(big != NULL && want != NULL);
+  if (big == NULL || want == NULL) return;
+  for (i = 0; i < copies; ++i) {
+    memcpy(big + i * (in_len + 1), input, in_len);
+    big[i * (in_len + 1) + in_len] = '\n';
+    memcpy(want + i * ex_len, expected, ex_len);
+  }
+  want[copies * ex_len] = '\0';
+  for (t = 0; t < sizeof threads / sizeof threads[0]; ++t) {
+    lj_step_plan_options_t o = plan_options();
+    lj_step_plan_summary_t sum;
+    lj_step_lines_plan_t *plan = NULL;
+    struct grown g = {NULL, 0, 0};
+    char *out = NULL;
+    size_t out_len = 0, at, piece = 700001;
+    FILE *in_file = tmpfile(), *out_file = tmpfile();
+    o.threads = threads[t];
+    CHECK(lj_step_plan_lines(&out, &out_len, &sum, big, copies * (in_len + 1), &o, NULL) == LJ_OK);
+    CHECK(out != NULL && out_len == copies * ex_len && memcmp(out, want, out_len) == 0);
+    CHECK(sum.ends == 3 * copies && sum.no_step == 2 * copies && sum.other_node == copies && sum.malformed == 4 * copies);
+    lj_free(out);
+    CHECK(lj_step_lines_plan_create(&plan, &o, NULL) == LJ_OK);
+    for (at = 0; at < copies * (in_len + 1); at += piece) {
+      size_t n = copies * (in_len + 1) - at < piece ? copies * (in_len + 1) - at : piece;
+      CHECK(lj_step_lines_plan_feed(plan, big + at, n, grow_append, &g, NULL) == LJ_OK);
+    }
+    memset(&sum, 0xff, sizeof sum);
+    CHECK(lj_step_lines_plan_finish(&sum, plan, grow_append, &g, NULL) == LJ_OK);
+    CHECK(g.len == copies * ex_len && g.text != NULL && strcmp(g.text, want) == 0);
+    CHECK(sum.ends == 3 * copies && sum.malformed == 4 * copies);
+    lj_step_lines_plan_destroy(plan);
+    free(g.text);
+    CHECK(in_file != NULL && out_file != NULL);
+    if (in_file != NULL && out_file != NULL) {
+      char *back = malloc(copies * ex_len + 1);
+      CHECK(fwrite(big, 1, copies * (in_len + 1), in_file) == copies * (in_len + 1) && fflush(in_file) == 0);
+      rewind(in_file);
+      memset(&sum, 0xff, sizeof sum);
+      CHECK(lj_step_plan_lines_fd(&sum, fileno(in_file), fileno(out_file), &o, NULL) == LJ_OK);
+      CHECK(sum.ends == 3 * copies && sum.malformed == 4 * copies);
+      rewind(out_file);
+      CHECK(back != NULL && fread(back, 1, copies * ex_len + 1, out_file) == copies * ex_len);
+      CHECK(back != NULL && memcmp(back, want, copies * ex_len) == 0);
+      free(back);
+    }
+    if (in_file != NULL) fclose(in_file);
+    if (out_file != NULL) fclose(out_file);
+  }
+  free(big);
+  free(want);
+}
+
 static void test_lines(void) {
   const char *input =
       "{\"key\":\"n1.h\",\"revision\":3,\"value\":{\"id\":\"h\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\"}}\n"
@@ -464,6 +545,7 @@ static void test_lines(void) {
   CHECK(out == NULL);
   test_lines_fd(input, expected, &o);
   test_lines_fed(input, expected, &o);
+  test_lines_threads(input, expected);
   CHECK(expect_error(lj_step_plan_summary_format(&line, NULL, NULL, &err), LJ_EINVAL, &err, NULL));
   CHECK(line == NULL);
   CHECK(expect_error(lj_step_plan_summary_format(NULL, NULL, &sum, &err), LJ_EINVAL, &err, NULL));

@@ -8,8 +8,13 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <mutex>
 #include <random>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -369,8 +374,8 @@ TEST_SUITE("step lines") {
     CHECK(told >= 60);
     CHECK(whole.ends_with(answer("n1.last", "end", "owner-not-self", restart)));
     for (unsigned threads : {2u, 3u}) CHECK(plan_all(text, threads) == whole);
-    // Past 2 MiB: a run of its own for each thread; over one, answers handed over 256
-    // KiB of input at a time.
+    // Past 2 MiB: answers handed over 256 KiB of input a thread at a time, each piece's
+    // lines shared between the threads.
     std::string thrice = text + "\n" + text + "\n" + text;
     const std::string expected = plan_each(thrice);
     for (unsigned threads : {1u, 2u, 3u}) {
@@ -382,9 +387,9 @@ TEST_SUITE("step lines") {
       std::string joined;
       for (const auto& p : pieces) joined += p;
       CHECK(joined == expected);
-      // One thread: a piece per 256 KiB begun, and the last line (no newline) at the end.
-      const std::size_t piece = std::size_t{256} << 10;
-      CHECK(pieces.size() == (threads == 1 ? (thrice.size() + piece - 1) / piece + 1 : threads));
+      // A piece per 256 KiB a thread begun, and the last line (no newline) at the end.
+      const std::size_t piece = threads * (std::size_t{256} << 10);
+      CHECK(pieces.size() == (thrice.size() + piece - 1) / piece + 1);
       CHECK(sum.malformed == 3 * whole_sum.malformed);
       CHECK(sum.plan.end == 3 * whole_sum.plan.end);
     }
@@ -409,6 +414,101 @@ TEST_SUITE("step lines") {
     }
     plan.finish(out);
     CHECK(out == whole);
+  }
+
+  TEST_CASE("a plan over threads: the same answers fed any way, its owners judged on each thread") {
+    // Running steps of 40 owners: an even one is dead, an odd one alive (rule
+    // provably-dead, the judge the test's): an end for each step of an even owner.
+    std::string text;
+    std::size_t evens = 0;
+    const std::size_t lines = 24000;
+    for (std::size_t i = 0; i < lines; ++i) {
+      std::size_t owner = (i * 7) % 40;
+      evens += owner % 2 == 0;
+      text += "{\"key\":\"n1.s" + std::to_string(i) + "\",\"revision\":" + std::to_string(i + 1) +
+              ",\"value\":{\"id\":\"s" + std::to_string(i) + "\",\"tool\":\"go build\",\"state\":\"running\"," +
+              "\"owner\":\"o" + std::to_string(owner) + ".1.2\"}}\n";
+    }
+    REQUIRE(text.size() > (std::size_t{2} << 20));
+    std::mutex m;
+    std::set<std::thread::id> judged_on;
+    StaleRules rules = step_cases::rules();
+    rules.rule = OwnerRule::provably_dead;
+    rules.judge = [&](std::string_view owner) {
+      {
+        std::lock_guard<std::mutex> lock(m);
+        judged_on.insert(std::this_thread::get_id());
+      }
+      if (owner == "boom.1.2") throw std::runtime_error("the judge broke");
+      int n = std::stoi(std::string(owner.substr(1, owner.find('.') - 1)));
+      return HolderJudgement{n % 2 == 0 ? HolderState::dead : HolderState::alive, "judged by the test"};
+    };
+    auto plan_with = [&](unsigned threads, std::size_t most, std::uint32_t seed, StepLinesSummary& sum) {
+      StepLinesPlan plan(rules, threads);
+      std::mt19937 rng(seed);
+      std::string out;
+      for (std::size_t at = 0; at < text.size();) {
+        std::size_t n = 1 + rng() % most;
+        plan.feed(std::string_view(text).substr(at, n), out);
+        at += n;
+      }
+      plan.finish(out);
+      sum = plan.summary();
+      return out;
+    };
+    StepLinesSummary one_sum;
+    const std::string one = plan_with(1, 1 << 20, 1, one_sum);
+    CHECK(one_sum.plan.end == evens);
+    CHECK(one_sum.plan.leave == lines - evens);
+    CHECK(std::count(one.begin(), one.end(), '\n') == static_cast<std::ptrdiff_t>(lines));
+    CHECK(judged_on.size() == 1);
+    for (unsigned threads : {2u, 3u, 8u, 1000u}) {
+      for (std::size_t most : {std::size_t{4096}, std::size_t{300000}, std::size_t{3} << 20}) {
+        CAPTURE(threads);
+        CAPTURE(most);
+        judged_on.clear();
+        StepLinesSummary sum;
+        CHECK(plan_with(threads, most, threads * 31 + static_cast<std::uint32_t>(most), sum) == one);
+        CHECK(sum.plan.end == one_sum.plan.end);
+        CHECK(sum.plan.leave == one_sum.plan.leave);
+        CHECK(sum.malformed == 0);
+        // Pieces of 4 KiB are never shared; pieces of megabytes are, on every thread.
+        if (most == 4096) CHECK(judged_on.size() == 1);
+        if (most == (std::size_t{3} << 20)) CHECK(judged_on.size() > 1);
+        CHECK(judged_on.size() <= std::min(threads, StepLinesPlan::max_threads));
+      }
+    }
+  }
+
+  TEST_CASE("a plan over threads: what the judge throws on any thread is thrown by feed, every thread waited for") {
+    StaleRules rules = step_cases::rules();
+    rules.rule = OwnerRule::provably_dead;
+    rules.judge = [](std::string_view owner) -> HolderJudgement {
+      if (owner == "boom.1.2") throw std::runtime_error("the judge broke");
+      return HolderJudgement{HolderState::alive, "judged by the test"};
+    };
+    auto line = [](std::size_t i, std::string_view owner) {
+      return "{\"key\":\"n1.s" + std::to_string(i) + "\",\"value\":{\"id\":\"s\",\"state\":\"running\",\"owner\":\"" +
+             std::string(owner) + "\"}}\n";
+    };
+    std::string head, tail;
+    for (std::size_t i = 0; i < 4000; ++i) head += line(i, "o.1.2");
+    for (std::size_t i = 0; i < 4000; ++i) tail += line(i, "o.1.2");
+    // The broken owner first (planned on the feeding thread) or last (on a helper).
+    for (bool last : {false, true}) {
+      CAPTURE(last);
+      auto input = std::make_unique<std::string>(last ? head + tail + line(9, "boom.1.2") + "\n"
+                                                      : line(9, "boom.1.2") + head + tail);
+      StepLinesPlan plan(rules, 2);
+      std::string out;
+      CHECK_THROWS_WITH_AS(plan.feed(*input, out), "the judge broke", std::runtime_error);
+      input.reset();  // no thread reads it any more (ASan tells otherwise)
+      // The plan goes on with the next input.
+      std::string more = line(1, "o.1.2");
+      out.clear();
+      plan.feed(more, out);
+      CHECK(out == answer("n1.s1", "leave", "owner-alive", "its owner is alive"));
+    }
   }
 
   TEST_CASE("empty input, blank input, a line longer than a chunk") {

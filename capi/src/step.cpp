@@ -326,7 +326,7 @@ LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t* summary, int in_fd, int
     StaleRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
-    StepLinesPlan plan(std::move(rules));
+    StepLinesPlan plan(std::move(rules), opts->threads);
     Status st = plan_step_lines_fd(plan, in_fd, out_fd, &stopped);
     if (stopped) return stopped_error(err);
     copy_summary(summary, plan.summary());
@@ -343,7 +343,7 @@ LJ_API int lj_step_lines_plan_create(lj_step_lines_plan_t** out, const lj_step_p
     auto plan = std::make_unique<lj_step_lines_plan_t>();
     StaleRules rules;
     if (int rc = rules_of(rules, plan->stopped, opts, err); rc != LJ_OK) return rc;
-    plan->plan.emplace(std::move(rules));
+    plan->plan.emplace(std::move(rules), opts->threads);
     *out = plan.release();
     return LJ_OK;
   });

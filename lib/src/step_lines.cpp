@@ -2,16 +2,23 @@
 #include "leasejudge/step_lines.hpp"
 
 #include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 #include <simdjson.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <span>
+#include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -297,6 +304,30 @@ namespace {
 // many lines costs less than a call a line.
 constexpr std::size_t lines_at_once = 256 << 10;
 
+// A piece of lines is shared between threads only when each gets this much of it: less
+// costs more in handing over than it saves.
+constexpr std::size_t lines_a_thread = 64 << 10;
+
+// Where to cut text, from pos, near at (pos < at < text.size()): after the last newline
+// before at, else after the first after it, else at its end; never at pos.
+std::size_t line_cut(std::string_view text, std::size_t pos, std::size_t at) noexcept {
+  std::size_t nl = text.rfind('\n', at - 1);
+  std::size_t cut = nl != std::string_view::npos && nl >= pos ? nl + 1 : text.find('\n', pos);
+  return cut == std::string_view::npos ? text.size() : std::max(cut, pos + 1);
+}
+
+// each(line) for every line of chunk (without its newline).
+template <typename Each>
+void each_line(std::string_view chunk, Each&& each) {
+  std::size_t at = 0;
+  while (at < chunk.size()) {
+    std::size_t nl = chunk.find('\n', at);
+    if (nl == std::string_view::npos) nl = chunk.size();
+    each(chunk.substr(at, nl - at));
+    at = nl + 1;
+  }
+}
+
 // The first of tok[j, n) (ascending) at or after end: std::lower_bound's answer. A line
 // holds tens of tokens and its chunk thousands, so they are counted from j, four at a
 // time, rather than searched for.
@@ -317,97 +348,238 @@ std::uint32_t first_token_at(const std::uint32_t* tok, std::uint32_t j, std::uin
 }  // namespace
 
 struct StepLinesPlan::Impl {
-  StaleRules rules;
-  StepLineReader reader;
-  step_json::Tokens tokens;  // of many lines at once
-  StepCodec codec;
-  OwnerVerdicts cache;
-  StepView view;
-  std::string pending;  // a line cut short by the end of a chunk
-  StepLinesSummary summary;
+  // What planning lines keeps from line to line: the readers, the index of many lines at
+  // once, the owners judged. One a thread.
+  struct Run {
+    explicit Run(const StaleRules& r) : rules(r) {}
+    const StaleRules& rules;
+    StepLineReader reader;
+    step_json::Tokens tokens;  // of many lines at once
+    StepCodec codec;
+    OwnerVerdicts cache;
+    StepView view;
+    StepLinesSummary summary;
 
-  void answer(const StepLine& l, std::string& out) {
-    if (l.malformed != nullptr) {
-      ++summary.malformed;
-      append_step_malformed_line(out, l);
-      return;
+    void answer(const StepLine& l, std::string& out);
+    void plan_line(std::string_view text, std::string& out) {
+      const char* e = text.data() + text.size();
+      if (step_json::skip_ws(text.data(), e) == e) return;  // blank lines get no answer
+      answer(reader.read_planned(text, codec, view, rules.node), out);
     }
-    StepVerdict v{StepAction::leave, StepReason::other_node, {}};
-    if (l.key_checked ? l.of_node : is_step_key_of(l.key, rules.node)) {
-      StepShape shape = l.shape;
-      if (!l.read && !l.value.empty()) shape = codec.read(l.value, view);
-      v = judge_read_step(l.key, l.value, shape, view, rules, &cache, nullptr);
-    }
-    summary.plan.add(v);
-    append_step_plan_line(out, l.key, v);
-  }
-  void plan_line(std::string_view text, std::string& out) {
-    const char* e = text.data() + text.size();
-    if (step_json::skip_ws(text.data(), e) == e) return;  // blank lines get no answer
-    answer(reader.read_planned(text, codec, view, rules.node), out);
-  }
-  // Complete lines: indexed a chunk at a time, each line read from its part of the index.
-  // A chunk stage 1 refuses (a line not UTF-8, a string left open, a bad escape: a string
-  // never spans lines in an index that stands) is read line by line instead.
-  void plan_lines(std::string_view text, std::string& out) {
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-      std::size_t cut = std::min(text.size(), pos + lines_at_once);
-      if (cut < text.size()) {
-        std::size_t nl = text.rfind('\n', cut - 1);
-        cut = nl != std::string_view::npos && nl >= pos ? nl + 1 : text.find('\n', pos);
-        cut = cut == std::string_view::npos ? text.size() : std::max(cut, pos + 1);
-      }
-      std::string_view chunk = text.substr(pos, cut - pos);
-      if (!plan_indexed(chunk, out)) each_line(chunk, [&](std::string_view line) { plan_line(line, out); });
-      pos = cut;
-    }
-  }
-  template <typename Each>
-  static void each_line(std::string_view chunk, Each&& each) {
-    std::size_t at = 0;
-    while (at < chunk.size()) {
-      std::size_t nl = chunk.find('\n', at);
-      if (nl == std::string_view::npos) nl = chunk.size();
-      each(chunk.substr(at, nl - at));
-      at = nl + 1;
-    }
-  }
-  bool plan_indexed(std::string_view chunk, std::string& out) {
-    if (chunk.size() >= 0xFFFFFFF0u || tokens.index(chunk.data(), chunk.size()) != step_json::Tokens::Found::ok)
-      return false;
-    const std::uint32_t* tok = tokens.offsets();
-    const std::uint32_t n = tokens.count();
-    const std::span<const std::uint64_t> escapes = tokens.escapes();
-    std::uint32_t j = 0;
-    std::size_t at = 0;
-    each_line(chunk, [&](std::string_view line) {
-      auto line_end = static_cast<std::uint32_t>(line.data() + line.size() - chunk.data());
-      std::uint32_t first = j;
-      j = first_token_at(tok, j, n, line_end);
-      at = line_end + 1;
-      if (first == j) return;  // blank: white space only
-      // The line's tokens; the one after its last (the next line's first, or the chunk's
-      // end) bounds its last token as the text's end would. The escapes are the chunk's:
-      // the line's offsets are the chunk's.
-      step_json::TokenText text{chunk.data(), tok + first, j - first};
-      text.know_escapes(escapes);
-      answer(reader.impl_->read_indexed(text, &codec, &view, rules.node), out);
-    });
-    (void)at;
-    return true;
-  }
+    void plan_lines(std::string_view text, std::string& out);
+    bool plan_indexed(std::string_view chunk, std::string& out);
+  };
+  class Helper;
+
+  explicit Impl(StaleRules r, unsigned n)
+      : rules(std::move(r)), threads(std::clamp(n, 1u, StepLinesPlan::max_threads)), main(rules) {}
+  ~Impl();
+  StaleRules rules;
+  unsigned threads;
+  Run main;
+  std::vector<std::unique_ptr<Helper>> helpers;  // made when a piece is first large enough to share
+  std::string pending;                           // a line cut short by the end of a chunk
+  StepLinesSummary total;
+
+  // Complete lines, over the threads when each has enough of them.
+  void plan(std::string_view text, std::string& out);
+  void count();
 };
 
-StepLinesPlan::StepLinesPlan(StaleRules rules) : impl_(std::make_unique<Impl>()) {
-  impl_->rules = std::move(rules);
+// A Run on a thread of its own, handed a piece of lines at a time; its answers are kept
+// until taken. Signals are blocked on the thread: they are the caller's to take.
+class StepLinesPlan::Impl::Helper {
+ public:
+  explicit Helper(const StaleRules& rules) : run(rules) {
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    try {
+      thread_ = std::thread([this] { serve(); });
+    } catch (...) {
+      pthread_sigmask(SIG_SETMASK, &before, nullptr);
+      throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  }
+  ~Helper() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      quit_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  Helper(const Helper&) = delete;
+  Helper& operator=(const Helper&) = delete;
+
+  // Plan lines (complete ones, valid until finish returns) on the thread.
+  void start(std::string_view lines) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = lines;
+      busy_ = true;
+    }
+    changed_.notify_all();
+  }
+  // Wait for the lines started: what planning them threw, or null and their answers in
+  // answers.
+  std::exception_ptr finish() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return !busy_; });
+    return std::exchange(error_, nullptr);
+  }
+
+  Run run;
+  std::string answers;
+
+ private:
+  void serve() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [this] { return busy_ || quit_; });
+      if (!busy_) return;
+      std::string_view lines = job_;
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        answers.clear();
+        run.plan_lines(lines, answers);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      error_ = error;
+      busy_ = false;
+      changed_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string_view job_;
+  bool busy_ = false, quit_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: started once the rest is made
+};
+
+StepLinesPlan::Impl::~Impl() = default;
+
+void StepLinesPlan::Impl::Run::answer(const StepLine& l, std::string& out) {
+  if (l.malformed != nullptr) {
+    ++summary.malformed;
+    append_step_malformed_line(out, l);
+    return;
+  }
+  StepVerdict v{StepAction::leave, StepReason::other_node, {}};
+  if (l.key_checked ? l.of_node : is_step_key_of(l.key, rules.node)) {
+    StepShape shape = l.shape;
+    if (!l.read && !l.value.empty()) shape = codec.read(l.value, view);
+    v = judge_read_step(l.key, l.value, shape, view, rules, &cache, nullptr);
+  }
+  summary.plan.add(v);
+  append_step_plan_line(out, l.key, v);
 }
+
+// Complete lines: indexed a chunk at a time, each line read from its part of the index.
+// A chunk stage 1 refuses (a line not UTF-8, a string left open, a bad escape: a string
+// never spans lines in an index that stands) is read line by line instead.
+void StepLinesPlan::Impl::Run::plan_lines(std::string_view text, std::string& out) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t cut = std::min(text.size(), pos + lines_at_once);
+    if (cut < text.size()) cut = line_cut(text, pos, cut);
+    std::string_view chunk = text.substr(pos, cut - pos);
+    if (!plan_indexed(chunk, out)) each_line(chunk, [&](std::string_view line) { plan_line(line, out); });
+    pos = cut;
+  }
+}
+
+bool StepLinesPlan::Impl::Run::plan_indexed(std::string_view chunk, std::string& out) {
+  if (chunk.size() >= 0xFFFFFFF0u || tokens.index(chunk.data(), chunk.size()) != step_json::Tokens::Found::ok)
+    return false;
+  const std::uint32_t* tok = tokens.offsets();
+  const std::uint32_t n = tokens.count();
+  const std::span<const std::uint64_t> escapes = tokens.escapes();
+  std::uint32_t j = 0;
+  each_line(chunk, [&](std::string_view line) {
+    auto line_end = static_cast<std::uint32_t>(line.data() + line.size() - chunk.data());
+    std::uint32_t first = j;
+    j = first_token_at(tok, j, n, line_end);
+    if (first == j) return;  // blank: white space only
+    // The line's tokens; the one after its last (the next line's first, or the chunk's
+    // end) bounds its last token as the text's end would. The escapes are the chunk's:
+    // the line's offsets are the chunk's.
+    step_json::TokenText text{chunk.data(), tok + first, j - first};
+    text.know_escapes(escapes);
+    answer(reader.impl_->read_indexed(text, &codec, &view, rules.node), out);
+  });
+  return true;
+}
+
+void StepLinesPlan::Impl::plan(std::string_view text, std::string& out) {
+  std::size_t parts = std::min<std::size_t>(threads, text.size() / lines_a_thread);
+  if (parts <= 1) {
+    main.plan_lines(text, out);
+    return;
+  }
+  try {
+    while (helpers.size() < parts - 1) helpers.push_back(std::make_unique<Helper>(rules));
+  } catch (const std::system_error&) {
+    parts = helpers.size() + 1;  // no more threads to be had: plan over those there are
+  }
+  // Parts of about equal size, each cut after a newline; the first is planned here.
+  std::size_t started = 0, pos = 0;
+  std::string_view first;
+  for (std::size_t p = 0; p < parts && pos < text.size(); ++p) {
+    std::size_t cut = p + 1 == parts ? text.size() : line_cut(text, pos, std::max(pos + 1, text.size() * (p + 1) / parts));
+    std::string_view part = text.substr(pos, cut - pos);
+    pos = cut;
+    if (p == 0)
+      first = part;
+    else
+      helpers[started++]->start(part);
+  }
+  std::exception_ptr error;
+  try {
+    main.plan_lines(first, out);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  // Every helper is waited for, whatever failed: their lines are the caller's.
+  for (std::size_t h = 0; h < started; ++h) {
+    std::exception_ptr failed = helpers[h]->finish();
+    if (error == nullptr) error = failed;
+    if (error == nullptr) out.append(helpers[h]->answers);
+  }
+  if (error != nullptr) std::rethrow_exception(error);
+}
+
+void StepLinesPlan::Impl::count() {
+  total = main.summary;
+  for (const auto& h : helpers) {
+    const StepLinesSummary& s = h->run.summary;
+    total.plan.end += s.plan.end;
+    total.plan.remove += s.plan.remove;
+    total.plan.leave += s.plan.leave;
+    total.plan.no_step += s.plan.no_step;
+    total.plan.other_node += s.plan.other_node;
+    total.malformed += s.malformed;
+  }
+}
+
+StepLinesPlan::StepLinesPlan(StaleRules rules, unsigned threads)
+    : impl_(std::make_unique<Impl>(std::move(rules), threads)) {}
 StepLinesPlan::~StepLinesPlan() = default;
 StepLinesPlan::StepLinesPlan(StepLinesPlan&&) noexcept = default;
 StepLinesPlan& StepLinesPlan::operator=(StepLinesPlan&&) noexcept = default;
 
 void StepLinesPlan::feed(std::string_view input, std::string& out) {
   Impl& m = *impl_;
+  struct Counted {  // the summary counts what was planned, also when planning threw
+    Impl& m;
+    ~Counted() { m.count(); }
+  } counted{m};
   std::size_t pos = 0;
   if (!m.pending.empty()) {
     std::size_t nl = input.find('\n');
@@ -416,7 +588,7 @@ void StepLinesPlan::feed(std::string_view input, std::string& out) {
       return;
     }
     m.pending.append(input.substr(0, nl));
-    m.plan_line(m.pending, out);
+    m.main.plan_line(m.pending, out);
     m.pending.clear();
     pos = nl + 1;
   }
@@ -425,79 +597,38 @@ void StepLinesPlan::feed(std::string_view input, std::string& out) {
     m.pending.assign(input.substr(pos));
     return;
   }
-  m.plan_lines(input.substr(pos, last + 1 - pos), out);
+  m.plan(input.substr(pos, last + 1 - pos), out);
   m.pending.assign(input.substr(last + 1));
 }
 
 void StepLinesPlan::finish(std::string& out) {
-  if (impl_->pending.empty()) return;
-  impl_->plan_line(impl_->pending, out);
-  impl_->pending.clear();
+  Impl& m = *impl_;
+  if (m.pending.empty()) return;
+  m.main.plan_line(m.pending, out);
+  m.pending.clear();
+  m.count();
 }
 
 const StepLinesSummary& StepLinesPlan::summary() const noexcept {
-  return impl_->summary;
+  return impl_->total;
 }
 
 void plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads, StepLinesSummary& summary,
                      const std::function<void(std::string_view answers)>& emit) {
-  // Runs of at least 1 MiB each, cut after a newline.
-  std::size_t runs = std::max<std::size_t>(1, std::min<std::size_t>(threads, text.size() >> 20));
-  std::vector<std::string_view> parts;
-  std::size_t pos = 0;
-  for (std::size_t r = 1; r < runs && pos < text.size(); ++r) {
-    std::size_t cut = std::max(pos, text.size() * r / runs);
-    std::size_t nl = text.find('\n', cut);
-    if (nl == std::string_view::npos) break;
-    parts.push_back(text.substr(pos, nl + 1 - pos));
-    pos = nl + 1;
-  }
-  parts.push_back(text.substr(pos));
-  summary = StepLinesSummary{};
-  auto add = [&summary](const StepLinesSummary& part) {
-    summary.plan.end += part.plan.end;
-    summary.plan.remove += part.plan.remove;
-    summary.plan.leave += part.plan.leave;
-    summary.plan.no_step += part.plan.no_step;
-    summary.plan.other_node += part.plan.other_node;
-    summary.malformed += part.malformed;
-  };
-  if (parts.size() == 1) {
-    // One run: its answers handed over a piece of input at a time, a piece as long as a
-    // chunk the index takes at once (its answers, some 50 KiB, stay in cache until
-    // handed over).
-    constexpr std::size_t piece = lines_at_once;
-    StepLinesPlan plan(rules);
-    std::string answers;
-    for (std::size_t at = 0; at < text.size(); at += piece) {
-      answers.clear();
-      plan.feed(text.substr(at, piece), answers);
-      if (!answers.empty()) emit(answers);
-    }
+  // The answers handed over a piece of input at a time: a chunk the index takes at once
+  // for each thread (the answers, some 50 KiB a chunk, stay in cache until handed over).
+  StepLinesPlan plan(rules, threads);
+  const std::size_t piece = lines_at_once * std::clamp(threads, 1u, StepLinesPlan::max_threads);
+  std::string answers;
+  for (std::size_t at = 0; at < text.size(); at += piece) {
     answers.clear();
-    plan.finish(answers);
+    plan.feed(text.substr(at, piece), answers);
     if (!answers.empty()) emit(answers);
-    add(plan.summary());
-    return;
   }
-  std::vector<std::string> answers(parts.size());
-  std::vector<StepLinesSummary> sums(parts.size());
-  auto run = [&](std::size_t r) {
-    StepLinesPlan plan(rules);
-    answers[r].reserve(parts[r].size() / 6 + 64);
-    plan.feed(parts[r], answers[r]);
-    plan.finish(answers[r]);
-    sums[r] = plan.summary();
-  };
-  std::vector<std::thread> workers;
-  for (std::size_t r = 1; r < parts.size(); ++r) workers.emplace_back(run, r);
-  run(0);
-  for (auto& w : workers) w.join();
-  for (std::size_t r = 0; r < parts.size(); ++r) {
-    if (!answers[r].empty()) emit(answers[r]);
-    std::string().swap(answers[r]);
-    add(sums[r]);
-  }
+  answers.clear();
+  plan.finish(answers);
+  if (!answers.empty()) emit(answers);
+  summary = plan.summary();
 }
 
 std::string plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads,

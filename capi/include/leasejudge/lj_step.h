@@ -188,15 +188,17 @@ LJ_API int lj_step_plan_batch(lj_step_action_t *out, size_t out_count, lj_step_p
  *   {"key":null,"action":"leave","reason":"malformed","why":"<what is wrong>","malformed":"<the same>"}
  * (its key when it could be read) and counts as malformed. The input is read where
  * it is (each line indexed once); the answer is the only other copy held. With
- * opts->threads > 1 the input is cut at newlines into that many runs planned at once.
+ * opts->threads > 1 (at most 64 are used) each 256 KiB a thread of input is cut at
+ * newlines into that many parts planned at once; the answer is the same.
  * *out is the caller's; summary may be NULL. */
 LJ_API int lj_step_plan_lines(char **out, size_t *out_len, lj_step_plan_summary_t *summary, const char *input,
                               size_t input_len, const lj_step_plan_options_t *opts, lj_error_t **err);
 /* The same plan streamed: the lines read from in_fd until its end, the answer lines
  * written to out_fd as they are planned (a line cut across reads is joined first), so
  * that a state larger than memory plans in bounded memory: about 1 MiB of input, the
- * longest line and 256 KiB of answers are held at a time. One thread (opts->threads is
- * not read). Blocking reads and writes; a pipe, a socket or a file. summary (optional)
+ * longest line and 256 KiB of answers are held at a time. With opts->threads > 1 (at
+ * most 64), each read's lines are cut into that many parts planned at once, 64 KiB a
+ * part at least; the answer is the same. Blocking reads and writes; a pipe, a socket or a file. summary (optional)
  * counts what was planned, also when an error stopped the plan. LJ_EINVAL for a
  * negative descriptor; LJ_EIO when a read or a write fails (what was answered before
  * stays written); LJ_EUSER when owner_state asked to stop. */
@@ -211,8 +213,10 @@ LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t *summary, int in_fd, int
  * for the next feed (so a plan holds one piece, the longest line and one chunk of
  * answers). finish plans what is left (the last line, when the input did not end with
  * a newline) and fills summary (optional). write returning non-zero stops the plan:
- * LJ_EUSER, as does owner_state asking to stop. A plan is one thread's at a time;
- * destroy(NULL) does nothing. */
+ * LJ_EUSER, as does owner_state asking to stop. With opts->threads > 1 (at most 64),
+ * the lines of a piece are cut into that many parts planned at once on threads the
+ * plan keeps until destroyed (64 KiB a part at least; signals blocked on them); the
+ * answers are the same. A plan is one thread's at a time; destroy(NULL) does nothing. */
 typedef struct lj_step_lines_plan_t lj_step_lines_plan_t;
 typedef int (*lj_step_lines_write_fn)(const char *data, size_t len, void *payload);
 LJ_API int lj_step_lines_plan_create(lj_step_lines_plan_t **out, const lj_step_plan_options_t *opts,

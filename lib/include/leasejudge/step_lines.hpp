@@ -92,11 +92,15 @@ struct StepLinesSummary {
   std::uint64_t malformed = 0;
 };
 
-// Plans lines as they come. One per thread; rules.judge is called from the thread that
-// feeds.
+// Plans lines as they come. With threads > 1, a piece of input large enough (64 KiB of
+// lines a thread) is cut at newlines and its parts planned at once, on threads the plan
+// keeps (made when first needed; where none can be made, fewer); the answers are the
+// same, in input order. rules.judge is then called from each of them at once. One
+// caller at a time.
 class StepLinesPlan {
  public:
-  explicit StepLinesPlan(StaleRules rules);
+  static constexpr unsigned max_threads = 64;  // more are taken as this many
+  explicit StepLinesPlan(StaleRules rules, unsigned threads = 1);
   ~StepLinesPlan();
   StepLinesPlan(StepLinesPlan&&) noexcept;
   StepLinesPlan& operator=(StepLinesPlan&&) noexcept;
@@ -113,15 +117,14 @@ class StepLinesPlan {
   std::unique_ptr<Impl> impl_;
 };
 
-// The plan of the lines of text, over `threads` threads (text cut at newlines into that
-// many runs, each planned by a StepLinesPlan of its own; below a few thousand lines a
-// thread costs more than it saves): the answers in input order. rules.judge may be
-// called from every thread at once.
+// The plan of the lines of text, over `threads` threads (a StepLinesPlan fed 256 KiB a
+// thread at a time): the answers in input order. rules.judge may be called from every
+// thread at once.
 std::string plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads,
                             StepLinesSummary& summary);
-// The same, the answers handed to emit in input order as they are made (over one
-// thread, those of about a MiB of input at a time; over more, a run's at a time), so
-// that a caller puts them where it wants them without holding them twice.
+// The same, the answers handed to emit in input order as they are made, those of 256
+// KiB of input a thread at a time, so that a caller puts them where it wants them
+// without holding them twice.
 void plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads, StepLinesSummary& summary,
                      const std::function<void(std::string_view answers)>& emit);
 
