@@ -68,6 +68,40 @@ usage_case "leasejudge lock judge: --now 2024-05-01 is no RFC 3339 time (see lea
   lock judge --now 2024-05-01
 usage_case "leasejudge step export: bogus:x names no store (mem:, file:DIR, nats://host:port/BUCKET) (see leasejudge step export --help)" \
   step export --store bogus:x
+usage_case "leasejudge step plan: --threads 0 is no count from 1 to 64 (see leasejudge step plan --help)" \
+  step plan --node n1 --threads 0 /dev/null
+usage_case "leasejudge step plan: --threads 65 is no count from 1 to 64 (see leasejudge step plan --help)" \
+  step plan --node n1 --threads 65 /dev/null
+usage_case "leasejudge step plan: --threads two is no count from 1 to 64 (see leasejudge step plan --help)" \
+  step plan --node n1 --threads two /dev/null
+usage_case "leasejudge step plan: --threads plans the lines of a FILE; a store's keys are read in turn (see leasejudge step plan --help)" \
+  step plan --node n1 --threads 2 --store mem:
+# A state of megabytes (each read shared between threads): the same answers over any
+# number of threads, every line answered in order, the summary counted by hand.
+python3 - "$w/many.jsonl" <<'PY'
+import sys
+with open(sys.argv[1], "wb") as f:
+    for i in range(30000):
+        if i % 10 == 9:
+            f.write(b"not json\n")
+        elif i % 1000 == 500:
+            f.write(b'{"key":"n1.u%d","value":{"id":"u","state":"running","owner":"o.1.2","reason":"\xff"}}\n' % i)
+        else:
+            f.write(b'{"key":"n1.s%d","revision":%d,"value":{"id":"s%d","tool":"go build","state":"running",'
+                    b'"owner":"o.1.2","started":"2024-05-01T11:00:00Z","result":{"log":"%s"}}}\n' % (i, i + 1, i, b"x" * (i % 300)))
+PY
+for t in 1 2 3 64; do
+  "$lj" step plan --node n1 --owner self.1.1 --rule not-self --threads "$t" "$w/many.jsonl" >"$w/many.$t" 2>"$w/many.$t.err"
+  echo $? >>"$w/many.$t.err"
+done
+same "step plan over 1 thread: every line answered in order" "30000 27000 3000 n1.s0 n1.s29998" \
+  "$(wc -l <"$w/many.1") $(grep -c '"action":"end","reason":"owner-not-self"' "$w/many.1") $(grep -c '"malformed"' "$w/many.1") $(head -1 "$w/many.1" | cut -d'"' -f4) $(tail -2 "$w/many.1" | head -1 | cut -d'"' -f4)"
+same "... its summary" "step plan: 27000 keys: 27000 end, 0 delete, 0 leave, 0 no-step, 0 other-node, 3000 malformed lines 0" \
+  "$(tail -2 "$w/many.1.err" | paste -sd' ')"
+for t in 2 3 64; do
+  same "step plan --threads $t: the same bytes out, the same summary and exit" "same same" \
+    "$(cmp -s "$w/many.1" "$w/many.$t" && echo same) $(cmp -s "$w/many.1.err" "$w/many.$t.err" && echo same)"
+done
 same "identity of a pid that does not run: exit 1, saying so" \
   "1 leasejudge identity: pid 999999 has no identity (no such process, or its start cannot be read)" \
   "$(run identity 999999) $(cat "$w/err")"

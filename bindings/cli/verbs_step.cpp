@@ -2,10 +2,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "command.hpp"
 #include "step_rules.hpp"
@@ -231,6 +233,7 @@ int write_answer(const char* data, size_t len, void* payload) {
 int run_plan(Context& cx, const Args& args) {
   if (args.has("--store")) {
     if (!args.operands.empty()) return cx.usage("a plan reads FILE or --store, not both");
+    if (args.has("--threads")) return cx.usage("--threads plans the lines of a FILE; a store's keys are read in turn");
     cx.json = true;  // the plan of a store is written as the plan of lines is
     return sweep(cx, args, true);
   }
@@ -250,6 +253,12 @@ int run_plan(Context& cx, const Args& args) {
     }
   }
   lj_step_plan_options_t o = plan_options(r, node);
+  o.threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
+  if (auto t = args.value("--threads")) {
+    auto n = count_arg(*t, 64);
+    if (!n) return cx.usage(fmt::format("--threads {} is no count from 1 to 64", *t));
+    o.threads = static_cast<uint32_t>(*n);
+  }
   lj_step_lines_plan_t* plan = nullptr;
   lj_error_t* err = nullptr;
   int rc = lj_step_lines_plan_create(&plan, &o, &err);
@@ -475,7 +484,10 @@ std::vector<Verb> step_verbs() {
   const Option node = {"--node", "N", "the node whose steps are judged (keys <node>.<id>)"};
   return {
       {"step plan", "[FILE|-]", "plan a sweep: one JSON line per key, what a sweep would do and why",
-       with(with({node}, rule_options), store_options), run_plan,
+       with(with({node, {"--threads", "N", "plan the lines over N threads (default: one a processor, at most 64)"}},
+                 rule_options),
+            store_options),
+       run_plan,
        "Reads the JSON lines {\"key\",\"revision\",\"value\"} of a steps state (FILE or stdin;\n"
        "step export writes them), or the node's keys in a store (--store URL), and writes one\n"
        "line {\"key\",\"action\",\"reason\",\"why\"} per key, in order, with a summary on stderr.\n"
