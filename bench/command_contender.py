@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The leasejudge command as a contender of bench/run: `leasejudge step plan` over a
-state's JSON lines, the whole process timed (start, reading the file, planning, writing
-the lines to /dev/null), repeated for --min-time seconds or --max-reps times; the best
-repetition is the figure. Prints one JSON object as the other contenders do: keys,
-seconds, value_bytes (the values' bytes, from the state's summary; else the file's), peak_rss_kb (the largest child's), reps, and
-the plan's end / delete / leave from the summary the command writes on stderr."""
+state's JSON lines, the whole process timed (start, reading the file, planning over
+--threads threads, writing the lines to /dev/null), repeated for --min-time seconds or
+--max-reps times; the best repetition is the figure. Prints one JSON object as the other
+contenders do: keys, seconds, value_bytes (the values' bytes, from the state's summary;
+else the file's), peak_rss_kb (the largest child's), reps, and the plan's end / delete /
+leave from the summary the command writes on stderr."""
 import argparse
 import json
 import re
@@ -17,11 +18,12 @@ p = argparse.ArgumentParser()
 for name in ("command", "state", "node", "owner", "now", "before", "bound"):
     p.add_argument("--" + name, required=True)
 p.add_argument("--value-bytes", default="")
+p.add_argument("--threads", default="1")
 p.add_argument("--min-time", type=float, default=1.0)
 p.add_argument("--max-reps", type=int, default=5)
 a = p.parse_args()
 
-argv = [a.command, "step", "plan", "--node", a.node, "--owner", a.owner, "--rule", "not-self", "--now", a.now,
+argv = [a.command, "step", "plan", "--threads", a.threads, "--node", a.node, "--owner", a.owner, "--rule", "not-self", "--now", a.now,
         "--before", a.before, "--bound", a.bound, a.state]
 best = None
 reps = 0

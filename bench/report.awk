@@ -170,8 +170,20 @@ END {
       x = rss[key] * 1048576 / file_bytes[n]
       printf "- %d keys: capi-lines holds its input: peak RSS %.0f MiB, %.2fx the input's %.0f MB (target 1.3x: %s)\n", n, rss[key], x, file_bytes[n] / 1e6, verdict(x <= 1.3) > md
     }
-    if ((x = ratio("command", 1, "plan", 1, n)) > 0)
-      printf "- %d keys: the command (leasejudge step plan FILE, the whole process: start, read, plan, write) is %s plan_batch's keys/s (target 0.8x: %s)\n", n, ranged(x), verdict(x >= 0.8) > md
+    # The command's target is for what a user runs: its default, one thread a processor
+    # (the most threads measured); its one-thread figure is said beside it.
+    cmd_threads = 0
+    for (i = 1; i <= nseries; i++) {
+      split(order[i], p, SUBSEP)
+      if (p[1] == "command" && p[2] + 0 > cmd_threads && ratio("command", p[2], "plan", 1, n) > 0) cmd_threads = p[2] + 0
+    }
+    if (cmd_threads > 0) {
+      x = ratio("command", cmd_threads, "plan", 1, n)
+      xtext = ranged(x)
+      onetext = ""
+      if (cmd_threads > 1 && (one = ratio("command", 1, "plan", 1, n)) > 0) onetext = "; over one thread (--threads 1) " ranged(one)
+      printf "- %d keys: the command (leasejudge step plan FILE, the whole process: start, read, plan, write) over %d thread%s, its default on %s cores, is %s plan_batch's keys/s on one (target 0.8x: %s)%s\n", n, cmd_threads, cmd_threads == 1 ? "" : "s", ncores, xtext, verdict(x >= 0.8), onetext > md
+    }
     if ((x = ratio("sweep-apply", 1, "plan", 1, n)) > 0)
       printf "- %d keys: sweep-apply (end_stale on the memory store: scan, plan, ends and deletes written, logged) is %s plan_batch's keys/s (target 0.7x: %s)\n", n, ranged(x), verdict(x >= 0.7) > md
     key = "sweep-apply" SUBSEP 1 SUBSEP n
