@@ -242,6 +242,13 @@ int run_plan(Context& cx, const Args& args) {
   if (int rc = node_of(cx, args, node); rc != exit_ok) return rc;
   Rules r;
   if (int rc = rules_of(cx, args, r); rc != exit_ok) return rc;
+  lj_step_plan_options_t o = plan_options(r, node);
+  o.threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
+  if (auto t = args.value("--threads")) {
+    auto n = count_arg(*t, 64);
+    if (!n) return cx.usage(fmt::format("--threads {} is no count from 1 to 64", *t));
+    o.threads = static_cast<uint32_t>(*n);
+  }
   std::optional<std::string> path;
   if (!args.operands.empty()) path = args.operands[0];
   int fd = 0;
@@ -251,13 +258,6 @@ int run_plan(Context& cx, const Args& args) {
       cx.note(fmt::format("{}: {}", *path, std::strerror(errno)));
       return exit_failed;
     }
-  }
-  lj_step_plan_options_t o = plan_options(r, node);
-  o.threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
-  if (auto t = args.value("--threads")) {
-    auto n = count_arg(*t, 64);
-    if (!n) return cx.usage(fmt::format("--threads {} is no count from 1 to 64", *t));
-    o.threads = static_cast<uint32_t>(*n);
   }
   lj_step_lines_plan_t* plan = nullptr;
   lj_error_t* err = nullptr;

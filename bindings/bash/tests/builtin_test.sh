@@ -42,6 +42,22 @@ same "step watch in the builtin: refused, exit 2, one line saying why" \
   "2 leasejudge step watch: step watch runs as a service, from the leasejudge command; the builtin cannot host it (see leasejudge step watch --help)" \
   "$? $(cat "$WORK/err")"
 
+# A refused step plan opens nothing it leaves open in the shell; one over threads answers
+# as one over a single thread, the threads gone when it returns.
+printf '{"key":"n1.a","value":{"state":"running","owner":"o.1.2"}}\n' >"$WORK/one.jsonl"
+fds=$(ls /proc/$$/fd | wc -l)
+for _ in $(seq 50); do leasejudge step plan --node n1 --threads 0 "$WORK/one.jsonl" 2>/dev/null; done
+same "step plan refused 50 times: exit 2, the shell's descriptors as they were" "2 $fds" \
+  "$(leasejudge step plan --node n1 --threads 0 "$WORK/one.jsonl" 2>/dev/null; echo $?) $(ls /proc/$$/fd | wc -l)"
+for i in $(seq 6000); do
+  printf '{"key":"n1.s%d","value":{"id":"s%d","state":"running","owner":"o.1.2","result":{"log":"%0200d"}}}\n' "$i" "$i" 0
+done >"$WORK/many.jsonl"
+leasejudge step plan --node n1 --owner self.1.1 --rule not-self --threads 1 "$WORK/many.jsonl" >"$WORK/many.1" 2>/dev/null
+leasejudge step plan --node n1 --owner self.1.1 --rule not-self --threads 4 "$WORK/many.jsonl" >"$WORK/many.4" 2>/dev/null
+same "step plan --threads 4 in the builtin: every line ended, as over one thread" "6000 same" \
+  "$(grep -c '"action":"end"' "$WORK/many.4") $(cmp -s "$WORK/many.1" "$WORK/many.4" && echo same)"
+same "... no thread left in the shell" 1 "$(ls /proc/$$/task | wc -l)"
+
 # --- identity, owner, machine-id, version -----------------------------------------------------
 
 same "identity: this shell's lease identity" "$(ident $$)" "$(leasejudge identity)"
