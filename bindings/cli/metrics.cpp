@@ -3,12 +3,14 @@
 #include "metrics.hpp"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 
 #include <chrono>
 #include <cstring>
+#include <type_traits>
 
 #include "command.hpp"
 
@@ -90,6 +92,52 @@ bool address_of(std::string_view addr, sockaddr_in& sa) {
   return ::inet_pton(AF_INET, host.c_str(), &sa.sin_addr) == 1;
 }
 
+// libmicrohttpd, loaded when metrics are first served: every other verb (and the bash
+// builtin) starts without it and the TLS libraries it brings, some milliseconds of a
+// command's start. Loaded once, for the life of the process.
+struct Mhd {
+  decltype(&MHD_start_daemon) start_daemon = nullptr;
+  decltype(&MHD_stop_daemon) stop_daemon = nullptr;
+  decltype(&MHD_get_daemon_info) get_daemon_info = nullptr;
+  decltype(&MHD_create_response_from_buffer) create_response_from_buffer = nullptr;
+  decltype(&MHD_add_response_header) add_response_header = nullptr;
+  decltype(&MHD_queue_response) queue_response = nullptr;
+  decltype(&MHD_destroy_response) destroy_response = nullptr;
+  std::string why;  // why it could not be loaded; empty once loaded
+
+  static const Mhd& get() {
+    static const Mhd loaded = load();
+    return loaded;
+  }
+
+ private:
+  static Mhd load() {
+    Mhd m;
+    void* lib = ::dlopen(LEASEJUDGE_MICROHTTPD_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      const char* e = ::dlerror();
+      m.why = fmt::format("{} cannot be loaded ({})", LEASEJUDGE_MICROHTTPD_SONAME, e != nullptr ? e : "no reason");
+      return m;
+    }
+    bool all = true;
+    auto bind = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));
+      if (fn == nullptr && all) {
+        all = false;
+        m.why = fmt::format("{} has no {}", LEASEJUDGE_MICROHTTPD_SONAME, name);
+      }
+    };
+    bind(m.start_daemon, "MHD_start_daemon");
+    bind(m.stop_daemon, "MHD_stop_daemon");
+    bind(m.get_daemon_info, "MHD_get_daemon_info");
+    bind(m.create_response_from_buffer, "MHD_create_response_from_buffer");
+    bind(m.add_response_header, "MHD_add_response_header");
+    bind(m.queue_response, "MHD_queue_response");
+    bind(m.destroy_response, "MHD_destroy_response");
+    return m;
+  }
+};
+
 MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method, const char*,
                       const char*, size_t*, void**) {
   const auto* server = static_cast<const MetricsServer*>(cls);
@@ -101,13 +149,14 @@ MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, co
   } catch (...) {
     body = "the metrics could not be read\n";
   }
-  MHD_Response* response = MHD_create_response_from_buffer(body.size(), body.data(), MHD_RESPMEM_MUST_COPY);
+  const Mhd& mhd = Mhd::get();  // loaded: the daemon that calls this was started through it
+  MHD_Response* response = mhd.create_response_from_buffer(body.size(), body.data(), MHD_RESPMEM_MUST_COPY);
   if (response == nullptr) return MHD_NO;
-  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
+  mhd.add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
                           text ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8");
-  if (status == MHD_HTTP_METHOD_NOT_ALLOWED) MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-  MHD_Result queued = MHD_queue_response(connection, static_cast<unsigned>(status), response);
-  MHD_destroy_response(response);
+  if (status == MHD_HTTP_METHOD_NOT_ALLOWED) mhd.add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  MHD_Result queued = mhd.queue_response(connection, static_cast<unsigned>(status), response);
+  mhd.destroy_response(response);
   return queued;
 }
 
@@ -148,7 +197,7 @@ std::string watch_metrics(const lj_step_watch_t* watch, std::string_view node) {
 struct MetricsServer::Daemon {
   MHD_Daemon* d = nullptr;
   ~Daemon() {
-    if (d != nullptr) MHD_stop_daemon(d);
+    if (d != nullptr) Mhd::get().stop_daemon(d);
   }
 };
 
@@ -159,19 +208,24 @@ std::unique_ptr<MetricsServer> MetricsServer::start(std::string_view addr, const
     why = fmt::format("{} is no HOST:PORT (an IPv4 address or localhost, a port from 0 to 65535)", addr);
     return nullptr;
   }
+  const Mhd& mhd = Mhd::get();
+  if (!mhd.why.empty()) {
+    why = fmt::format("serving the metrics: {}", mhd.why);
+    return nullptr;
+  }
   std::unique_ptr<MetricsServer> server(new MetricsServer());
   server->watch_ = watch;
   server->node_ = std::move(node);
   server->daemon_ = std::make_unique<Daemon>();
   server->daemon_->d =
-      MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, ntohs(sa.sin_port), nullptr, nullptr, on_request, server.get(),
+      mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, ntohs(sa.sin_port), nullptr, nullptr, on_request, server.get(),
                        MHD_OPTION_SOCK_ADDR, reinterpret_cast<sockaddr*>(&sa), MHD_OPTION_CONNECTION_TIMEOUT,
                        static_cast<unsigned>(10), MHD_OPTION_END);
   if (server->daemon_->d == nullptr) {
     why = fmt::format("serving the metrics on {}: the address cannot be bound (in use, or not this machine's)", addr);
     return nullptr;
   }
-  const MHD_DaemonInfo* info = MHD_get_daemon_info(server->daemon_->d, MHD_DAEMON_INFO_BIND_PORT);
+  const MHD_DaemonInfo* info = mhd.get_daemon_info(server->daemon_->d, MHD_DAEMON_INFO_BIND_PORT);
   server->port_ = info != nullptr ? info->port : ntohs(sa.sin_port);
   return server;
 }
