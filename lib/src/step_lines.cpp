@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -228,7 +229,32 @@ std::uint32_t StepLineReader::Impl::value_field(std::uint32_t v, StepCodec* code
   return next;
 }
 
+namespace {
+// What follows the key in the answer line of a leave, for each reason: the same for
+// every key, so written once.
+const std::string& leave_tail(StepReason reason) {
+  static const auto tails = [] {
+    std::array<std::string, step_reason_count> t;
+    for (int r = 0; r < step_reason_count; ++r) {
+      auto reason_of = static_cast<StepReason>(r);
+      t[static_cast<std::size_t>(r)] = "\",\"action\":\"leave\",\"reason\":\"" + std::string(step_reason_name(reason_of)) +
+                                       "\",\"why\":";
+      step_json::append_json_string(t[static_cast<std::size_t>(r)], step_leave_why(reason_of));
+      t[static_cast<std::size_t>(r)] += "}\n";
+    }
+    return t;
+  }();
+  return tails[static_cast<std::uint8_t>(reason) < step_reason_count ? static_cast<std::size_t>(reason) : 0];
+}
+}  // namespace
+
 void append_step_plan_line(std::string& out, std::string_view key, const StepVerdict& verdict) {
+  if (verdict.action == StepAction::leave && static_cast<std::uint8_t>(verdict.reason) < step_reason_count &&
+      step_json::plain_json(key)) {
+    // Most lines: the key as it is, then the leave's tail.
+    out.append("{\"key\":\"").append(key).append(leave_tail(verdict.reason));
+    return;
+  }
   char why[step_why_max];
   std::string_view why_text = verdict.action == StepAction::leave ? step_leave_why(verdict.reason)
                                                                   : std::string_view(why, step_why(verdict, why));
