@@ -271,10 +271,12 @@ int run_plan(Context& cx, const Args& args) {
   // any size in bounded memory.
   PlanOut po;
   po.cx = &cx;
-  std::unique_ptr<char[]> buf(new char[1 << 20]);
+  // Read 512 KiB at a time: a piece that stays in cache while it is planned.
+  constexpr size_t piece = 512 << 10;
+  std::unique_ptr<char[]> buf(new char[piece]);
   int exit = exit_ok;
   for (;;) {
-    ssize_t got = ::read(fd, buf.get(), 1 << 20);
+    ssize_t got = ::read(fd, buf.get(), piece);
     if (got < 0 && errno == EINTR && !cx.interrupted()) continue;
     if (got < 0) {
       exit = errno == EINTR ? exit_interrupted : exit_failed;

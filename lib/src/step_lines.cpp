@@ -681,7 +681,7 @@ Status write_all(int fd, std::string_view data) {
 }  // namespace
 
 Status plan_step_lines_fd(StepLinesPlan& plan, int in_fd, int out_fd, const std::atomic<bool>* stop) {
-  constexpr std::size_t chunk = 1 << 20;
+  constexpr std::size_t chunk = 512 << 10;  // a piece that stays in cache while it is planned
   std::unique_ptr<char[]> in(new char[chunk]);
   std::string out;
   out.reserve(chunk / 2);

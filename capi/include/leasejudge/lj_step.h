@@ -195,13 +195,14 @@ LJ_API int lj_step_plan_lines(char **out, size_t *out_len, lj_step_plan_summary_
                               size_t input_len, const lj_step_plan_options_t *opts, lj_error_t **err);
 /* The same plan streamed: the lines read from in_fd until its end, the answer lines
  * written to out_fd as they are planned (a line cut across reads is joined first), so
- * that a state larger than memory plans in bounded memory: about 1 MiB of input, the
- * longest line and 256 KiB of answers are held at a time. With opts->threads > 1 (at
- * most 64), each read's lines are cut into that many parts planned at once, 64 KiB a
- * part at least; the answer is the same. Blocking reads and writes; a pipe, a socket or a file. summary (optional)
- * counts what was planned, also when an error stopped the plan. LJ_EINVAL for a
- * negative descriptor; LJ_EIO when a read or a write fails (what was answered before
- * stays written); LJ_EUSER when owner_state asked to stop. */
+ * that a state larger than memory plans in bounded memory: about 512 KiB of input, the
+ * longest line and the answers of a few hundred KiB of it are held at a time. With
+ * opts->threads > 1 (at most 64), each read's lines are cut into that many parts
+ * planned at once, 64 KiB a part at least; the answer is the same. Blocking reads and
+ * writes; a pipe, a socket or a file. summary (optional) counts what was planned, also
+ * when an error stopped the plan. LJ_EINVAL for a negative descriptor; LJ_EIO when a
+ * read or a write fails (what was answered before stays written); LJ_EUSER when
+ * owner_state asked to stop. */
 LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t *summary, int in_fd, int out_fd,
                                  const lj_step_plan_options_t *opts, lj_error_t **err);
 

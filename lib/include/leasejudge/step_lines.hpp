@@ -129,7 +129,7 @@ void plan_step_lines(std::string_view text, const StaleRules& rules, unsigned th
                      const std::function<void(std::string_view answers)>& emit);
 
 // Plan the lines read from in_fd until its end, the answers written to out_fd as they
-// come: at most one chunk of input (1 MiB), the longest line and one chunk of answers
+// come: at most one chunk of input (512 KiB), the longest line and one chunk of answers
 // are held. stop (optional) is looked at between chunks: true ends the plan (ok). The
 // summary is plan's. Errc::io when a read or a write fails (what was answered before
 // stays written).
