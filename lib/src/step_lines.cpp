@@ -230,21 +230,21 @@ std::uint32_t StepLineReader::Impl::value_field(std::uint32_t v, StepCodec* code
 }
 
 namespace {
-// What follows the key in the answer line of a leave, for each reason: the same for
-// every key, so written once.
+// What follows the key in the answer line of a leave, for each reason (< step_reason_count):
+// the same for every key, so written once.
 const std::string& leave_tail(StepReason reason) {
   static const auto tails = [] {
     std::array<std::string, step_reason_count> t;
     for (int r = 0; r < step_reason_count; ++r) {
-      auto reason_of = static_cast<StepReason>(r);
-      t[static_cast<std::size_t>(r)] = "\",\"action\":\"leave\",\"reason\":\"" + std::string(step_reason_name(reason_of)) +
-                                       "\",\"why\":";
-      step_json::append_json_string(t[static_cast<std::size_t>(r)], step_leave_why(reason_of));
-      t[static_cast<std::size_t>(r)] += "}\n";
+      const auto reason_of = static_cast<StepReason>(r);
+      std::string& tail = t[static_cast<std::size_t>(r)];
+      tail = fmt::format("\",\"action\":\"leave\",\"reason\":\"{}\",\"why\":", step_reason_name(reason_of));
+      step_json::append_json_string(tail, step_leave_why(reason_of));
+      tail += "}\n";
     }
     return t;
   }();
-  return tails[static_cast<std::uint8_t>(reason) < step_reason_count ? static_cast<std::size_t>(reason) : 0];
+  return tails[static_cast<std::size_t>(reason)];
 }
 }  // namespace
 
