@@ -165,6 +165,11 @@ END {
       printf "- %d keys: the Go binding's PlanBatch is %s the Go encoding/json sweep (target 15x: %s)\n", n, ranged(x), verdict(x >= 15) > md
     if ((x = ratio("capi-lines", 1, "plan", 1, n)) > 0)
       printf "- %d keys: capi-lines (lj_step_plan_lines, JSON lines in and out) is %s plan_batch's keys/s (target 0.8x: %s)\n", n, ranged(x), verdict(x >= 0.8) > md
+    for (i = 1; i <= nseries; i++) {
+      split(order[i], p, SUBSEP)
+      if (p[1] != "capi-lines" || p[2] < 2 || (x = ratio("capi-lines", p[2], "capi-lines", 1, n)) <= 0) continue
+      printf "- %d keys: capi-lines over %d threads (each piece of lines shared between them) is %s one thread\n", n, p[2], ranged(x) > md
+    }
     key = "capi-lines" SUBSEP 1 SUBSEP n
     if ((key in rss) && file_bytes[n] > 0) {
       x = rss[key] * 1048576 / file_bytes[n]
