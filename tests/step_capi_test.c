@@ -426,12 +426,13 @@ static int grow_append(const char *data, size_t len, void *payload) {
 
 /* The lines of test_lines, thousands of times over (megabytes: each piece of input is
  * shared between threads), planned over 1, 2 and 5 threads in memory, fed in pieces and
- * streamed between files: the same answers as the hand-written ones, as many times. */
+ * streamed between files (0 threads as one, UINT32_MAX as 64): the same answers as the
+ * hand-written ones, as many times. */
 static void test_lines_threads(const char *input, const char *expected) {
   enum { copies = 3000 };
   size_t in_len = strlen(input), ex_len = strlen(expected), i;
   char *big = malloc(copies * (in_len + 1)), *want = malloc(copies * ex_len + 1);
-  uint32_t threads[] = {1, 2, 5};
+  uint32_t threads[] = {1, 2, 5, 0, UINT32_MAX}; /* 0: one; past 64: 64 */
   size_t t;
   CHECK(big != NULL && want != NULL);
   if (big == NULL || want == NULL) return;
