@@ -20,12 +20,31 @@ TEST_SUITE("text") {
     CHECK(c_text("caf\xC3\xA9 \xF0\x9F\x94\x92") == "caf\xC3\xA9 \xF0\x9F\x94\x92");
     CHECK(is_c_text("caf\xC3\xA9"));
     CHECK(is_c_text(""));
+    // ASCII of every length, then a character of two bytes or a bad byte after it.
+    for (std::size_t n = 0; n <= 40; ++n) {
+      CAPTURE(n);
+      std::string ascii(n, 'a');
+      for (std::size_t i = 0; i < n; ++i) ascii[i] = static_cast<char>(1 + (i * 37) % 127);  // 0x01 to 0x7F
+      CHECK(is_c_text(ascii));
+      CHECK(is_c_text(ascii + "\xC3\xA9"));
+      CHECK(is_c_text("\xC3\xA9" + ascii));
+      CHECK_FALSE(is_c_text(ascii + "\xC3"));
+      CHECK_FALSE(is_c_text(ascii + "\xFF" + ascii));
+      CHECK_FALSE(is_c_text(ascii + "\x80"));
+    }
   }
 
   TEST_CASE("a NUL becomes U+FFFD") {
     CHECK(c_text("a\0b"s) == "a" + fffd + "b");
     CHECK(c_text("\0"s) == fffd);
     CHECK_FALSE(is_c_text("a\0b"s));
+    // A NUL at every place of 40 ASCII bytes.
+    for (std::size_t at = 0; at < 40; ++at) {
+      std::string s(40, 'x');
+      s[at] = '\0';
+      CAPTURE(at);
+      CHECK_FALSE(is_c_text(s));
+    }
   }
 
   TEST_CASE("ill-formed UTF-8: one U+FFFD per maximal subpart") {

@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <cstdint>
+#include <cstring>
+
 #include "lock_js.hpp"
 
 namespace leasejudge {
@@ -41,6 +44,18 @@ std::string without_surrogates(std::string_view bytes, bool keep_nul) {
 }  // namespace
 
 bool is_c_text(std::string_view bytes) noexcept {
+  // Most texts are ASCII: read eight bytes at a time while none is 0 or from 0x80 (the
+  // zero test may also fire on a byte from 0x80, which ends the run anyway).
+  constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  const char* p = bytes.data();
+  std::size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if ((((w - ones) & ~w) | w) & highs) break;
+  }
+  while (i < bytes.size() && static_cast<unsigned char>(p[i]) - 1u < 0x7Fu) ++i;  // 1 to 0x7F
+  if (i == bytes.size()) return true;
   return bytes.find('\0') == std::string_view::npos && simdjson::validate_utf8(bytes.data(), bytes.size());
 }
 
