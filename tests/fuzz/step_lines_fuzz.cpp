@@ -14,8 +14,6 @@
 
 namespace {
 
-const char self[] = "0b5c3e0e-7d7a-4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8";
-
 struct Plan {
   std::string answer;
   lj_step_plan_summary_t summary{};
@@ -73,13 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     text += '\n';
   }
   text += lines;  // the last copy's last line may end without a newline
-  lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
-  o.node = "n1";
-  o.node_len = 2;
-  o.owner = self;
-  o.owner_len = sizeof self - 1;
-  o.now_ns = INT64_C(1714564800000000000);     // 2024-05-01T12:00:00Z
-  o.before_ns = INT64_C(1714561200000000000);  // 2024-05-01T11:00:00Z
+  const lj_step_plan_options_t o = fuzz::step_plan_options();
   const Plan one = in_memory(text, o, 1);
   const Plan three = in_memory(text, o, 3);
   FUZZ_CHECK(three.answer == one.answer);

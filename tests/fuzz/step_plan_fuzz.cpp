@@ -16,7 +16,7 @@
 
 namespace {
 
-const char self[] = "0b5c3e0e-7d7a-4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8";
+constexpr std::string_view self = fuzz::step_self;
 
 struct Entry {
   std::string key, value;
@@ -312,13 +312,7 @@ void check_one(const Entry& e, const lj_step_action_t& want, const lj_step_plan_
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Input in(data, size);
   const std::uint8_t mode = in.byte();
-  lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
-  o.node = "n1";
-  o.node_len = 2;
-  o.owner = self;
-  o.owner_len = sizeof self - 1;
-  o.now_ns = INT64_C(1714564800000000000);     // 2024-05-01T12:00:00Z
-  o.before_ns = INT64_C(1714561200000000000);  // 2024-05-01T11:00:00Z
+  lj_step_plan_options_t o = fuzz::step_plan_options();
   if (mode & 1) o.now_ns = in.i64();
   if (mode & 2) o.before_ns = in.i64();
   if (o.now_ns == LJ_STEP_DEFAULT_TIME) o.now_ns += 1;  // the system clock is no input
