@@ -584,13 +584,8 @@ void StepLinesPlan::Impl::plan(std::string_view text, std::string& out) {
 void StepLinesPlan::Impl::count() {
   total = main.summary;
   for (const auto& h : helpers) {
-    const StepLinesSummary& s = h->run.summary;
-    total.plan.end += s.plan.end;
-    total.plan.remove += s.plan.remove;
-    total.plan.leave += s.plan.leave;
-    total.plan.no_step += s.plan.no_step;
-    total.plan.other_node += s.plan.other_node;
-    total.malformed += s.malformed;
+    total.plan.add(h->run.summary.plan);
+    total.malformed += h->run.summary.malformed;
   }
 }
 

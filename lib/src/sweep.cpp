@@ -714,13 +714,7 @@ Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::siz
       });
     run(0, tl_codec);
     for (auto& w : workers) w.join();
-    for (const auto& p : parts) {
-      total.end += p.end;
-      total.remove += p.remove;
-      total.leave += p.leave;
-      total.no_step += p.no_step;
-      total.other_node += p.other_node;
-    }
+    for (const auto& p : parts) total.add(p);
   }
   if (summary != nullptr) *summary = total;
   return Status::success();

@@ -296,6 +296,14 @@ struct BatchSummary {
     else
       ++leave;
   }
+  // Count what another summary counted (a run's, planned on a thread of its own).
+  void add(const BatchSummary& s) noexcept {
+    end += s.end;
+    remove += s.remove;
+    leave += s.leave;
+    no_step += s.no_step;
+    other_node += s.other_node;
+  }
 };
 
 // Plan every entry of buffer into out[i] (out.size() >= entries.size()). Every value is
