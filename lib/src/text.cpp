@@ -55,8 +55,9 @@ bool is_c_text(std::string_view bytes) noexcept {
     if ((((w - ones) & ~w) | w) & highs) break;
   }
   while (i < bytes.size() && static_cast<unsigned char>(p[i]) - 1u < 0x7Fu) ++i;  // 1 to 0x7F
-  if (i == bytes.size()) return true;
-  return bytes.find('\0') == std::string_view::npos && simdjson::validate_utf8(bytes.data(), bytes.size());
+  // The rest from the first byte that is not: what came before is whole characters.
+  const std::string_view rest = bytes.substr(i);
+  return rest.find('\0') == std::string_view::npos && simdjson::validate_utf8(rest.data(), rest.size());
 }
 
 std::string c_text(std::string_view bytes) {
