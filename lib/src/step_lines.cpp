@@ -405,11 +405,9 @@ struct StepLinesPlan::Impl {
   Run main;
   std::vector<std::unique_ptr<Helper>> helpers;  // made when a piece is first large enough to share
   std::string pending;                           // a line cut short by the end of a chunk
-  StepLinesSummary total;
 
   // Complete lines, over the threads when each has enough of them.
   void plan(std::string_view text, std::string& out);
-  void count();
 };
 
 // A Run on a thread of its own, handed a piece of lines at a time; its answers are kept
@@ -558,7 +556,8 @@ void StepLinesPlan::Impl::plan(std::string_view text, std::string& out) {
   std::size_t started = 0, pos = 0;
   std::string_view first;
   for (std::size_t p = 0; p < parts && pos < text.size(); ++p) {
-    std::size_t cut = p + 1 == parts ? text.size() : line_cut(text, pos, std::max(pos + 1, text.size() * (p + 1) / parts));
+    std::size_t cut =
+        p + 1 == parts ? text.size() : line_cut(text, pos, std::max(pos + 1, text.size() * (p + 1) / parts));
     std::string_view part = text.substr(pos, cut - pos);
     pos = cut;
     if (p == 0)
@@ -581,14 +580,6 @@ void StepLinesPlan::Impl::plan(std::string_view text, std::string& out) {
   if (error != nullptr) std::rethrow_exception(error);
 }
 
-void StepLinesPlan::Impl::count() {
-  total = main.summary;
-  for (const auto& h : helpers) {
-    total.plan.add(h->run.summary.plan);
-    total.malformed += h->run.summary.malformed;
-  }
-}
-
 StepLinesPlan::StepLinesPlan(StaleRules rules, unsigned threads)
     : impl_(std::make_unique<Impl>(std::move(rules), threads)) {}
 StepLinesPlan::~StepLinesPlan() = default;
@@ -597,10 +588,6 @@ StepLinesPlan& StepLinesPlan::operator=(StepLinesPlan&&) noexcept = default;
 
 void StepLinesPlan::feed(std::string_view input, std::string& out) {
   Impl& m = *impl_;
-  struct Counted {  // the summary counts what was planned, also when planning threw
-    Impl& m;
-    ~Counted() { m.count(); }
-  } counted{m};
   std::size_t pos = 0;
   if (!m.pending.empty()) {
     std::size_t nl = input.find('\n');
@@ -627,11 +614,15 @@ void StepLinesPlan::finish(std::string& out) {
   if (m.pending.empty()) return;
   m.main.plan_line(m.pending, out);
   m.pending.clear();
-  m.count();
 }
 
-const StepLinesSummary& StepLinesPlan::summary() const noexcept {
-  return impl_->total;
+StepLinesSummary StepLinesPlan::summary() const noexcept {
+  StepLinesSummary total = impl_->main.summary;
+  for (const auto& h : impl_->helpers) {  // idle between the caller's calls
+    total.plan.add(h->run.summary.plan);
+    total.malformed += h->run.summary.malformed;
+  }
+  return total;
 }
 
 void plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads, StepLinesSummary& summary,

@@ -110,7 +110,8 @@ class StepLinesPlan {
   void feed(std::string_view input, std::string& out);
   // Plan what is left: the last line, when the input did not end with a newline.
   void finish(std::string& out);
-  const StepLinesSummary& summary() const noexcept;
+  // What was planned so far, over every thread (also when a feed threw).
+  StepLinesSummary summary() const noexcept;
 
  private:
   struct Impl;
