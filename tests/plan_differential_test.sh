@@ -3,8 +3,8 @@
 # share of values at the edges of Go's encoding/json (folded and repeated names, number
 # limits, nesting at Go's limit, surrogates, bytes that are no JSON), then every key's
 # action, why and what is said of its owner compared, line by line, for leasejudge's
-# batch plan on one and two threads and the JSON-lines plan (lj_step_plan_lines) against
-# the seed's rules in Go with json.Unmarshal (bench/go-baseline). A disagreement prints
+# batch plan and the JSON-lines plan (lj_step_plan_lines), each on one and two threads,
+# against the seed's rules in Go with json.Unmarshal (bench/go-baseline). A disagreement prints
 # the seed to reproduce it: LEASEJUDGE_DIFF_SEED=<seed> LEASEJUDGE_DIFF_EDGES=<pct>.
 # Registered in the plain build only (the benchmarks' programs are not built under the
 # sanitizers); skips where they or the Go baseline are missing (fails under CI=true).
@@ -39,7 +39,7 @@ grep -q $'\tend\t' "$tmp/go.tsv" && grep -q $'\tdelete\t' "$tmp/go.tsv" ||
   { echo "not ok - the state holds no end or no delete (seed $seed)"; exit 1; }
 
 fail=0 n=0
-for run in "plan 1" "plan 2" "capi-lines 1"; do
+for run in "plan 1" "plan 2" "capi-lines 1" "capi-lines 2"; do
   set -- $run
   n=$((n + 1))
   if ! "$sweep" --contender "$1" --threads "$2" --state "$tmp/state.jsonl" --node "$node" --owner "$owner" \
