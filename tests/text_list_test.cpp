@@ -1,5 +1,5 @@
-// TextList: byte strings one after another in one buffer, read back as views, each
-// followed by a NUL.
+// TextList: byte strings one after another in blocks that never move, read back as
+// views, each followed by a NUL.
 #include "leasejudge/text_list.hpp"
 
 #include <doctest/doctest.h>
@@ -105,5 +105,62 @@ TEST_SUITE("text_list") {
     CHECK(l.size() == 1);
     CHECK(l[0] == "again");
     CHECK(moved.size() == 1001);
+  }
+
+  TEST_CASE("a view stays where it is while the list grows, across blocks and pages") {
+    // 200,000 elements of 1 to 40 bytes: some 4 MB, many 64 KiB blocks, 49 pages of
+    // views; every tenth thousand one longer than a block's quarter, in a block of its own.
+    TextList l;
+    std::vector<std::string> in;
+    std::vector<std::string_view> seen;
+    std::vector<const char*> where;
+    for (int i = 0; i < 200000; ++i) {
+      std::string e = i % 10000 == 9999 ? std::string(20000 + i % 7, static_cast<char>('a' + i % 26))
+                                        : std::string(1 + i % 40, static_cast<char>('A' + i % 26));
+      e[0] = static_cast<char>(i % 251);
+      in.push_back(e);
+      l.push_back(e);
+      seen.push_back(l.back());
+      where.push_back(l.back().data());
+    }
+    REQUIRE(l.size() == in.size());
+    TextList moved = std::move(l);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      REQUIRE(moved[i] == in[i]);
+      REQUIRE(moved[i].data() == where[i]);  // neither appending nor moving moved it
+      REQUIRE(seen[i] == in[i]);
+      REQUIRE(moved[i].data()[in[i].size()] == '\0');
+    }
+    CHECK(moved == in);
+    TextList copy = moved;
+    CHECK(copy == moved);
+    CHECK(copy[150000].data() != moved[150000].data());
+    copy = TextList{};
+    CHECK(copy.empty());
+    copy = moved;
+    CHECK(copy == in);
+  }
+
+  TEST_CASE("cleared, a list fills its blocks again from the first") {
+    TextList l;
+    for (int i = 0; i < 50000; ++i) l.push_back("0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6");
+    const char* first = l[0].data();
+    l.push_back(std::string(100000, 'x'));
+    l.clear();
+    CHECK(l.empty());
+    CHECK(l.begin() == l.end());
+    for (int i = 0; i < 50000; ++i) l.push_back(std::to_string(i));
+    CHECK(l[0].data() == first);  // the first block again
+    CHECK(l.size() == 50000);
+    CHECK(l[49999] == "49999");
+    CHECK(l.back().data()[5] == '\0');
+    TextList reserved;
+    reserved.reserve(10000, 10000 * 37);
+    reserved.push_back("a");
+    const char* at = reserved[0].data();
+    for (int i = 0; i < 9999; ++i) reserved.push_back("0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6");
+    CHECK(reserved[0].data() == at);
+    CHECK(reserved.size() == 10000);
+    CHECK(reserved[9999] == "0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6");
   }
 }

@@ -1,16 +1,24 @@
-// A list of byte strings held one after another in one buffer: appending one copies
-// its bytes and grows the buffer now and then, never allocating a string of its own.
+// A list of byte strings held one after another in blocks of memory: appending one
+// copies its bytes into the block being filled, never allocating a string of its own.
 // A sweep's report keeps its ended ids and written keys so, one per write.
 //
+// A block, once had, never moves and is never grown: appending copies no element
+// again, and a list of many elements touches each page of its memory once. Blocks are
+// small enough to come from the heap (below malloc's threshold for a mapping of their
+// own), whose pages a process that sweeps again reuses; a buffer grown by doubling
+// would be mapped afresh, its bytes copied, at every growth.
+//
 // Elements are read as views (std::string_view) into the list; a view lives until the
-// list is next changed, moved from or destroyed (a short list's bytes move with it). Any byte may be in an element, NUL included. A NUL
-// follows each element's bytes in the buffer, so that a view's data() may be handed
-// to C as a string of its size(), as std::string's c_str() is.
+// list is cleared or destroyed (appending to it, or moving it, leaves every view
+// valid). Any byte may be in an element, NUL included. A NUL follows each element's
+// bytes, so that a view's data() may be handed to C as a string of its size(), as
+// std::string's c_str() is.
 #pragma once
 
 #include <compare>
 #include <cstddef>
 #include <iterator>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -81,19 +89,22 @@ class TextList {
   using size_type = std::size_t;
 
   TextList() = default;
+  TextList(const TextList& other);
+  TextList& operator=(const TextList& other);
+  TextList(TextList&&) noexcept = default;
+  TextList& operator=(TextList&&) noexcept = default;
+  ~TextList() = default;
 
   void push_back(std::string_view text);
+  // No element; the blocks had are kept for the next.
   void clear() noexcept;
   // Room for elements strings of bytes bytes in all (their NULs not counted).
   void reserve(std::size_t elements, std::size_t bytes);
 
-  std::size_t size() const noexcept { return ends_.size(); }
-  bool empty() const noexcept { return ends_.empty(); }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
   // Element i; i < size().
-  std::string_view operator[](std::size_t i) const noexcept {
-    const std::size_t begin = i == 0 ? 0 : ends_[i - 1] + 1;
-    return std::string_view(text_.data() + begin, ends_[i] - begin);
-  }
+  std::string_view operator[](std::size_t i) const noexcept { return pages_[i / page_views][i % page_views]; }
   std::string_view back() const noexcept { return (*this)[size() - 1]; }
 
   const_iterator begin() const noexcept { return const_iterator(this, 0); }
@@ -107,8 +118,20 @@ class TextList {
   friend bool operator==(const TextList& a, std::span<const std::string> b) noexcept;
 
  private:
-  std::string text_;               // each element's bytes and a NUL, one after another
-  std::vector<std::size_t> ends_;  // where each element's bytes end in text_ (at its NUL)
+  static constexpr std::size_t block_bytes = std::size_t{64} << 10;
+  static constexpr std::size_t page_views = 4096;  // 64 KiB of views a page
+  // An element longer than this has a block of its own: a short one never leaves more
+  // than this much of a block unused.
+  static constexpr std::size_t longest_in_block = block_bytes / 4;
+
+  char* room(std::size_t n);  // n bytes for the next element (not yet counted)
+
+  std::vector<std::unique_ptr<char[]>> blocks_;  // each block_bytes long
+  std::size_t block_ = 0, used_ = 0;             // the block being filled, and how much of it
+  std::vector<std::unique_ptr<char[]>> long_;    // the elements of a block of their own
+  // Element i is pages_[i / page_views][i % page_views]: the views too are never moved.
+  std::vector<std::unique_ptr<std::string_view[]>> pages_;
+  std::size_t size_ = 0;
 };
 
 }  // namespace leasejudge
