@@ -102,6 +102,17 @@ for t in 2 3 64; do
   same "step plan --threads $t: the same bytes out, the same summary and exit" "same same" \
     "$(cmp -s "$w/many.1" "$w/many.$t" && echo same) $(cmp -s "$w/many.1.err" "$w/many.$t.err" && echo same)"
 done
+# A file is read a piece ahead on a thread, a pipe as it comes: the same answers either
+# way, and from a file on stdin.
+for t in 1 2; do
+  cat "$w/many.jsonl" | "$lj" step plan --node n1 --owner self.1.1 --rule not-self --threads "$t" - >"$w/many.pipe.$t" 2>"$w/many.pipe.$t.err"
+  echo $? >>"$w/many.pipe.$t.err"
+  "$lj" step plan --node n1 --owner self.1.1 --rule not-self --threads "$t" <"$w/many.jsonl" >"$w/many.stdin.$t" 2>"$w/many.stdin.$t.err"
+  echo $? >>"$w/many.stdin.$t.err"
+  same "step plan --threads $t from a pipe and from a file on stdin: the same bytes, summary and exit as from FILE" \
+    "same same same same" \
+    "$(cmp -s "$w/many.1" "$w/many.pipe.$t" && echo same) $(cmp -s "$w/many.1.err" "$w/many.pipe.$t.err" && echo same) $(cmp -s "$w/many.1" "$w/many.stdin.$t" && echo same) $(cmp -s "$w/many.1.err" "$w/many.stdin.$t.err" && echo same)"
+done
 same "identity of a pid that does not run: exit 1, saying so" \
   "1 leasejudge identity: pid 999999 has no identity (no such process, or its start cannot be read)" \
   "$(run identity 999999) $(cat "$w/err")"

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "command.hpp"
+#include "read_ahead.hpp"
 #include "step_rules.hpp"
 
 namespace leasejudge::cli {
@@ -271,21 +272,24 @@ int run_plan(Context& cx, const Args& args) {
   // any size in bounded memory.
   PlanOut po;
   po.cx = &cx;
-  // Read 512 KiB at a time: a piece that stays in cache while it is planned.
-  constexpr size_t piece = 512 << 10;
-  std::unique_ptr<char[]> buf(new char[piece]);
+  // Read 512 KiB at a time: a piece that stays in cache while it is planned. A file is
+  // read a piece ahead, as the one before is planned.
   int exit = exit_ok;
-  for (;;) {
-    ssize_t got = ::read(fd, buf.get(), piece);
-    if (got < 0 && errno == EINTR && !cx.interrupted()) continue;
-    if (got < 0) {
-      exit = errno == EINTR ? exit_interrupted : exit_failed;
-      if (errno != EINTR) cx.note(fmt::format("{}: {}", path ? *path : "stdin", std::strerror(errno)));
-      break;
+  {
+    ReadAhead in(fd, 512 << 10);
+    for (;;) {
+      const char* data = nullptr;
+      ssize_t got = in.next(&data);
+      if (got < 0 && errno == EINTR && !cx.interrupted()) continue;
+      if (got < 0) {
+        exit = errno == EINTR ? exit_interrupted : exit_failed;
+        if (errno != EINTR) cx.note(fmt::format("{}: {}", path ? *path : "stdin", std::strerror(errno)));
+        break;
+      }
+      if (got == 0) break;
+      if ((rc = lj_step_lines_plan_feed(plan, data, static_cast<size_t>(got), write_answer, &po, &err)) != LJ_OK)
+        break;
     }
-    if (got == 0) break;
-    if ((rc = lj_step_lines_plan_feed(plan, buf.get(), static_cast<size_t>(got), write_answer, &po, &err)) != LJ_OK)
-      break;
   }
   lj_step_plan_summary_t summary{};
   if (exit == exit_ok && rc == LJ_OK) rc = lj_step_lines_plan_finish(&summary, plan, write_answer, &po, &err);
