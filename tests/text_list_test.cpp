@@ -125,6 +125,20 @@ TEST_SUITE("text_list") {
     }
     REQUIRE(l.size() == in.size());
     TextList moved = std::move(l);
+    // Moved from, a list is empty, and takes elements again.
+    CHECK(l.empty());  // NOLINT(bugprone-use-after-move)
+    CHECK(l.begin() == l.end());
+    l.push_back("after");
+    CHECK(l.size() == 1);
+    CHECK(l[0] == "after");
+    TextList other;
+    other.push_back("x");
+    other = std::move(l);
+    CHECK(other.size() == 1);
+    CHECK(other[0] == "after");
+    CHECK(l.empty());  // NOLINT(bugprone-use-after-move)
+    l.push_back("again");
+    CHECK(l.back() == "again");
     for (std::size_t i = 0; i < in.size(); ++i) {
       REQUIRE(moved[i] == in[i]);
       REQUIRE(moved[i].data() == where[i]);  // neither appending nor moving moved it

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace leasejudge {
 
@@ -16,6 +17,33 @@ TextList& TextList::operator=(const TextList& other) {
   if (this != &other) {
     TextList copy(other);
     *this = std::move(copy);
+  }
+  return *this;
+}
+
+TextList::TextList(TextList&& other) noexcept
+    : blocks_(std::move(other.blocks_)),
+      block_(std::exchange(other.block_, 0)),
+      used_(std::exchange(other.used_, 0)),
+      long_(std::move(other.long_)),
+      pages_(std::move(other.pages_)),
+      size_(std::exchange(other.size_, 0)) {
+  other.blocks_.clear();
+  other.long_.clear();
+  other.pages_.clear();
+}
+
+TextList& TextList::operator=(TextList&& other) noexcept {
+  if (this != &other) {
+    blocks_ = std::move(other.blocks_);
+    block_ = std::exchange(other.block_, 0);
+    used_ = std::exchange(other.used_, 0);
+    long_ = std::move(other.long_);
+    pages_ = std::move(other.pages_);
+    size_ = std::exchange(other.size_, 0);
+    other.blocks_.clear();
+    other.long_.clear();
+    other.pages_.clear();
   }
   return *this;
 }

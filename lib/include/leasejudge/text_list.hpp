@@ -91,8 +91,9 @@ class TextList {
   TextList() = default;
   TextList(const TextList& other);
   TextList& operator=(const TextList& other);
-  TextList(TextList&&) noexcept = default;
-  TextList& operator=(TextList&&) noexcept = default;
+  // Moved from, a list is empty.
+  TextList(TextList&& other) noexcept;
+  TextList& operator=(TextList&& other) noexcept;
   ~TextList() = default;
 
   void push_back(std::string_view text);
