@@ -6,9 +6,9 @@
 # median of its rounds', its peak RSS the highest. ratio() serves any pair of contenders, so
 # rows added to bench/run get ratios as they are. Writes the CSV (csv), the allocations
 # (alloc), the plot (svg) and the Markdown report (md; extras is appended to it); state_bytes
-# (keys, bytes of the state's file) and loads (keys, round, load averages) come from
-# bench/run. A lock-judge row (one judgment a "key"; lock-judge-capi, -bash, -go, -node...
-# for the bindings) goes to the CSV only.
+# (keys, bytes of the state's file) and loads (keys, round, load averages, cores the host
+# gave) come from bench/run. A lock-judge row (one judgment a "key"; lock-judge-capi,
+# -bash, -go, -node... for the bindings) goes to the CSV only.
 #
 # Targets (medians of per-round ratios): plan on one thread >= 25x the Go encoding/json sweep
 # and >= 1.0x the raw simdjson pass; plan over 2 threads >= 1.8x one thread (on an idle
@@ -83,7 +83,7 @@ function verdict(ok) { return ok ? "met" : "**missed**" }
 
 END {
   while ((getline l < state_bytes) > 0) { split(l, f, "\t"); file_bytes[f[1]] = f[2] }
-  while ((getline l < loads) > 0) { split(l, f, "\t"); load_at[f[1], f[2]] = f[3] }
+  while ((getline l < loads) > 0) { split(l, f, "\t"); load_at[f[1], f[2]] = f[3]; given_at[f[1], f[2]] = f[4] }
   # a contender's keys/s: the median of its rounds'
   for (i = 1; i <= nrows; i++) {
     key = rows[i]
@@ -157,9 +157,13 @@ END {
     for (i = 1; i <= nseries; i++) {
       split(order[i], p, SUBSEP)
       if (p[1] != "plan" || p[2] < 2 || (x = ratio("plan", p[2], "plan", 1, n)) <= 0) continue
-      loadtext = ""
-      for (r = 1; r <= maxround; r++) if ((n SUBSEP r) in load_at) loadtext = loadtext sprintf("%s%s", loadtext == "" ? "" : "; ", load_at[n, r])
-      printf "- %d keys: plan over %d threads is %s one thread (target 1.8x on an idle machine: %s; load average 1/5/15 min before each round: %s, on %s cores)\n", n, p[2], ranged(x), verdict(x >= 1.8), loadtext, ncores > md
+      loadtext = giventext = ""
+      for (r = 1; r <= maxround; r++) {
+        if ((n SUBSEP r) in load_at) loadtext = loadtext sprintf("%s%s", loadtext == "" ? "" : "; ", load_at[n, r])
+        if (given_at[n, r] != "") giventext = giventext sprintf("%s%s", giventext == "" ? "" : "; ", given_at[n, r])
+      }
+      if (giventext != "") giventext = sprintf("; cores the host gave %d busy processes at once before each round: %s", p[2], giventext)
+      printf "- %d keys: plan over %d threads is %s one thread (target 1.8x on an idle machine: %s; load average 1/5/15 min before each round: %s, on %s cores%s)\n", n, p[2], ranged(x), verdict(x >= 1.8), loadtext, ncores, giventext > md
     }
     if ((x = ratio("go-planbatch", 1, "go-encoding-json", 1, n)) > 0)
       printf "- %d keys: the Go binding's PlanBatch is %s the Go encoding/json sweep (target 15x: %s)\n", n, ranged(x), verdict(x >= 15) > md
