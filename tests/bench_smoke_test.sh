@@ -61,11 +61,11 @@ else
   skip_or_fail "leasejudge-bench-nats is not built (LEASEJUDGE_NATS=OFF)"
 fi
 grep -q "^| plan | 1 |" "$tmp/ok.out" || fail "no table on stdout"
-# Beside the two-thread figure, how many of the cores the host gave two busy processes
-# (from 1 to 2, give or take the timer's error), measured before the round.
+# Beside the two-thread figure, how many of the cores the host gave two busy processes,
+# measured before the round: 1 to 2, give or take the host's changes of speed.
 given=$(sed -n 's/^- 2000 keys: plan over 2 threads is .*; cores the host gave 2 busy processes at once before each round: \([0-9.]*\))$/\1/p' "$tmp/ok.out")
 [ -n "$given" ] || fail "no cores given beside the two-thread figure: $(grep 'over 2 threads' "$tmp/ok.out")"
-awk -v g="$given" 'BEGIN { exit !(g >= 0.8 && g <= 2.2) }' || fail "cores given out of range: $given"
+awk -v g="$given" 'BEGIN { exit !(g >= 0.5 && g <= 3) }' || fail "cores given out of range: $given"
 grep -q "^contender,keys,threads,allocations_first_batch,allocations_per_batch,allocations_per_key$" \
   "$tmp/ok/allocations.csv" || fail "allocations.csv header"
 if grep -q "^plan," "$tmp/ok/allocations.csv"; then
