@@ -9,8 +9,8 @@
 // would be mapped afresh, its bytes copied, at every growth.
 //
 // Elements are read as views (std::string_view) into the list; a view lives until the
-// list is cleared or destroyed (appending to it, or moving it, leaves every view
-// valid). Any byte may be in an element, NUL included. A NUL follows each element's
+// list is cleared, assigned to or destroyed (appending to it, or moving it, leaves every
+// view valid). Any byte may be in an element, NUL included. A NUL follows each element's
 // bytes, so that a view's data() may be handed to C as a string of its size(), as
 // std::string's c_str() is.
 #pragma once
