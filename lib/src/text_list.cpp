@@ -21,16 +21,8 @@ TextList& TextList::operator=(const TextList& other) {
   return *this;
 }
 
-TextList::TextList(TextList&& other) noexcept
-    : blocks_(std::move(other.blocks_)),
-      block_(std::exchange(other.block_, 0)),
-      used_(std::exchange(other.used_, 0)),
-      long_(std::move(other.long_)),
-      pages_(std::move(other.pages_)),
-      size_(std::exchange(other.size_, 0)) {
-  other.blocks_.clear();
-  other.long_.clear();
-  other.pages_.clear();
+TextList::TextList(TextList&& other) noexcept {
+  *this = std::move(other);
 }
 
 TextList& TextList::operator=(TextList&& other) noexcept {
