@@ -71,18 +71,16 @@ ssize_t ReadAhead::next(const char** data) {
       held_ = -1;
       changed_.notify_all();
     }
-    if (ended_) {
-      p = last_;
+    if (end_) {
+      p = *end_;
     } else {
       changed_.wait(lock, [this] { return !ready_.empty(); });
       p = ready_.front();
       ready_.pop_front();
-      if (p.got <= 0) {
-        ended_ = true;
-        last_ = p;
-      } else {
+      if (p.got <= 0)
+        end_ = p;
+      else
         held_ = p.buffer;
-      }
     }
   }
   if (p.got < 0) errno = p.error;

@@ -16,6 +16,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace leasejudge::cli {
@@ -50,11 +51,10 @@ class ReadAhead {
   std::unique_ptr<char[]> buffers_[2];
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<int> free_;     // buffers the thread may fill
-  std::deque<Piece> ready_;  // pieces read, in order, not yet taken
-  int held_ = -1;            // the buffer the caller holds
-  bool ended_ = false;       // the thread read the end or failed: its last piece stays
-  Piece last_;
+  std::deque<int> free_;      // buffers the thread may fill
+  std::deque<Piece> ready_;   // pieces read, in order, not yet taken
+  int held_ = -1;             // the buffer the caller holds
+  std::optional<Piece> end_;  // the piece of the file's end or of a failed read: it stays
   bool quit_ = false;
   std::thread thread_;  // last: started once the rest is made
 };
