@@ -91,70 +91,96 @@ bool escapes_valid_search(const char* p, const char* e, std::vector<std::uint64_
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#define LJ_AVX512 __attribute__((target("avx512f,avx512bw")))
 // The 64 bytes at p + i of a text of n bytes, those past n read as 0 (and not read).
-__attribute__((target("avx512f,avx512bw"))) inline __m512i block_at(const char* p, std::size_t n,
-                                                                    std::size_t i) noexcept {
+LJ_AVX512 inline __m512i block_at(const char* p, std::size_t n, std::size_t i) noexcept {
+  if (i + 64 <= n) return _mm512_loadu_si512(p + i);
   const std::size_t left = i < n ? n - i : 0;
-  return _mm512_maskz_loadu_epi8(left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1, p + i);
+  return _mm512_maskz_loadu_epi8((__mmask64{1} << left) - 1, p + i);
 }
-__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t bytes_equal(const __m512i& x, char c) noexcept {
-  return _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(c));
-}
-// The letters an escape may have but u: "\\/bfnrt.
-__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t simple_letters(const __m512i& x) noexcept {
-  std::uint64_t m = 0;
-  for (char c : {'"', '\\', '/', 'b', 'f', 'n', 'r', 't'}) m |= bytes_equal(x, c);
-  return m;
-}
-__attribute__((target("avx512f,avx512bw"))) inline std::uint64_t hex_digits(const __m512i& x) noexcept {
-  const __m512i digit = _mm512_sub_epi8(x, _mm512_set1_epi8('0'));
-  const __m512i letter = _mm512_sub_epi8(_mm512_or_si512(x, _mm512_set1_epi8(0x20)), _mm512_set1_epi8('a'));
-  return _mm512_cmplt_epu8_mask(digit, _mm512_set1_epi8(10)) | _mm512_cmplt_epu8_mask(letter, _mm512_set1_epi8(6));
+LJ_AVX512 inline std::uint64_t backslashes(const __m512i& x) noexcept {
+  return _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8('\\'));
 }
 
-// The same with AVX-512BW, where the processor has it, 64 bytes a block (the last loaded
-// under a mask: nothing past e is read, and what is not read is a 0, which is no part of
-// an escape). A block with no backslash, and none escaping its first byte, is passed
-// over; any other is checked as masks, whatever its escapes, since a branch an escape
-// costs more than the block:
+// What a byte may be in an escape, as bits: looked up by its high nibble and by its low
+// one (a table of 16 each, in every 16-byte lane), the two answers and-ed. Bits 0-3: a
+// letter of an escape but u ("/ \\ bfn rt: one bit for each high nibble, 2, 5, 6, 7),
+// bit 4: u, bit 5: a decimal digit, bit 6: a hex letter (A-F, a-f). A byte from 0x80 has a
+// high nibble whose entry is 0.
+constexpr std::uint8_t escape_letter = 0x0F, letter_u = 0x10, hex_digit = 0x60;
+LJ_AVX512 inline __m512i escape_classes(const __m512i& x) noexcept {
+  // One 16-byte lane of each table, repeated in the four lanes. Its bytes, by the high
+  // nibble: 0, 0, 01, 20, 40, 02, 44, 18, then 0s; by the low nibble: 20, 60, 6D, 60, 68,
+  // 70, 64, 20, 20, 20, 0, 0, 02, 0, 04, 01.
+  constexpr std::uint64_t high_lo = 0x1844024020010000, high_hi = 0;
+  constexpr std::uint64_t low_lo = 0x20647068606D6020, low_hi = 0x0104000200002020;
+  const __m512i by_high = _mm512_set_epi64(high_hi, high_lo, high_hi, high_lo, high_hi, high_lo, high_hi, high_lo);
+  const __m512i by_low = _mm512_set_epi64(low_hi, low_lo, low_hi, low_lo, low_hi, low_lo, low_hi, low_lo);
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const __m512i high = _mm512_and_si512(_mm512_srli_epi16(x, 4), nibble);
+  return _mm512_and_si512(_mm512_shuffle_epi8(by_high, high), _mm512_shuffle_epi8(by_low, _mm512_and_si512(x, nibble)));
+}
+LJ_AVX512 inline std::uint64_t classed(const __m512i& classes, std::uint8_t which) noexcept {
+  return _mm512_test_epi8_mask(classes, _mm512_set1_epi8(static_cast<char>(which)));
+}
+
+// One block of escapes_valid_avx512 (below): the 64 bytes at p + i, x, whose backslashes
+// are slashes, carry 1 when the block before escapes x's first byte. Sets where its
+// escapes begin and carry for the next block; false when one is not Go's.
 //   - In a run of backslashes, every other one begins an escape, counting from the run's
 //     first (a backslash that the block before escapes begins nothing). Subtracting the
 //     run from the odd bits' borrow tells both: which begin one (begins) and which bytes
 //     an escape's letter is (letters).
 //   - A letter is one of "\\/bfnrt or u; a u is followed by four hex digits, which may lie
-//     in the next block's first four bytes.
-//   - A backslash that begins an escape at bit 63 escapes the next block's first byte;
-//     after the last block, it would escape nothing.
-__attribute__((target("avx512f,avx512bw"))) bool escapes_valid_avx512(const char* p, const char* e,
-                                                                      std::vector<std::uint64_t>& begins) {
+//     in the next block's first four bytes (read only then).
+//   - A backslash that begins an escape at bit 63 escapes the next block's first byte.
+LJ_AVX512 inline bool escape_block(const char* p, std::size_t n, std::size_t i, const __m512i& x, std::uint64_t slashes,
+                                   std::uint64_t& carry, std::uint64_t& begins) noexcept {
+  constexpr std::uint64_t odd = 0xAAAAAAAAAAAAAAAAULL;
+  const std::uint64_t lead = slashes & ~carry;
+  const std::uint64_t code = (((lead << 1) | odd) - lead) ^ odd;
+  const std::uint64_t escape_begins = code & slashes;
+  const std::uint64_t letters = code ^ (slashes | carry);
+  const __m512i classes = escape_classes(x);
+  const std::uint64_t u = letters & classed(classes, letter_u);
+  if ((letters & ~(classed(classes, escape_letter) | u)) != 0) return false;
+  if (u != 0) {
+    // The bits whose next four bytes are hex digits, the next block's first four included.
+    const std::uint64_t hex = classed(classes, hex_digit);
+    const std::uint64_t next = (u >> 60) != 0 ? classed(escape_classes(block_at(p, n, i + 64)), hex_digit) : 0;
+    const std::uint64_t four =
+        (hex >> 1 | next << 63) & (hex >> 2 | next << 62) & (hex >> 3 | next << 61) & (hex >> 4 | next << 60);
+    if ((u & ~four) != 0) return false;
+  }
+  begins = escape_begins;
+  carry = escape_begins >> 63;
+  return true;
+}
+
+// The same as escapes_valid_search with AVX-512BW, where the processor has it, 64 bytes a
+// block (the last loaded under a mask: nothing past e is read, and what is not read is a 0,
+// which is no part of an escape). A block with no backslash, and none escaping its first
+// byte, is passed over; any other is checked as masks, whatever its escapes, since a
+// branch an escape costs more than the block (escape_block). After the last block, a
+// backslash would escape nothing.
+LJ_AVX512 bool escapes_valid_avx512(const char* p, const char* e, std::vector<std::uint64_t>& begins) {
   const auto n = static_cast<std::size_t>(e - p);
   const std::size_t words = (n + 63) / 64;
   size_begins(begins, n);
-  constexpr std::uint64_t odd = 0xAAAAAAAAAAAAAAAAULL;
+  std::uint64_t* out = begins.data();
   std::uint64_t carry = 0;  // 1: the block's first byte is an escape's letter
   for (std::size_t w = 0; w < words; ++w) {
-    const std::size_t i = w * 64;
-    const __m512i x = block_at(p, n, i);
-    const std::uint64_t slashes = bytes_equal(x, '\\');
+    const __m512i x = block_at(p, n, w * 64);
+    const std::uint64_t slashes = backslashes(x);
     if ((slashes | carry) == 0) {
-      begins[w] = 0;
-      continue;
+      out[w] = 0;
+    } else if (!escape_block(p, n, w * 64, x, slashes, carry, out[w])) {
+      return false;
     }
-    const std::uint64_t lead = slashes & ~carry;
-    const std::uint64_t code = (((lead << 1) | odd) - lead) ^ odd;
-    const std::uint64_t escape_begins = code & slashes;
-    const std::uint64_t letters = code ^ (slashes | carry);
-    const std::uint64_t u = letters & bytes_equal(x, 'u');
-    // The bits whose next four bytes are hex digits, the next block's first four included.
-    const unsigned __int128 hex =
-        hex_digits(x) | static_cast<unsigned __int128>(hex_digits(block_at(p, n, i + 64)) & 0xF) << 64;
-    const auto four = static_cast<std::uint64_t>((hex >> 1) & (hex >> 2) & (hex >> 3) & (hex >> 4));
-    if ((letters & ~(simple_letters(x) | u)) != 0 || (u & ~four) != 0) return false;
-    begins[w] = escape_begins;
-    carry = escape_begins >> 63;
   }
   return carry == 0;
 }
+#undef LJ_AVX512
 #endif
 
 }  // namespace
