@@ -6,6 +6,8 @@
 // installed Go 1.19 does not have, by hand), JS values with node 20's Date.parse and
 // toISOString under TZ=UTC (local-time cases: the UTC value minus the fixed offset,
 // by hand; the daylight-saving cases with node under TZ=America/New_York).
+#include "leasejudge/clock.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -14,11 +16,10 @@
 #include <ctime>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "leasejudge/clock.hpp"
 
 using namespace std::literals;
 using leasejudge::Instant;
@@ -75,6 +76,66 @@ class ScopedTz {
  private:
   std::optional<std::string> old_;
 };
+
+// Go's time.Parse with the layout "2006-01-02T15:04:05Z07:00" read byte by byte, as
+// plainly as its source reads, and the instant from timegm: the reference of the random
+// comparison below.
+std::optional<Instant> go_time_reference(std::string_view s) {
+  std::size_t i = 0;
+  auto digit = [&](std::size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
+  auto two = [&](int& out) {
+    if (!digit(i) || !digit(i + 1)) return false;
+    out = (s[i] - '0') * 10 + (s[i + 1] - '0');
+    i += 2;
+    return true;
+  };
+  auto literal = [&](char c) { return i < s.size() && s[i++] == c; };
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  for (; i < 4; ++i) {
+    if (!digit(i)) return std::nullopt;
+    year = year * 10 + (s[i] - '0');
+  }
+  if (!literal('-') || !two(month) || month < 1 || month > 12 || !literal('-') || !two(day) || !literal('T'))
+    return std::nullopt;
+  if (!digit(i)) return std::nullopt;
+  hour = s[i++] - '0';
+  if (digit(i)) hour = hour * 10 + (s[i++] - '0');
+  if (hour > 23 || !literal(':') || !two(minute) || minute > 59 || !literal(':') || !two(second) || second > 59)
+    return std::nullopt;
+  std::int32_t nsec = 0;
+  if (i + 1 < s.size() && (s[i] == '.' || s[i] == ',') && digit(i + 1)) {
+    int counted = 0;
+    for (++i; digit(i); ++i)
+      if (counted < 9) {
+        nsec = nsec * 10 + (s[i] - '0');
+        ++counted;
+      }
+    for (; counted < 9; ++counted) nsec *= 10;
+  }
+  std::int64_t offset = 0;
+  if (i < s.size() && s[i] == 'Z') {
+    ++i;
+  } else {
+    if (s.size() - i < 6 || (s[i] != '+' && s[i] != '-') || s[i + 3] != ':') return std::nullopt;
+    const bool minus = s[i] == '-';
+    int oh = 0, om = 0;
+    ++i;
+    if (!two(oh) || !literal(':') || !two(om) || oh > 24 || om > 60) return std::nullopt;
+    offset = (oh * 60 + om) * 60 * (minus ? -1 : 1);
+  }
+  if (i != s.size()) return std::nullopt;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  const int month_days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (day < 1 || day > month_days[month - 1]) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  return Instant{static_cast<std::int64_t>(::timegm(&tm)) - offset, nsec};
+}
 
 }  // namespace
 
@@ -187,21 +248,21 @@ TEST_SUITE("clock") {
         "null",
         "2024-01-02",
         "2024-01-02T03:04",
-        "2024-01-02T03:04:05",      // no zone
-        "2024-01-02T03:04:05z",     // lowercase z
-        "2024-01-02t03:04:05Z",     // lowercase t
-        "2024-01-02 03:04:05Z",     // space for T
-        "2024-01-02T03:04:60Z",     // leap second
-        "2024-01-02T24:00:00Z",     // 24:00
+        "2024-01-02T03:04:05",   // no zone
+        "2024-01-02T03:04:05z",  // lowercase z
+        "2024-01-02t03:04:05Z",  // lowercase t
+        "2024-01-02 03:04:05Z",  // space for T
+        "2024-01-02T03:04:60Z",  // leap second
+        "2024-01-02T24:00:00Z",  // 24:00
         "2024-01-02T03:60:05Z",
-        "2024-02-30T00:00:00Z",     // past the month's end
+        "2024-02-30T00:00:00Z",  // past the month's end
         "2023-02-29T00:00:00Z",
         "1900-02-29T00:00:00Z",
         "2024-04-31T00:00:00Z",
         "2024-00-01T00:00:00Z",
         "2024-13-01T00:00:00Z",
         "2024-01-00T00:00:00Z",
-        "2024-1-02T03:04:05Z",      // one-digit month, day, minute, second
+        "2024-1-02T03:04:05Z",  // one-digit month, day, minute, second
         "2024-01-2T03:04:05Z",
         "2024-01-02T03:4:05Z",
         "2024-01-02T03:04:5Z",
@@ -211,7 +272,7 @@ TEST_SUITE("clock") {
         "+2024-01-02T03:04:05Z",
         "-0001-01-01T00:00:00Z",
         "2024/01/02T03:04:05Z",
-        "2024-01-02T03:04:05.Z",    // '.' without a digit
+        "2024-01-02T03:04:05.Z",  // '.' without a digit
         "2024-01-02T03:04:05,Z",
         "2024-01-02T03:04:05.-5Z",
         "2024-01-02T03:04:05.5.5Z",
@@ -236,9 +297,11 @@ TEST_SUITE("clock") {
         "2024-01-02T03:04:05\\u005a",  // raw JSON bytes: Go does not unescape
         "2024-01-02T03:04:05Z\0"sv,
         "2024-01-02T03:04:05\0Z"sv,
-        "\0" "2024-01-02T03:04:05Z"sv,
+        "\0"
+        "2024-01-02T03:04:05Z"sv,
         "2024-01-02T03:04:05\xffZ",
-        "\xef\xbb\xbf" "2024-01-02T03:04:05Z",
+        "\xef\xbb\xbf"
+        "2024-01-02T03:04:05Z",
         "\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7\xf6\xf5\xf4\xf3\xf2\xf1\xf0\xef\xee\xed\xec",
     };
     for (const std::string_view text : cases) {
@@ -312,6 +375,55 @@ TEST_SUITE("clock") {
     CHECK(taken < tried / 2);
   }
 
+  TEST_CASE("parse_rfc3339 and is_rfc3339 agree with a byte-by-byte reading on 300,000 shapes near a time") {
+    // The forms writers use (fractions of 0-12 digits, 'Z' and offsets), each with a byte
+    // or two replaced by a byte a time's grammar cares about, one cut off, put in or
+    // taken out: the common forms are read at fixed places and the rest byte by byte, so
+    // both readers and the line between them are crossed.
+    const std::string_view seeds[] = {
+        "2024-05-26T12:43:47.339022541Z",      "2024-05-26T12:43:47Z",        "2024-05-19T11:20:52.96241936Z",
+        "2024-05-19T11:20:52.962419362+02:00", "2024-02-29T23:59:59.5-24:60", "0000-01-01T00:00:00.1+00:00",
+        "9999-12-31T23:59:59.999999999999Z",   "2024-01-02T3:04:05,25Z",      "2023-02-28T00:00:00.12345-00:30",
+    };
+    const std::string_view bytes = "0123456789-+:.,TZz \x00\xff"sv;
+    std::mt19937 rng(20241205);
+    auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+    std::size_t taken = 0;
+    for (int round = 0; round < 300000; ++round) {
+      std::string text(seeds[pick(std::size(seeds))]);
+      switch (pick(5)) {
+        case 0:
+          text[pick(text.size())] = bytes[pick(bytes.size())];
+          break;
+        case 1:
+          text[pick(text.size())] = bytes[pick(bytes.size())];
+          text[pick(text.size())] = bytes[pick(bytes.size())];
+          break;
+        case 2:
+          text.resize(pick(text.size() + 1));
+          break;
+        case 3:
+          text.insert(pick(text.size() + 1), 1, bytes[pick(bytes.size())]);
+          break;
+        default:
+          text.erase(pick(text.size()), 1);
+      }
+      CAPTURE(text);
+      const std::optional<Instant> want = go_time_reference(text);
+      const std::optional<Instant> got = leasejudge::parse_rfc3339(text);
+      REQUIRE(got.has_value() == want.has_value());
+      CHECK(leasejudge::is_rfc3339(text) == want.has_value());
+      if (want) {
+        CHECK(got->sec == want->sec);
+        CHECK(got->nsec == want->nsec);
+        ++taken;
+      }
+    }
+    // Both answers are many.
+    CHECK(taken > 30000);
+    CHECK(taken < 270000);
+  }
+
   TEST_CASE("parse_rfc3339 refuses every byte out of place in the fixed layout") {
     // Go reads "2006-01-02T15:04:05.999999999Z" byte by byte: a digit of it replaced by a
     // byte that is no digit, or a separator by any other byte (but ',' for the '.'), is
@@ -344,14 +456,29 @@ TEST_SUITE("clock") {
       std::int32_t nsec;
     };
     const Weight weights[] = {
-        {0, '1', 365243 * 86400LL, 0}, {1, '1', 36525 * 86400LL, 0}, {2, '1', 3653 * 86400LL, 0},
-        {3, '1', 366 * 86400LL, 0},    {5, '1', 274 * 86400LL, 0},   {6, '2', 31 * 86400LL, 0},
-        {8, '1', 9 * 86400LL, 0},      {9, '2', 86400, 0},           {11, '1', 36000, 0},
-        {12, '1', 3600, 0},            {14, '1', 600, 0},            {15, '1', 60, 0},
-        {17, '1', 10, 0},              {18, '1', 1, 0},              {20, '1', 0, 100000000},
-        {21, '1', 0, 10000000},        {22, '1', 0, 1000000},        {23, '1', 0, 100000},
-        {24, '1', 0, 10000},           {25, '1', 0, 1000},           {26, '1', 0, 100},
-        {27, '1', 0, 10},              {28, '1', 0, 1},
+        {0, '1', 365243 * 86400LL, 0},
+        {1, '1', 36525 * 86400LL, 0},
+        {2, '1', 3653 * 86400LL, 0},
+        {3, '1', 366 * 86400LL, 0},
+        {5, '1', 274 * 86400LL, 0},
+        {6, '2', 31 * 86400LL, 0},
+        {8, '1', 9 * 86400LL, 0},
+        {9, '2', 86400, 0},
+        {11, '1', 36000, 0},
+        {12, '1', 3600, 0},
+        {14, '1', 600, 0},
+        {15, '1', 60, 0},
+        {17, '1', 10, 0},
+        {18, '1', 1, 0},
+        {20, '1', 0, 100000000},
+        {21, '1', 0, 10000000},
+        {22, '1', 0, 1000000},
+        {23, '1', 0, 100000},
+        {24, '1', 0, 10000},
+        {25, '1', 0, 1000},
+        {26, '1', 0, 100},
+        {27, '1', 0, 10},
+        {28, '1', 0, 1},
     };
     const Instant zero = *leasejudge::parse_rfc3339("0000-01-01T00:00:00Z");
     for (const Weight& w : weights) {
@@ -410,15 +537,13 @@ TEST_SUITE("clock") {
   }
 
   TEST_CASE("an Instant whose nsec is out of range formats as the time it denotes") {
-    CHECK(leasejudge::format_rfc3339_nano(Instant{10, 1500000000}) ==
-          "1970-01-01T00:00:11.5Z");
-    CHECK(leasejudge::format_rfc3339_nano(Instant{10, -1}) ==
-          "1970-01-01T00:00:09.999999999Z");
+    CHECK(leasejudge::format_rfc3339_nano(Instant{10, 1500000000}) == "1970-01-01T00:00:11.5Z");
+    CHECK(leasejudge::format_rfc3339_nano(Instant{10, -1}) == "1970-01-01T00:00:09.999999999Z");
   }
 
   TEST_CASE("the char* writers stay inside rfc3339_max at the ends of int64") {
     const Instant extremes[] = {
-        {INT64_MAX, 999999999}, {INT64_MIN, 0},          {INT64_MIN, 1},
+        {INT64_MAX, 999999999}, {INT64_MIN, 0},         {INT64_MIN, 1},
         {INT64_MAX, INT32_MAX}, {INT64_MIN, INT32_MIN}, {INT64_MIN, 999999999},
     };
     for (const Instant& t : extremes) {
@@ -543,7 +668,8 @@ TEST_SUITE("clock") {
     const std::string_view cases[] = {
         "",
         "\0"sv,
-        "\0" "2024"sv,
+        "\0"
+        "2024"sv,
         "2024-03-15T10:20:60Z",  // leap second
         "2024-03-15T10:60Z",
         "2024-03-15T25:00Z",
@@ -590,7 +716,8 @@ TEST_SUITE("clock") {
         "20240315",
         "2024-0315",
         "2024-03-15T10:20:30\xffZ",
-        "\xff" "2024-03-15",
+        "\xff"
+        "2024-03-15",
         "2024-03-15T10:20:30\xef\xbc\xba",  // U+FF3A, a fullwidth Z
     };
     for (const std::string_view text : cases) {
@@ -639,13 +766,11 @@ TEST_SUITE("clock") {
   TEST_CASE("date-times without an offset are local time") {
     SUBCASE("a fixed offset: UTC is the wall time minus the offset") {
       CHECK(leasejudge::parse_js_date("2024-03-15T10:20", fixed_offset(330)) == 1710478200000);
-      CHECK(leasejudge::parse_js_date("2024-03-15T10:20:30.5", fixed_offset(-300)) ==
-            1710516030500);
+      CHECK(leasejudge::parse_js_date("2024-03-15T10:20:30.5", fixed_offset(-300)) == 1710516030500);
       CHECK(leasejudge::parse_js_date("2024-03-15T24:00", fixed_offset(60)) == 1710543600000);
       CHECK(leasejudge::parse_js_date("2024-02-30T00:00", fixed_offset(0)) == 1709251200000);
       // The input ends at the NUL, so the 'Z' after it does not count: local time.
-      CHECK(leasejudge::parse_js_date("2024-03-15T10:20:30.5\0Z"sv, fixed_offset(60)) ==
-            1710494430500);
+      CHECK(leasejudge::parse_js_date("2024-03-15T10:20:30.5\0Z"sv, fixed_offset(60)) == 1710494430500);
     }
     SUBCASE("the zone is asked at the wall time read as if it were UTC") {
       std::vector<std::int64_t> asked;
@@ -748,8 +873,7 @@ TEST_SUITE("clock") {
       x ^= x >> 7;
       x ^= x << 17;
       const std::int64_t span = 2 * 8640000000000000 + 1;
-      const std::int64_t ms =
-          static_cast<std::int64_t>(x % static_cast<std::uint64_t>(span)) - 8640000000000000;
+      const std::int64_t ms = static_cast<std::int64_t>(x % static_cast<std::uint64_t>(span)) - 8640000000000000;
       const std::string text = leasejudge::format_js_iso(ms);
       CAPTURE(text);
       REQUIRE(leasejudge::parse_js_date(text, never_asked) == ms);

@@ -429,6 +429,11 @@ bool fixed_head_bytes(const char* p, int& year, int& month, int& day, int& hour,
   return true;
 }
 
+// Are the head's parts in Go's ranges (the day is checked against its month at the end)?
+constexpr bool head_in_range(int month, int hour, int minute, int second) noexcept {
+  return month >= 1 && month <= 12 && hour <= 23 && minute <= 59 && second <= 59;
+}
+
 // Year, month, day, hour, minute, second: the layout up to the fraction.
 bool parse_go_head(GoTimeText& t, int& year, int& month, int& day, int& hour, int& minute, int& second) noexcept {
   const char* p = t.p;
@@ -436,7 +441,7 @@ bool parse_go_head(GoTimeText& t, int& year, int& month, int& day, int& hour, in
   if (t.n >= 19 && (words_read ? fixed_head_words(p, year, month, day, hour, minute, second)
                                : fixed_head_bytes(p, year, month, day, hour, minute, second))) {
     t.i = 19;
-    return month >= 1 && month <= 12 && hour <= 23 && minute <= 59 && second <= 59;
+    return head_in_range(month, hour, minute, second);
   }
   // "2006": four bytes, all digits (atoi over them; the first must be a digit).
   if (t.n < 4) return false;
@@ -506,6 +511,83 @@ void read_go_fraction(GoTimeText& t, std::int32_t& nsec) noexcept {
   if constexpr (Convert) nsec *= scale[digits];
 }
 
+// "Z07:00" but the Z: a sign, two digits, ':', two digits, at z (six bytes). Go's range test
+// is > rather than >=: "some people do write offsets of 24 hours". Its offset east, in
+// seconds; false when it is none.
+bool zone_offset(const char* z, std::int64_t& offset) noexcept {
+  if ((z[0] != '+' && z[0] != '-') || z[3] != ':' || !is_digit(z[1]) || !is_digit(z[2]) || !is_digit(z[4]) ||
+      !is_digit(z[5]))
+    return false;
+  const int oh = (z[1] - '0') * 10 + (z[2] - '0'), om = (z[4] - '0') * 10 + (z[5] - '0');
+  if (oh > 24 || om > 60) return false;
+  offset = (oh * 60 + om) * 60 * (z[0] == '-' ? -1 : 1);
+  return true;
+}
+
+// The instant of a time read to its end, once the day is within its month; false past the
+// month's end. Into *out when Convert.
+template <bool Convert>
+bool civil_instant(int year, int month, int day, int hour, int minute, int second, std::int32_t nsec,
+                   std::int64_t offset, Instant* out) noexcept {
+  if (day < 1 || day > static_cast<int>(days_in(static_cast<unsigned>(month), year))) return false;
+  if constexpr (Convert) {
+    const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+    *out = Instant{days * sec_per_day + hour * 3600 + minute * 60 + second - offset, nsec};
+  }
+  return true;
+}
+
+// One to nine digits that end at end, the text holding the 16 bytes before end: read as
+// the last bytes of two words, at most eight in the last, a ninth in the top byte of the
+// one before. Their nanoseconds (when Convert); false when one is no digit.
+template <bool Convert>
+bool digits_before(const char* end, std::size_t digits, std::int32_t& nsec) noexcept {
+  const std::uint64_t last = word_at(end - 8), before = word_at(end - 16);
+  const auto in_last = static_cast<unsigned>(digits < 8 ? digits : 8);
+  // Masks of the low and the top in_last bytes, each shift in two halves: one of 64 is none.
+  const std::uint64_t low = (~std::uint64_t{0} >> (4 * (8 - in_last))) >> (4 * (8 - in_last));
+  const std::uint64_t top = ~((~std::uint64_t{0} >> (4 * in_last)) >> (4 * in_last));
+  if (!digits_in(last, top) || !digits_in(before, digits == 9 ? 0xFF00000000000000 : 0)) return false;
+  if constexpr (Convert) {
+    if (digits == 9) {
+      nsec =
+          static_cast<std::int32_t>((before >> 56) - '0') * 100000000 + static_cast<std::int32_t>(eight_digits(last));
+    } else {  // the digits to the low bytes, zeros after them: eight digits
+      nsec =
+          static_cast<std::int32_t>(eight_digits(((last >> (8 * (8 - in_last))) & low) | (0x30 * each_byte & ~low))) *
+          10;
+    }
+  }
+  return true;
+}
+
+// The forms Go's Format(RFC3339Nano) writes, as nearly every writer of these times does:
+// the head at its fixed places, then nothing or a '.' (or ',') and one to nine digits, then
+// "Z" or "+07:00": read at fixed places and from the text's end, with no loop and no
+// search. True when the text has one of these forms and is a time (into *out when
+// Convert); false leaves the text to read_go_time (below), which decides every text: this
+// takes only texts that it takes, to the same instant.
+template <bool Convert>
+bool read_common_time(const char* p, std::size_t n, Instant* out) noexcept {
+  if constexpr (!words_read) return false;
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (n < 20 || n > 35 || !fixed_head_words(p, year, month, day, hour, minute, second) ||
+      !head_in_range(month, hour, minute, second))
+    return false;
+  const bool utc = p[n - 1] == 'Z';
+  const std::size_t zone = utc ? 1 : 6;
+  std::int64_t offset = 0;
+  if (n < 19 + zone || (!utc && !zone_offset(p + n - 6, offset))) return false;
+  const std::size_t middle = n - zone - 19;  // the separator and the digits
+  std::int32_t nsec = 0;
+  // Between the head and the zone, from byte 21 on when there are digits: the 16 bytes
+  // before the zone are the text's.
+  if (middle != 0 && (middle < 2 || middle > 10 || (p[19] != '.' && p[19] != ',') ||
+                      !digits_before<Convert>(p + n - zone, middle - 1, nsec)))
+    return false;
+  return civil_instant<Convert>(year, month, day, hour, minute, second, nsec, offset, out);
+}
+
 // Go's UnmarshalJSON tries its parseRFC3339 fast path, then falls back on
 // time.Parse(time.RFC3339, ...), whose result it keeps: the strict checks written
 // after that fallback are disabled in every released Go (golang/go#54580). So this
@@ -514,7 +596,7 @@ void read_go_fraction(GoTimeText& t, std::int32_t& nsec) noexcept {
 // digit, a ',' before the fraction, and offsets up to +-24:60. The instant goes into
 // *out when Convert; without, the text is only tested (the same test).
 template <bool Convert>
-bool read_rfc3339(std::string_view s, Instant* out) noexcept {
+bool read_go_time(std::string_view s, Instant* out) noexcept {
   GoTimeText t{s.data(), s.size()};
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!parse_go_head(t, year, month, day, hour, minute, second)) return false;
@@ -526,37 +608,23 @@ bool read_rfc3339(std::string_view s, Instant* out) noexcept {
   if (t.left() >= 1 && s[t.i] == 'Z') {
     ++t.i;
   } else {
-    if (t.left() < 6 || s[t.i + 3] != ':') return false;
-    const char sign = s[t.i];
-    ++t.i;
-    int oh = 0, om = 0;
-    if (!t.two_digits(oh)) return false;
-    ++t.i;  // the ':'
-    if (!t.two_digits(om)) return false;
-    // Go's range test is > rather than >=: "some people do write offsets of 24 hours".
-    if (oh > 24 || om > 60 || (sign != '+' && sign != '-')) return false;
-    offset = (oh * 60 + om) * 60;
-    if (sign == '-') offset = -offset;
+    if (t.left() < 6 || !zone_offset(s.data() + t.i, offset)) return false;
+    t.i += 6;
   }
   if (t.left() != 0) return false;  // "extra text"
-  if (day < 1 || day > static_cast<int>(days_in(static_cast<unsigned>(month), year))) return false;
-  if constexpr (Convert) {
-    const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
-    *out = Instant{days * sec_per_day + hour * 3600 + minute * 60 + second - offset, nsec};
-  }
-  return true;
+  return civil_instant<Convert>(year, month, day, hour, minute, second, nsec, offset, out);
 }
 
 }  // namespace
 
 std::optional<Instant> parse_rfc3339(std::string_view s) noexcept {
   Instant at;
-  if (!read_rfc3339<true>(s, &at)) return std::nullopt;
-  return at;
+  if (read_common_time<true>(s.data(), s.size(), &at) || read_go_time<true>(s, &at)) return at;
+  return std::nullopt;
 }
 
 bool is_rfc3339(std::string_view s) noexcept {
-  return read_rfc3339<false>(s, nullptr);
+  return read_common_time<false>(s.data(), s.size(), nullptr) || read_go_time<false>(s, nullptr);
 }
 
 std::size_t format_rfc3339_nano(Instant t, char* out) noexcept {
