@@ -53,8 +53,9 @@ Scan scanned(const std::string& text, EscapeScan how) {
   Scan s;
   s.valid = escapes_valid(exact.get(), exact.get() + text.size(), begins, how);
   if (!s.valid) return s;  // where the escapes begin is told of a valid text only
-  CHECK(begins.size() == (text.size() + 63) / 64);
-  for (std::size_t k = 0; k < 64 * begins.size(); ++k)
+  const std::size_t words = (text.size() + 63) / 64;
+  CHECK(begins.size() >= std::max<std::size_t>(words, 9));  // grown, never shrunk
+  for (std::size_t k = 0; k < 64 * words; ++k)
     if ((begins[k / 64] >> (k % 64)) & 1) s.at.push_back(static_cast<std::uint32_t>(k));
   return s;
 }

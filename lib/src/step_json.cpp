@@ -63,13 +63,12 @@ inline std::size_t escape_end(const char* p, std::size_t n, std::size_t k) noexc
   }
 }
 
-// begins sized for a text of n bytes, grown geometrically (a run of reads allocates
-// O(log size) times, though a failed read clears it); what it held is left to be
-// written over.
+// begins grown to hold a text of n bytes, geometrically (a run of reads allocates
+// O(log size) times, though a failed read clears it), never shrunk: most texts need no
+// change of size at all. What it held is left to be written over.
 void size_begins(std::vector<std::uint64_t>& begins, std::size_t n) {
   const std::size_t words = (n + 63) / 64;
-  if (begins.capacity() < words) begins.reserve(std::max(words, 2 * begins.capacity()));
-  begins.resize(words);
+  if (begins.size() < words) begins.resize(std::max(words, 2 * begins.size()));
 }
 
 // escapes_valid (step_json.hpp): memchr from one backslash to the next. A backslash is
@@ -79,7 +78,7 @@ void size_begins(std::vector<std::uint64_t>& begins, std::size_t n) {
 bool escapes_valid_search(const char* p, const char* e, std::vector<std::uint64_t>& begins) {
   const auto n = static_cast<std::size_t>(e - p);
   size_begins(begins, n);
-  std::fill(begins.begin(), begins.end(), 0);
+  std::fill_n(begins.begin(), (n + 63) / 64, 0);
   for (std::size_t i = 0; i < n;) {
     const void* hit = std::memchr(p + i, '\\', n - i);
     if (hit == nullptr) break;
@@ -208,6 +207,7 @@ struct Tokens::Impl {
   std::unique_ptr<char[]> masked_copy;  // index_go's copy of a text that is not UTF-8
   std::size_t masked_capacity = 0;
   std::vector<std::uint64_t> escapes;  // where the escapes of the text indexed last begin, a bit a byte
+  std::size_t escape_words = 0;        // escapes' words that are the last text's
   EscapeScan scan = escape_scan_available(EscapeScan::avx512) ? EscapeScan::avx512 : EscapeScan::search;
 };
 
@@ -234,10 +234,8 @@ Tokens::Found Tokens::index(const char* text, std::size_t len) noexcept {
   }
   simdjson::error_code e =
       m.parser->stage1(reinterpret_cast<const std::uint8_t*>(text), len, simdjson::stage1_mode::regular);
-  if (e != simdjson::SUCCESS) {
-    m.escapes.clear();
-    return e == simdjson::UTF8_ERROR ? Found::bad_utf8 : Found::invalid;
-  }
+  m.escape_words = 0;
+  if (e != simdjson::SUCCESS) return e == simdjson::UTF8_ERROR ? Found::bad_utf8 : Found::invalid;
   // The escapes' words are written over the last text's (none is cleared first) and grow
   // as the tokens do, geometrically: no allocation a text.
   bool valid;
@@ -246,10 +244,8 @@ Tokens::Found Tokens::index(const char* text, std::size_t len) noexcept {
   } catch (const std::bad_alloc&) {
     valid = false;
   }
-  if (!valid) {
-    m.escapes.clear();
-    return Found::invalid;
-  }
+  if (!valid) return Found::invalid;
+  m.escape_words = (len + 63) / 64;
   return Found::ok;
 }
 
@@ -278,7 +274,7 @@ std::uint32_t Tokens::count() const noexcept {
 }
 
 std::span<const std::uint64_t> Tokens::escapes() const noexcept {
-  return impl_->escapes;
+  return std::span<const std::uint64_t>(impl_->escapes).first(impl_->escape_words);
 }
 
 bool TokenText::escape_found(std::uint32_t b, std::uint32_t e) const noexcept {

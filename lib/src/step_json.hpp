@@ -250,8 +250,10 @@ class Tokens {
 enum class EscapeScan : std::uint8_t { search, avx512 };
 bool escape_scan_available(EscapeScan how) noexcept;
 // Are the escapes of [p, e) Go's (after stage 1: a backslash outside a string breaks the
-// grammar anyway)? Where each begins is set in begins, one bit a byte (Tokens::escapes);
-// what begins holds after a bad one is unspecified.
+// grammar anyway)? Where each begins is set in begins' first (e - p + 63) / 64 words, one
+// bit a byte (Tokens::escapes); begins only grows (never to fewer words than that, and
+// geometrically), so its words past those are left as they were. What begins holds after
+// a bad one is unspecified.
 bool escapes_valid(const char* p, const char* e, std::vector<std::uint64_t>& begins, EscapeScan how);
 
 inline constexpr std::uint32_t no_token = 0xFFFFFFFFu;
