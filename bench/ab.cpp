@@ -20,6 +20,7 @@
 
 #include "bench_args.hpp"
 #include "leasejudge.h"
+#include "plan_options.hpp"
 #include "step_lines.hpp"
 
 namespace leasejudge::bench {
@@ -50,10 +51,6 @@ PlanBatch load(const std::string& path) {
     std::exit(1);
   }
   return plan;
-}
-
-std::int64_t ns_of(Instant t) {
-  return t.sec * 1000000000LL + t.nsec;
 }
 
 struct Build {
@@ -118,15 +115,7 @@ int run(int argc, char** argv) {
   for (const StepLine& l : lines.lines)
     entries.push_back(lj_step_entry_t{l.key_offset, l.value_offset, l.key_len, l.value_len, l.revision});
 
-  lj_step_plan_options_t opts = LJ_STEP_PLAN_OPTIONS_INIT;
-  opts.node = args.node.data();
-  opts.node_len = args.node.size();
-  opts.owner = args.owner.data();
-  opts.owner_len = args.owner.size();
-  opts.now_ns = ns_of(args.now);
-  opts.before_ns = ns_of(args.before);
-  opts.bound_seconds = args.bound_s;
-  opts.threads = 1;
+  const lj_step_plan_options_t opts = plan_options(args, 1);
 
   Build a{load(lib_a), std::vector<lj_step_action_t>(entries.size()), 0};
   Build b{load(lib_b), std::vector<lj_step_action_t>(entries.size()), 0};

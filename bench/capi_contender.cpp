@@ -20,33 +20,16 @@
 
 #include "contender.hpp"
 #include "leasejudge.h"
+#include "plan_options.hpp"
 
 namespace leasejudge::bench {
 namespace {
-
-std::int64_t ns_of(Instant t) {
-  return t.sec * 1000000000LL + t.nsec;
-}
 
 [[noreturn]] void die(std::string_view what, int rc, lj_error_t* err) {
   fmt::print(stderr, "leasejudge-bench-sweep: {}: {} ({})\n", what, lj_strerror(rc),
              err != nullptr ? lj_error_message(err) : "");
   lj_error_destroy(err);
   std::exit(1);
-}
-
-lj_step_plan_options_t plan_options(const Options& o) {
-  lj_step_plan_options_t opts = LJ_STEP_PLAN_OPTIONS_INIT;
-  opts.node = o.node.data();
-  opts.node_len = o.node.size();
-  opts.owner = o.owner.data();
-  opts.owner_len = o.owner.size();
-  opts.before_ns = ns_of(o.before);
-  opts.now_ns = ns_of(o.now);
-  opts.bound_seconds = o.bound_s;
-  opts.rule = LJ_STEP_RULE_NOT_SELF;
-  opts.threads = o.threads;
-  return opts;
 }
 
 // What the sweep's log says of the owner of the step at value (a step: it was ended or
@@ -79,7 +62,7 @@ Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& d
   for (const StepLine& l : lines.lines)
     entries.push_back(lj_step_entry_t{l.key_offset, l.value_offset, l.key_len, l.value_len, l.revision});
   std::vector<lj_step_action_t> actions(entries.size());
-  lj_step_plan_options_t opts = plan_options(o);
+  lj_step_plan_options_t opts = plan_options(o, o.threads);
   std::string_view buf = lines.buffer();
   lj_step_plan_summary_t summary{};
   int rc = LJ_OK;
@@ -181,7 +164,7 @@ Outcome run_capi_lines(const Options& o, std::string& answer) {
     std::exit(1);
   }
   std::string input = std::move(*read);
-  lj_step_plan_options_t opts = plan_options(o);
+  lj_step_plan_options_t opts = plan_options(o, o.threads);
   lj_step_plan_summary_t summary{};
   char* text = nullptr;
   std::size_t text_len = 0;
@@ -215,7 +198,7 @@ Outcome run_capi_lines_fd(const Options& o, std::string& answer) {
     std::exit(1);
   }
   int outfd = fileno(sink);
-  lj_step_plan_options_t opts = plan_options(o);
+  lj_step_plan_options_t opts = plan_options(o, o.threads);
   lj_step_plan_summary_t summary{};
   int rc = LJ_OK;
   lj_error_t* err = nullptr;
