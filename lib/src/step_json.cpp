@@ -64,8 +64,8 @@ inline std::size_t escape_end(const char* p, std::size_t n, std::size_t k) noexc
 }
 
 // begins grown to hold a text of n bytes, geometrically (a run of reads allocates
-// O(log size) times, though a failed read clears it), never shrunk: most texts need no
-// change of size at all. What it held is left to be written over.
+// O(log size) times), never shrunk: most texts need no change of size at all. What it
+// held is left to be written over.
 void size_begins(std::vector<std::uint64_t>& begins, std::size_t n) {
   const std::size_t words = (n + 63) / 64;
   if (begins.size() < words) begins.resize(std::max(words, 2 * begins.size()));
