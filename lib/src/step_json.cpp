@@ -65,10 +65,11 @@ inline std::size_t escape_end(const char* p, std::size_t n, std::size_t k) noexc
 
 // begins grown to hold a text of n bytes, geometrically (a run of reads allocates
 // O(log size) times), never shrunk: most texts need no change of size at all. What it
-// held is left to be written over.
-void size_begins(std::vector<std::uint64_t>& begins, std::size_t n) {
+// held is left to be written over. Returns the words the text's bits take.
+std::size_t size_begins(std::vector<std::uint64_t>& begins, std::size_t n) {
   const std::size_t words = (n + 63) / 64;
   if (begins.size() < words) begins.resize(std::max(words, 2 * begins.size()));
+  return words;
 }
 
 // escapes_valid (step_json.hpp): memchr from one backslash to the next. A backslash is
@@ -77,8 +78,7 @@ void size_begins(std::vector<std::uint64_t>& begins, std::size_t n) {
 // grammar as a scalar would.
 bool escapes_valid_search(const char* p, const char* e, std::vector<std::uint64_t>& begins) {
   const auto n = static_cast<std::size_t>(e - p);
-  size_begins(begins, n);
-  std::fill_n(begins.begin(), (n + 63) / 64, 0);
+  std::fill_n(begins.begin(), size_begins(begins, n), 0);
   for (std::size_t i = 0; i < n;) {
     const void* hit = std::memchr(p + i, '\\', n - i);
     if (hit == nullptr) break;
@@ -164,8 +164,7 @@ LJ_AVX512 inline bool escape_block(const char* p, std::size_t n, std::size_t i, 
 // backslash would escape nothing.
 LJ_AVX512 bool escapes_valid_avx512(const char* p, const char* e, std::vector<std::uint64_t>& begins) {
   const auto n = static_cast<std::size_t>(e - p);
-  const std::size_t words = (n + 63) / 64;
-  size_begins(begins, n);
+  const std::size_t words = size_begins(begins, n);
   std::uint64_t* out = begins.data();
   std::uint64_t carry = 0;  // 1: the block's first byte is an escape's letter
   for (std::size_t w = 0; w < words; ++w) {
