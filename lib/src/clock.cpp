@@ -615,16 +615,23 @@ bool read_go_time(std::string_view s, Instant* out) noexcept {
   return civil_instant<Convert>(year, month, day, hour, minute, second, nsec, offset, out);
 }
 
+// A time as Go's UnmarshalJSON reads it: the forms writers use at fixed places, any other
+// byte by byte.
+template <bool Convert>
+bool read_rfc3339(std::string_view s, Instant* out) noexcept {
+  return read_common_time<Convert>(s.data(), s.size(), out) || read_go_time<Convert>(s, out);
+}
+
 }  // namespace
 
 std::optional<Instant> parse_rfc3339(std::string_view s) noexcept {
   Instant at;
-  if (read_common_time<true>(s.data(), s.size(), &at) || read_go_time<true>(s, &at)) return at;
-  return std::nullopt;
+  if (!read_rfc3339<true>(s, &at)) return std::nullopt;
+  return at;
 }
 
 bool is_rfc3339(std::string_view s) noexcept {
-  return read_common_time<false>(s.data(), s.size(), nullptr) || read_go_time<false>(s, nullptr);
+  return read_rfc3339<false>(s, nullptr);
 }
 
 std::size_t format_rfc3339_nano(Instant t, char* out) noexcept {
