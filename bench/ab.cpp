@@ -110,10 +110,7 @@ int run(int argc, char** argv) {
     return 1;
   }
   const StepLines& lines = *read;
-  std::vector<lj_step_entry_t> entries;
-  entries.reserve(lines.lines.size());
-  for (const StepLine& l : lines.lines)
-    entries.push_back(lj_step_entry_t{l.key_offset, l.value_offset, l.key_len, l.value_len, l.revision});
+  const std::vector<lj_step_entry_t> entries = plan_entries(lines);
 
   const lj_step_plan_options_t opts = plan_options(args, 1);
 

@@ -57,10 +57,7 @@ std::string said_of(const lj_step_action_t& a, std::string_view value, const Opt
 Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& decisions) {
   Outcome out;
   out.decided = true;
-  std::vector<lj_step_entry_t> entries;
-  entries.reserve(lines.lines.size());
-  for (const StepLine& l : lines.lines)
-    entries.push_back(lj_step_entry_t{l.key_offset, l.value_offset, l.key_len, l.value_len, l.revision});
+  const std::vector<lj_step_entry_t> entries = plan_entries(lines);
   std::vector<lj_step_action_t> actions(entries.size());
   lj_step_plan_options_t opts = plan_options(o, o.threads);
   std::string_view buf = lines.buffer();
