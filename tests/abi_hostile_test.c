@@ -102,9 +102,9 @@ static void case_core(void) {
   CHECK(lj_version_number() == LJ_VERSION_NUMBER);
   {
     int code;
-    for (code = 0; code >= LJ_EINTERNAL; code--) CHECK(strcmp(lj_strerror(code), "unknown error code") != 0);
+    for (code = 0; code >= LJ_EUNKNOWN; code--) CHECK(strcmp(lj_strerror(code), "unknown error code") != 0);
     CHECK(strcmp(lj_strerror(1), "unknown error code") == 0);
-    CHECK(strcmp(lj_strerror(LJ_EINTERNAL - 1), "unknown error code") == 0);
+    CHECK(strcmp(lj_strerror(LJ_EUNKNOWN - 1), "unknown error code") == 0);
     CHECK(strcmp(lj_strerror(INT_MIN), "unknown error code") == 0);
     CHECK(strcmp(lj_strerror(INT_MAX), "unknown error code") == 0);
   }

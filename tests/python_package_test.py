@@ -755,6 +755,7 @@ def test_every_exception_class_from_a_real_call(tmp_path):
         "LJ_ESTORE": (lj.StoreError, c_store_error),
         "LJ_EBUSY": (lj.BusyError, lambda: raised_by_backend(lj.BusyError(-14, "held"))),
         "LJ_EINTERNAL": (lj.InternalError, lambda: raised_by_backend(lj.InternalError(-15, "bug"))),
+        "LJ_EUNKNOWN": (lj.OutcomeUnknownError, lambda: raised_by_backend(lj.OutcomeUnknownError(-16, "no answer"))),
     }
     codes = re.findall(r"(?m)^#define (LJ_E[A-Z]+) \(", HEADER)
     assert sorted(codes) == sorted(cases)  # one class for each code the header defines

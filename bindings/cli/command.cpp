@@ -68,6 +68,8 @@ int exit_of(int code) {
       return exit_changed;
     case LJ_ETIMEOUT:
       return exit_unknown;
+    case LJ_EUNKNOWN:
+      return exit_uncertain;
     case LJ_ENOTFOUND:
     case LJ_EREFUSED:
     case LJ_EEXISTS:

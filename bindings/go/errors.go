@@ -32,6 +32,7 @@ const (
 	ErrStore       = Code(C.LJ_ESTORE)       // the store failed
 	ErrBusy        = Code(C.LJ_EBUSY)        // a live holder keeps the lock
 	ErrInternal    = Code(C.LJ_EINTERNAL)    // a bug in leasejudge
+	ErrUnknown     = Code(C.LJ_EUNKNOWN)     // a write was sent and no answer came: it may have landed
 )
 
 // String is the library's short, stable name of the code ("changed", ...).

@@ -97,7 +97,7 @@ func TestCodesMatchHeader(t *testing.T) {
 		"LJ_ECHANGED": ErrChanged, "LJ_ENOTFOUND": ErrNotFound, "LJ_EIO": ErrIO,
 		"LJ_EVERSION": ErrVersion, "LJ_EUSER": ErrUser, "LJ_ETIMEOUT": ErrTimeout,
 		"LJ_EUNSUPPORTED": ErrUnsupported, "LJ_EEXISTS": ErrExists, "LJ_EREFUSED": ErrRefused,
-		"LJ_ESTORE": ErrStore, "LJ_EBUSY": ErrBusy, "LJ_EINTERNAL": ErrInternal,
+		"LJ_ESTORE": ErrStore, "LJ_EBUSY": ErrBusy, "LJ_EINTERNAL": ErrInternal, "LJ_EUNKNOWN": ErrUnknown,
 	}
 	header := headerConstants(t, `LJ_E[A-Z]+`)
 	for name, v := range header {

@@ -26,7 +26,7 @@ LJ_API unsigned lj_version_number(void) {
 }
 
 LJ_API const char* lj_strerror(int code) {
-  if (code > 0 || code < static_cast<int>(Errc::internal)) return "unknown error code";
+  if (code > 0 || code < static_cast<int>(leasejudge::lowest_errc)) return "unknown error code";
   return leasejudge::errc_message(static_cast<Errc>(code));
 }
 

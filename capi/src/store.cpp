@@ -68,7 +68,7 @@ const OptionsVersions<lj_store_callbacks_t, 2> store_callbacks_versions{
 // code, other negative codes are the store's failure, positive codes stop (EUSER).
 Error callback_error(int rc, std::string_view what) {
   if (rc > 0) return Error{Errc::user, fmt::format("the store's {} callback asked to stop ({})", what, rc)};
-  if (rc < static_cast<int>(Errc::internal)) {
+  if (rc < static_cast<int>(leasejudge::lowest_errc)) {
     return Error{Errc::store, fmt::format("the store's {} callback failed with {}", what, rc)};
   }
   auto code = static_cast<Errc>(rc);

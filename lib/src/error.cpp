@@ -22,6 +22,7 @@ const char* errc_message(Errc code) noexcept {
     case Errc::store: return "store error";
     case Errc::busy: return "busy";
     case Errc::internal: return "internal error";
+    case Errc::unknown_outcome: return "outcome unknown";
   }
   // A number no Errc names (a cast from a foreign int): still a readable string.
   return "unknown error";

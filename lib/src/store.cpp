@@ -120,9 +120,9 @@ class SyncPipeline final : public WritePipeline {
  private:
   static WriteOutcome outcome_of(const Error& e) {
     WriteOutcome o;
-    o.kind = e.code == Errc::changed   ? WriteOutcome::Kind::changed
-             : e.code == Errc::timeout ? WriteOutcome::Kind::unknown
-                                       : WriteOutcome::Kind::failed;
+    o.kind = e.code == Errc::changed                                     ? WriteOutcome::Kind::changed
+             : e.code == Errc::timeout || e.code == Errc::unknown_outcome ? WriteOutcome::Kind::unknown
+                                                                           : WriteOutcome::Kind::failed;
     o.error = e;
     return o;
   }

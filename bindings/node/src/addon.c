@@ -43,6 +43,8 @@ const char* ljn_code_name(int rc) {
       return "LJ_EBUSY";
     case LJ_EINTERNAL:
       return "LJ_EINTERNAL";
+    case LJ_EUNKNOWN:
+      return "LJ_EUNKNOWN";
     default:
       return "LJ_E?";
   }

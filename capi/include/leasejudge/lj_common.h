@@ -50,6 +50,7 @@ LJ_API unsigned lj_version_number(void);
 #define LJ_ESTORE (-13)      /* the store failed */
 #define LJ_EBUSY (-14)       /* a live holder keeps the lock */
 #define LJ_EINTERNAL (-15)   /* a bug in leasejudge */
+#define LJ_EUNKNOWN (-16)    /* a write was sent and no answer came: it may have landed */
 
 /* A short, stable English name for code ("changed", ...); static storage. */
 LJ_API const char *lj_strerror(int code);

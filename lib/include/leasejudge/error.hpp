@@ -29,7 +29,11 @@ enum class Errc : int {
   store = -13,       // the store failed (server down, bucket missing)
   busy = -14,        // a live holder keeps the lock
   internal = -15,    // a bug: an exception escaped where none should
+  unknown_outcome = -16,  // a write was sent and no answer came: it may have landed
 };
+
+// The lowest code: every code lies in [lowest_errc, 0].
+inline constexpr Errc lowest_errc = Errc::unknown_outcome;
 
 // A stable, short English name for the code ("changed", "not found", ...).
 const char* errc_message(Errc code) noexcept;

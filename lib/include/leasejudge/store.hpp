@@ -176,7 +176,8 @@ class Store {
   virtual Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options = {},
                       ScanStats* stats = nullptr);
   // Writes in flight. The default performs each write when it is sent (an
-  // Errc::timeout from the store is an unknown outcome, any other error a failure).
+  // Errc::timeout or Errc::unknown_outcome from the store is an unknown outcome, any
+  // other error a failure).
   virtual std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {});
   // A watch of the keys starting with prefix, from now on. The default polls: it
   // scans once now (that scan's failure is the call's), then once per poll_ns at

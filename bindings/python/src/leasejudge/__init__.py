@@ -17,7 +17,7 @@ from __future__ import annotations
 from . import _lib
 from ._lib import candidates, load
 from .errors import (BusyError, ChangedError, ExistsError, InternalError, InvalidArgumentError, LeasejudgeError,
-                     NotFoundError, OutOfMemoryError, ParseError, RefusedError, StoppedError, StoreError,
+                     NotFoundError, OutcomeUnknownError, OutOfMemoryError, ParseError, RefusedError, StoppedError, StoreError,
                      SystemFailureError, TimedOutError, UnsupportedError, VersionError)
 from .identity import (HolderState, HolderVerdict, OwnerToken, boot_id, judge_lease_identity, judge_owner,
                        lease_identity, machine_id, owner_token, parse_owner_token)
@@ -51,7 +51,7 @@ __all__ = [
     "load", "candidates", "library_version", "strerror",
     "LeasejudgeError", "InvalidArgumentError", "OutOfMemoryError", "ParseError", "ChangedError", "NotFoundError",
     "SystemFailureError", "VersionError", "StoppedError", "TimedOutError", "UnsupportedError", "ExistsError",
-    "RefusedError", "StoreError", "BusyError", "InternalError",
+    "RefusedError", "StoreError", "BusyError", "InternalError", "OutcomeUnknownError",
     "HolderState", "HolderVerdict", "OwnerToken", "boot_id", "owner_token", "parse_owner_token", "lease_identity",
     "machine_id", "judge_owner", "judge_lease_identity",
     "PROCESS_LEASE_MS", "LEASE_SKEW_MS", "LockKind", "LockReason", "MachineKind", "ExecutionKind", "HolderKind",

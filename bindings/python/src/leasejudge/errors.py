@@ -103,11 +103,17 @@ class InternalError(LeasejudgeError):
     code = -15
 
 
+class OutcomeUnknownError(LeasejudgeError):
+    """LJ_EUNKNOWN: a write was sent and no answer came: it may have landed."""
+    code = -16
+
+
 #: The class of each code.
 BY_CODE: dict[int, type[LeasejudgeError]] = {
     cls.code: cls for cls in (InvalidArgumentError, OutOfMemoryError, ParseError, ChangedError, NotFoundError,
                               SystemFailureError, VersionError, StoppedError, TimedOutError, UnsupportedError,
-                              ExistsError, RefusedError, StoreError, BusyError, InternalError)
+                              ExistsError, RefusedError, StoreError, BusyError, InternalError,
+                              OutcomeUnknownError)
 }
 
 
