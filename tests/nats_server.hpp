@@ -24,6 +24,7 @@
 #endif
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -316,6 +317,60 @@ inline int stream_leader(NatsCluster& cluster, const std::string& stream) {
   return -1;
 }
 
+// Scale stream to `replicas` (asked of the server at url), and wait until its leader
+// and every replica are current. False when the server refuses or 30 s pass.
+inline bool scale_stream(const std::string& url, const std::string& stream, int replicas) {
+  natsConnection* nc = nullptr;
+  if (natsConnection_ConnectTo(&nc, url.c_str()) != NATS_OK) return false;
+  jsCtx* js = nullptr;
+  bool ok = natsConnection_JetStream(&js, nc, nullptr) == NATS_OK;
+  jsStreamInfo* si = nullptr;
+  if (ok) ok = js_GetStreamInfo(&si, js, stream.c_str(), nullptr, nullptr) == NATS_OK;
+  if (ok) {
+    si->Config->Replicas = replicas;
+    jsStreamInfo* updated = nullptr;
+    ok = js_UpdateStream(&updated, js, si->Config, nullptr, nullptr) == NATS_OK;
+    jsStreamInfo_Destroy(updated);
+  }
+  jsStreamInfo_Destroy(si);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ok) {
+    jsStreamInfo* now = nullptr;
+    bool current = false;
+    if (js_GetStreamInfo(&now, js, stream.c_str(), nullptr, nullptr) == NATS_OK && now->Cluster != nullptr &&
+        now->Cluster->Leader != nullptr && now->Config->Replicas == replicas &&
+        now->Cluster->ReplicasLen == replicas - 1) {
+      current = true;
+      for (int i = 0; i < now->Cluster->ReplicasLen; ++i) current = current && now->Cluster->Replicas[i]->Current;
+    }
+    jsStreamInfo_Destroy(now);
+    if (current) break;
+    if (std::chrono::steady_clock::now() > deadline) ok = false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  jsCtx_Destroy(js);
+  natsConnection_Destroy(nc);
+  return ok;
+}
+
 #endif  // LEASEJUDGE_HAVE_NATS
+
+// The version the nats-server in use says of itself (`nats-server --version`:
+// "nats-server: v2.10.27" -> "2.10.27"); "" when it cannot be run.
+inline std::string nats_server_version() {
+  std::string exe = nats_server_path();
+  if (exe.empty()) return {};
+  std::string cmd = "'" + exe + "' --version 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return {};
+  char buf[256] = {0};
+  std::string out = std::fgets(buf, sizeof buf, p) != nullptr ? buf : "";
+  ::pclose(p);
+  auto v = out.find(" v");
+  if (v == std::string::npos) return {};
+  out = out.substr(v + 2);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
 
 }  // namespace leasejudge::test

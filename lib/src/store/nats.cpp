@@ -16,6 +16,7 @@
 #include <nats/nats.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -23,8 +24,12 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <random>
+#include <thread>
 #include <unordered_map>
 #include <utility>
+
+#include "nats_server_info.hpp"
 
 namespace leasejudge {
 namespace {
@@ -40,9 +45,23 @@ constexpr const char* kMarkerReasonHeader = "Nats-Marker-Reason";
 // Create-if-absent over delete markers retries while other writers keep moving the
 // key between its reads; past this it reports the race as lost.
 constexpr int kCreateTries = 16;
-// Tries of a conditional write on a replicated stream while other keys' writes keep
-// moving the stream's last sequence.
-constexpr int kSerialTries = 32;
+// A conditional write with the stream's expectation, while other keys' writes keep
+// moving the stream's last sequence, pauses between tries from this, doubling up to
+// the most, for up to the request timeout in all.
+constexpr int64_t kSerialPauseMs = 1;
+constexpr int64_t kSerialPauseMostMs = 64;
+// A pipeline on a server that does not fence other writers reads the bucket's
+// replicas again at most this often.
+constexpr int64_t kReplicasCheckMs = 1000;
+
+// JetStream's answers to a write that expected a revision. 10071 (a wrong last
+// sequence) is in nats.c; the others come from newer servers.
+constexpr jsErrCode kInFlightWrongSequence = static_cast<jsErrCode>(10164);  // another write to the key in flight
+constexpr jsErrCode kExpectationNotReady = static_cast<jsErrCode>(10163);    // a leader change: try later
+
+bool lost_race(jsErrCode jerr) noexcept {
+  return jerr == JSStreamWrongLastSequenceErr || jerr == kInFlightWrongSequence;
+}
 
 // A key listing fetches this many keys per request, or this many bytes of values.
 constexpr int kListBatch = 1024;
@@ -194,8 +213,16 @@ struct NatsStore::Connection {
   int64_t request_ms = 0;
   int64_t list_ms = 0;
   int64_t reconnect_ms = 0;
+  int64_t connect_ms = 0;
   bool direct_reads = false;
-  bool replicated = false;  // the bucket's stream has more than one replica
+  bool refuse_unfenced = false;
+  StoreNote note;
+  // Whether every server the last connection found fences other writers (see the
+  // header), and the lowest version read.
+  std::atomic<bool> fenced{false};
+  std::atomic<bool> warned{false};
+  mutable std::mutex version_mu;
+  std::string version;
 
   // A connection and when it was last tried. Requests and scans use one; pipelined
   // writes another, so that their acknowledgements never queue behind a scan's
@@ -249,8 +276,70 @@ struct NatsStore::Connection {
       return Error{Errc::store,
                    fmt::format("connecting to NATS at {}: opening JetStream: {}", servers, nats_detail(s))};
     }
+    learn_servers(*fresh);
     slot.link = fresh;
     return fresh;
+  }
+
+  // The versions of the server l reached and of the others it names, each from its
+  // INFO line, within connect_ms in all: fenced only when every one was read and is
+  // 2.9.21 or later.
+  void learn_servers(const Link& l) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(connect_ms);
+    auto read = [&](std::string_view host_port) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      return read_nats_info(host_port, std::max(left, std::chrono::milliseconds(1)));
+    };
+    bool all_fenced = false;
+    std::optional<NatsServerInfo> lowest;
+    char url[1024] = {0};
+    if (natsConnection_GetConnectedUrl(l.nc, url, sizeof url) == NATS_OK) {
+      auto here = nats_host_port(url);
+      auto first = here.ok() ? read(*here) : Result<NatsServerInfo>(here.error());
+      if (first.ok()) {
+        all_fenced = fences_other_writers(*first);
+        lowest = *first;
+        for (const std::string& other : first->connect_urls) {
+          if (other == *here) continue;
+          auto info = read(other);
+          if (!info.ok()) {
+            all_fenced = false;
+            continue;
+          }
+          all_fenced = all_fenced && fences_other_writers(*info);
+          if (std::tie(info->major, info->minor, info->patch) < std::tie(lowest->major, lowest->minor, lowest->patch))
+            lowest = *info;
+        }
+      }
+    }
+    fenced = all_fenced;
+    std::lock_guard lock(version_mu);
+    version = lowest ? lowest->version : std::string();
+  }
+
+  // Said once a store: the server does not fence writers that leave out the stream's
+  // expectation.
+  void warn_unfenced() {
+    if (fenced || warned.exchange(true) || !note) return;
+    std::string v;
+    {
+      std::lock_guard lock(version_mu);
+      v = version.empty() ? std::string("of a version that could not be read") : version;
+    }
+    note(fmt::format(
+        "the NATS bucket {} at {} is replicated on nats-server {}, which checks a write's expected revision only "
+        "before it proposes it (fixed in 2.9.21): leasejudge's writes are fenced from each other, but writers that "
+        "do not send the stream's expectation (other clients' KV updates) are not fenced from them",
+        bucket, servers, v));
+  }
+
+  // The bucket's stream has more than one replica now; a read that fails counts as
+  // replicated.
+  bool replicated_now(const Link& l) const {
+    StreamInfoHandle si;
+    jsErrCode jerr = kNoJsError;
+    natsStatus s = js_GetStreamInfo(&si.p, l.js, stream.c_str(), nullptr, &jerr);
+    return s != NATS_OK || si.p->Config == nullptr || si.p->Config->Replicas > 1;
   }
 
   // The live connection, connecting again when the last one was lost; at most one
@@ -341,6 +430,7 @@ struct NatsStore::Connection {
     natsStatus status = NATS_OK;
     jsErrCode jerr = kNoJsError;
     Revision revision = 0;
+    std::optional<Error> said;  // the answer, where the store found it (over status and jerr)
   };
 
   // Publish value (or, with marker, the delete marker) on key's subject, expecting
@@ -378,29 +468,81 @@ struct NatsStore::Connection {
     return s;
   }
 
-  // A write expecting key's last sequence to be last (> 0): update, delete, create
-  // on a delete marker. A replicated stream checks that expectation only before it
-  // proposes the write (nats-server before 2.9.21), so two writes expecting the same
-  // revision could both land. The stream-wide expectation is checked as writes are
-  // applied, in their order: so the write also expects the stream's last sequence,
-  // first the key's own revision (nothing written since), else the last sequence the
-  // stream's leader gives; a miss of the stream's expectation alone, the key still at
-  // last, is tried again.
-  Published conditional(const Link& l, std::string_view key, std::string_view value, Revision last, bool marker) const {
-    if (!replicated) return publish(l, key, value, last, false, marker);
-    Revision expected_stream = last;
-    Published p;
-    for (int attempt = 0; attempt < kSerialTries; ++attempt) {
-      p = publish(l, key, value, last, false, marker, expected_stream);
-      if (p.status == NATS_OK || p.jerr != JSStreamWrongLastSequenceErr) return p;
-      MsgHandle msg;
-      if (!last_message(l, key, msg).ok()) return p;
-      if (msg.p == nullptr || natsMsg_GetSequence(msg.p) != last) return p;  // the key moved
-      jsErrCode jerr = kNoJsError;
-      natsStatus s = stream_last(l, expected_stream, jerr);
-      if (s != NATS_OK) return Published{s, jerr, 0};
+  // A write expecting key's last sequence to be last (> 0): update, delete, create on
+  // a delete marker. A server that fences other writers needs only that expectation;
+  // any other gets the stream's too (the header says why).
+  Published conditional(const Link& l, std::string_view key, std::string_view value, Revision last, bool marker) {
+    if (fenced) return publish(l, key, value, last, false, marker);
+    if (refuse_unfenced && replicated_now(l)) {
+      warn_unfenced();
+      Published p;
+      p.said = Error{Errc::unsupported,
+                     fmt::format("the NATS bucket {} is replicated on a server that does not fence other writers "
+                                 "(before 2.9.21), and writes there are refused as asked",
+                                 bucket)};
+      return p;
     }
-    return p;
+    return serial(l, key, value, last, marker);
+  }
+
+  // The write with the stream's expectation: first the key's own revision (nothing
+  // written since), else the last sequence the stream's leader gives; a miss of that
+  // alone, the key still at last, tried again with a growing pause within request_ms.
+  Published serial(const Link& l, std::string_view key, std::string_view value, Revision last, bool marker) const {
+    const int64_t until = nats_Now() + request_ms;
+    Revision expected_stream = last;
+    int64_t pause = 0;
+    thread_local std::minstd_rand jitter(std::random_device{}());
+    for (int attempt = 1;; ++attempt) {
+      Published p = publish(l, key, value, last, false, marker, expected_stream);
+      if (p.status == NATS_OK || !lost_race(p.jerr)) return p;
+      MsgHandle msg;
+      if (Status st = last_message(l, key, msg); !st.ok()) {
+        p.said = Error{st.code(), fmt::format("the write was refused as the stream moved, and reading the key again "
+                                              "failed: {}",
+                                              st.error().message)};
+        return p;
+      }
+      if (msg.p == nullptr || natsMsg_GetSequence(msg.p) != last) return p;  // the key moved: changed
+      if (nats_Now() >= until) {
+        p.said = Error{Errc::store, fmt::format("other writes to the NATS bucket {} kept moving its stream for {} ms "
+                                                "({} tries); the key {} is still at revision {} and the write did "
+                                                "not land",
+                                                bucket, request_ms, attempt, key, last)};
+        return p;
+      }
+      if (pause > 0) {
+        std::uniform_int_distribution<int64_t> d(pause / 2 + 1, pause);
+        std::this_thread::sleep_for(std::chrono::milliseconds(d(jitter)));
+      }
+      pause = std::min(std::max(pause * 2, kSerialPauseMs), kSerialPauseMostMs);
+      jsErrCode jerr = kNoJsError;
+      if (natsStatus s = stream_last(l, expected_stream, jerr); s != NATS_OK) {
+        p.said = failure("reading the stream's last revision", s, jerr);
+        return p;
+      }
+    }
+  }
+
+  // What became of a conditional write that did not land: a lost race (changed, or
+  // exists for a create), no answer (unknown: it may have landed), or a failure.
+  Error write_error(std::string_view doing, std::string_view key, Revision revision, const Published& p) const {
+    if (p.said) return *p.said;
+    if (lost_race(p.jerr)) {
+      return Error{Errc::changed, fmt::format("the key {} is no longer at revision {}", key, revision)};
+    }
+    if (p.status == NATS_NO_RESPONDERS) {
+      return Error{Errc::unknown_outcome, fmt::format("{} in the NATS bucket {} at {}: nothing answered the write (a "
+                                                      "leader change, or the bucket is gone)",
+                                                      doing, bucket, servers)};
+    }
+    if (p.jerr == kExpectationNotReady || p.status == NATS_TIMEOUT || connection_lost(p.status)) {
+      Error e = failure(doing, p.status, p.jerr);
+      e.code = Errc::unknown_outcome;
+      e.message += " (the write may have landed)";
+      return e;
+    }
+    return failure(doing, p.status, p.jerr);
   }
 
   // Walk the last message of every key (markers included: visit tells) with an
@@ -529,6 +671,14 @@ const std::string& NatsStore::bucket() const noexcept {
   return c_->bucket;
 }
 
+NatsServerState NatsStore::server() const {
+  NatsServerState s;
+  s.fenced = c_->fenced;
+  std::lock_guard lock(c_->version_mu);
+  s.version = c_->version;
+  return s;
+}
+
 namespace {
 
 // What open refuses before it connects: a bucket name, history, replicas, timeouts, TLS
@@ -639,7 +789,7 @@ Status NatsStore::Connection::find_bucket(Link& link_, const NatsOptions& o) {
   } else if (si.p->Config == nullptr || si.p->Config->MaxMsgsPerSubject < 1) {
     return Error{Errc::store, fmt::format("the stream {} at {} is not a key/value bucket", stream, servers)};
   }
-  replicated = missing ? o.replicas > 1 : si.p->Config->Replicas > 1;
+  if (missing ? o.replicas > 1 : si.p->Config->Replicas > 1) warn_unfenced();
   return Status::success();
 }
 
@@ -654,6 +804,9 @@ Result<std::unique_ptr<NatsStore>> NatsStore::open(const NatsOptions& o) {
   c->list_ms = o.list_timeout.count();
   c->reconnect_ms = o.reconnect_wait.count();
   c->direct_reads = o.direct_reads;
+  c->connect_ms = o.connect_timeout.count();
+  c->refuse_unfenced = o.refuse_unfenced;
+  c->note = o.note;
 
   if (Status st = c->configure(o); !st.ok()) return st.error();
   std::shared_ptr<Link> link;
@@ -695,11 +848,8 @@ Result<Revision> NatsStore::update(std::string_view key, std::string_view value,
   auto l = c_->live();
   if (!l.ok()) return std::move(l).error();
   auto p = c_->conditional(**l, key, value, revision, false);
-  if (p.status == NATS_OK) return p.revision;
-  if (p.jerr == JSStreamWrongLastSequenceErr) {
-    return Error{Errc::changed, fmt::format("the key {} is no longer at revision {}", key, revision)};
-  }
-  return c_->failure(fmt::format("updating the key {}", key), p.status, p.jerr);
+  if (p.status == NATS_OK && !p.said) return p.revision;
+  return c_->write_error(fmt::format("updating the key {}", key), key, revision, p);
 }
 
 Result<Revision> NatsStore::create(std::string_view key, std::string_view value) {
@@ -708,10 +858,8 @@ Result<Revision> NatsStore::create(std::string_view key, std::string_view value)
   if (!l.ok()) return std::move(l).error();
   auto p = c_->publish(**l, key, value, 0, true, false);
   for (int attempt = 0; attempt < kCreateTries; ++attempt) {
-    if (p.status == NATS_OK) return p.revision;
-    if (p.jerr != JSStreamWrongLastSequenceErr) {
-      return c_->failure(fmt::format("creating the key {}", key), p.status, p.jerr);
-    }
+    if (p.status == NATS_OK && !p.said) return p.revision;
+    if (p.said || !lost_race(p.jerr)) return c_->write_error(fmt::format("creating the key {}", key), key, 0, p);
     // The subject holds a message: a value (the key exists) or a delete marker
     // (it does not, and the create lands on top of that very marker).
     MsgHandle msg;
@@ -725,7 +873,7 @@ Result<Revision> NatsStore::create(std::string_view key, std::string_view value)
                    fmt::format("the key {} already holds a value (revision {})", key, natsMsg_GetSequence(msg.p))};
     }
   }
-  if (p.status == NATS_OK) return p.revision;
+  if (p.status == NATS_OK && !p.said) return p.revision;
   return Error{Errc::changed, fmt::format("creating the key {}: other writers kept changing it", key)};
 }
 
@@ -737,11 +885,8 @@ Status NatsStore::remove(std::string_view key, Revision revision) {
   auto l = c_->live();
   if (!l.ok()) return std::move(l).error();
   auto p = c_->conditional(**l, key, {}, revision, true);
-  if (p.status == NATS_OK) return Status::success();
-  if (p.jerr == JSStreamWrongLastSequenceErr) {
-    return Status(Errc::changed, fmt::format("the key {} is no longer at revision {}", key, revision));
-  }
-  return c_->failure(fmt::format("deleting the key {}", key), p.status, p.jerr);
+  if (p.status == NATS_OK && !p.said) return Status::success();
+  return c_->write_error(fmt::format("deleting the key {}", key), key, revision, p);
 }
 
 Result<Revision> NatsStore::put(std::string_view key, std::string_view value) {
@@ -766,16 +911,32 @@ constexpr int64_t kNoteAfterMs = 1000;
 // nats.c's timeout for it, after request_ms), or by taking it back from nats.c with
 // the pending list when the connection is lost or the pipeline closes. Nothing is
 // resent: a write taken back is unknown.
+//
+// On a server that does not fence other writers (see the header), the pipeline is
+// given `serial`, which performs one write with the stream's expectation, and
+// `replicated`, which reads the bucket's replicas: it sends writes asynchronously
+// while the bucket has one replica (read when it opens and at most a second apart),
+// and each through `serial`, when it is sent, from the moment it has more.
+struct SerialHooks {
+  std::function<WriteOutcome(std::string_view key, std::string_view value, Revision revision, bool marker)> serial;
+  std::function<bool()> replicated;
+};
+
 class NatsPipeline final : public WritePipeline {
  public:
   NatsPipeline(std::shared_ptr<Link> link, std::string prefix, std::string stream, std::string bucket,
-               int64_t request_ms, const PipelineOptions& o)
+               int64_t request_ms, const PipelineOptions& o, SerialHooks hooks = {})
       : link_(std::move(link)),
         prefix_(std::move(prefix)),
         stream_(std::move(stream)),
         bucket_(std::move(bucket)),
         request_ms_(request_ms),
-        note_(o.note) {
+        note_(o.note),
+        hooks_(std::move(hooks)) {
+    if (hooks_.replicated) {
+      serial_now_ = hooks_.replicated();
+      checked_ms_ = nats_Now();
+    }
     jsOptions jo;
     jsOptions_Init(&jo);
     jo.Wait = request_ms_;
@@ -854,6 +1015,7 @@ class NatsPipeline final : public WritePipeline {
   };
 
   void send(std::string_view key, std::string_view value, Revision revision, bool marker) {
+    const bool serial = serial_due();
     std::unique_lock lock(mu_);
     Slot& slot = slots_.emplace_back();
     slot.seq = next_seq_++;
@@ -874,6 +1036,14 @@ class NatsPipeline final : public WritePipeline {
                                             Error{Errc::changed, fmt::format("the key {} is not at revision 0: no "
                                                                              "stored value is",
                                                                              key)}});
+      return;
+    }
+    if (serial) {
+      std::uint64_t seq = slot.seq;
+      lock.unlock();
+      WriteOutcome o = hooks_.serial(key, value, revision, marker);
+      lock.lock();
+      resolve_locked(seq, std::move(o));
       return;
     }
     std::string subject = prefix_ + std::string(key);
@@ -937,14 +1107,27 @@ class NatsPipeline final : public WritePipeline {
     natsStatus s = pae != nullptr ? pae->Err : NATS_ERR;
     jsErrCode jerr = pae != nullptr ? pae->ErrCode : kNoJsError;
     std::string text = pae != nullptr && pae->ErrText != nullptr ? pae->ErrText : natsStatus_GetText(s);
-    if (jerr == JSStreamWrongLastSequenceErr) {
+    if (lost_race(jerr)) {
       o.kind = WriteOutcome::Kind::changed;
       o.error = Error{Errc::changed, fmt::format("the key {} is no longer at the revision read", key)};
     } else if (s == NATS_TIMEOUT) {
       o.kind = WriteOutcome::Kind::unknown;
-      o.error = Error{Errc::timeout,
+      o.error = Error{Errc::unknown_outcome,
                       fmt::format("the server did not acknowledge the write to {} within {} ms", key, request_ms_)};
-    } else if (jerr != kNoJsError || s == NATS_NO_RESPONDERS) {
+    } else if (jerr == kExpectationNotReady) {
+      o.kind = WriteOutcome::Kind::unknown;
+      o.error = Error{Errc::unknown_outcome,
+                      fmt::format("the NATS bucket {} could not check the write to {} now (a leader change: "
+                                  "JetStream error {}); it may have landed",
+                                  bucket_, key, static_cast<int>(jerr))};
+    } else if (s == NATS_NO_RESPONDERS) {
+      // Nothing took the write: no stream leader now (a leader change), or no bucket.
+      o.kind = WriteOutcome::Kind::unknown;
+      o.error = Error{Errc::unknown_outcome,
+                      fmt::format("nothing answered the write to {} in the NATS bucket {} (a leader change, or the "
+                                  "bucket is gone)",
+                                  key, bucket_)};
+    } else if (jerr != kNoJsError) {
       o.kind = WriteOutcome::Kind::failed;
       o.error = Error{Errc::store,
                       fmt::format("the NATS bucket {} refused the write to {}: {}{}", bucket_, key, text,
@@ -952,7 +1135,8 @@ class NatsPipeline final : public WritePipeline {
                                                      : std::string())};
     } else {
       o.kind = WriteOutcome::Kind::unknown;
-      o.error = Error{Errc::store, fmt::format("the write to {} in the NATS bucket {}: {}", key, bucket_, text)};
+      o.error =
+          Error{Errc::unknown_outcome, fmt::format("the write to {} in the NATS bucket {}: {}", key, bucket_, text)};
     }
     return o;
   }
@@ -986,17 +1170,31 @@ class NatsPipeline final : public WritePipeline {
           slots_.empty() || it->second < slots_.front().seq ? Slot{} : slots_[it->second - slots_.front().seq];
       resolve_locked(it->second,
                      WriteOutcome{WriteOutcome::Kind::unknown, 0,
-                                  Error{Errc::store, fmt::format("the write to {} in the NATS bucket {}: {}", slot.key,
-                                                                 bucket_, why)}});
+                                  Error{Errc::unknown_outcome, fmt::format("the write to {} in the NATS bucket {}: {}",
+                                                                           slot.key, bucket_, why)}});
       sent_.erase(it);
     }
     cv_.notify_all();
+  }
+
+  // Is this write to go through the serial hook? Reads the replicas again when a
+  // second has passed since the last read; once replicated, always.
+  bool serial_due() {
+    if (!hooks_.serial) return false;
+    if (!serial_now_ && nats_Now() - checked_ms_ >= kReplicasCheckMs) {
+      serial_now_ = hooks_.replicated();
+      checked_ms_ = nats_Now();
+    }
+    return serial_now_;
   }
 
   std::shared_ptr<Link> link_;
   std::string prefix_, stream_, bucket_;
   int64_t request_ms_;
   StoreNote note_;
+  SerialHooks hooks_;
+  bool serial_now_ = false;  // the caller's thread only
+  int64_t checked_ms_ = 0;
   jsCtx* js_ = nullptr;
   natsStatus open_ = NATS_OK;
   bool handed_any_ = false;  // the caller's thread only
@@ -1011,9 +1209,6 @@ class NatsPipeline final : public WritePipeline {
 }  // namespace
 
 std::unique_ptr<WritePipeline> NatsStore::pipeline(const PipelineOptions& options) {
-  // A replicated bucket serializes every conditional write (see the header): each is
-  // sent when the one before it is applied, through update() and remove().
-  if (c_->replicated) return Store::pipeline(options);
   auto l = c_->live(&options.note, Connection::writes);
   if (!l.ok()) {
     // Every write sent through it fails at once, saying why.
@@ -1036,8 +1231,31 @@ std::unique_ptr<WritePipeline> NatsStore::pipeline(const PipelineOptions& option
     };
     return std::make_unique<Down>(std::move(l).error());
   }
+  SerialHooks hooks;
+  if (!c_->fenced) {
+    // A server that does not fence other writers (see the header): the bucket's
+    // replicas decide, read on the requests' connection.
+    Connection* c = c_.get();
+    hooks.replicated = [c] {
+      auto link = c->live();
+      bool replicated = !link.ok() || c->replicated_now(**link);
+      if (replicated) c->warn_unfenced();
+      return replicated;
+    };
+    hooks.serial = [c](std::string_view key, std::string_view value, Revision revision, bool marker) {
+      auto link = c->live();
+      if (!link.ok()) return WriteOutcome{WriteOutcome::Kind::failed, 0, std::move(link).error()};
+      auto p = c->conditional(**link, key, value, revision, marker);
+      if (p.status == NATS_OK && !p.said) return WriteOutcome{WriteOutcome::Kind::done, marker ? 0 : p.revision, {}};
+      Error e = c->write_error(fmt::format("writing the key {}", key), key, revision, p);
+      auto kind = e.code == Errc::changed           ? WriteOutcome::Kind::changed
+                  : e.code == Errc::unknown_outcome ? WriteOutcome::Kind::unknown
+                                                    : WriteOutcome::Kind::failed;
+      return WriteOutcome{kind, 0, std::move(e)};
+    };
+  }
   return std::make_unique<NatsPipeline>(std::move(l).value(), c_->prefix, c_->stream, c_->bucket, c_->request_ms,
-                                        options);
+                                        options, std::move(hooks));
 }
 
 Status NatsStore::scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options, ScanStats* stats) {

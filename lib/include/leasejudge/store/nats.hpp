@@ -13,15 +13,40 @@
 //   Errc::changed (Errc::exists for create), never an overwrite and never an error
 //   text to parse. remove() publishes the KV delete marker with that expectation, so
 //   a write landing between the read and the delete is never deleted with it.
-// - On a replicated bucket (a cluster), the server checks a write's expected last
-//   subject sequence only before it proposes the write (nats-server before 2.9.21,
-//   Debian 12's 2.9.10 among them), so two writes expecting the same revision could
-//   both land: two holders of one lock. So there every write expecting a revision
-//   also expects the stream's last sequence, which the server checks as it applies
-//   writes, in order: first the key's own revision (nothing written since), else
-//   the last sequence the stream's leader reports, tried again while only other
-//   keys' writes move it. A create where the key holds no message needs neither: the
-//   server checks that one as it applies it.
+// - The write path follows the server, never the bucket as it was at the open. The
+//   store reads the version of every server it connects to, and of the cluster's
+//   other servers that server names, from their INFO line (on a socket of its own,
+//   at each connection, reconnections included); the lowest one counts.
+//   - 2.9.21 and later: the stream leader checks a write's expected last subject
+//     sequence as it applies the write, on one server and on a replicated bucket
+//     alike, so that expectation fences every writer that sends it (nats.go's and
+//     nats.c's KV update and create among them). Every write carries only it, and
+//     the pipeline keeps many in flight, whatever the bucket's replicas.
+//   - Before 2.9.21 (Debian 12's 2.9.10), or a version that could not be read: on a
+//     replicated bucket the server checks that expectation only before it proposes
+//     the write (nats-server issue 4320), so two writes expecting the same revision
+//     could both land: two holders of one lock. So every update() and remove()
+//     there, whatever the replicas (a bucket can be scaled while a store is open),
+//     also expects the stream's last sequence, which the server checks as it
+//     applies writes, in order: first the key's own revision, else the last
+//     sequence the stream's leader reports. A miss of that expectation alone, the
+//     key still at the revision read, is tried again with a growing pause for up
+//     to request_timeout, then reported as a store failure (the write did not
+//     land), never as changed; a re-read that fails is that failure. The pipeline
+//     reads the bucket's replicas when it opens and at most a second apart while
+//     writes are sent, and sends each write this way, one at a time, from the
+//     moment the bucket is replicated. Writers that do not send the stream's
+//     expectation (other clients) are not fenced by such a server: the store says
+//     so once through NatsOptions::note, and refuse_unfenced refuses conditional
+//     writes on a replicated bucket there instead (Errc::unsupported). During a
+//     rolling upgrade the servers of the cluster the connected one names are
+//     all read: one before 2.9.21 keeps the old path.
+//   A create where the key holds no message needs neither: the server checks that
+//   one as it applies it.
+// - A write that was sent and got no answer (a time-out, a lost connection, a
+//   leader change: JetStream error 10163) is Errc::unknown_outcome: it may have
+//   landed, and nothing resends it. A second write in flight to one key (JetStream
+//   error 10164, nats-server 2.11) is a lost race like a wrong last sequence.
 // - update() and remove() at revision 0 are Errc::changed without a request, as the
 //   memory store answers (no stored value is at revision 0): JetStream would take 0
 //   as "no expectation" and overwrite whatever the key holds.
@@ -87,6 +112,20 @@ struct NatsOptions {
   bool create_bucket = false;
   int history = 1;
   int replicas = 1;
+  // Refuse update() and remove() (and the pipeline's writes) on a replicated bucket
+  // of a server that does not fence other writers (before 2.9.21), with
+  // Errc::unsupported, rather than fence only the writers that send the stream's
+  // expectation.
+  bool refuse_unfenced = false;
+  // What the store says once about such a server, on the thread of the call that
+  // finds it. Optional.
+  StoreNote note;
+};
+
+// The servers the store writes through, as their INFO lines said.
+struct NatsServerState {
+  std::string version;  // the lowest version read ("" when none could be read)
+  bool fenced = false;  // every server read is 2.9.21 or later: writes need only the key's expectation
 };
 
 // One (key, value, revision) of a whole-bucket read.
@@ -127,7 +166,8 @@ class NatsStore final : public Store {
   // flight. Each acknowledgement is checked: a wrong last sequence is changed, a
   // refusal failed; no acknowledgement within request_timeout, or a connection lost
   // first, is unknown. Nothing is resent. An acknowledgement slower than a second is
-  // noted once. On a replicated bucket writes are serialized (above), one at a time.
+  // noted once. On a replicated bucket of a server before 2.9.21 writes are sent one
+  // at a time with the stream's expectation (above).
   std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {}) override;
   // For a prefix "<key>." (a node's keys): a KV watch of "<key>.>", handing over the
   // writes, deletes and purges made after it began (the values the bucket held when
@@ -147,6 +187,8 @@ class NatsStore final : public Store {
   Result<std::vector<NatsEntry>> entries();
 
   const std::string& bucket() const noexcept;
+  // The servers as the last connection found them.
+  NatsServerState server() const;
 
   // Does key follow the NATS KV key rules above?
   static bool valid_key(std::string_view key) noexcept;
