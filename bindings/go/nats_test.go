@@ -10,16 +10,23 @@ import (
 	"time"
 )
 
-// natsServer starts `nats-server -js` on a free loopback port with its own store
-// directory, stopped when the test ends; the test is skipped, saying so, where
-// nats-server is not installed.
+// natsServer starts `nats-server -js` (LEASEJUDGE_NATS_SERVER, else the one on PATH
+// or in /usr/sbin) on a free loopback port with its own store directory, stopped
+// when the test ends; the test is skipped, saying so, where nats-server is not
+// installed, and fails there under CI=true.
 func natsServer(t *testing.T) string {
-	path, err := exec.LookPath("nats-server")
-	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/nats-server"); serr != nil {
-			t.Skip("nats-server is not installed: the NATS store is not tested here")
+	path := os.Getenv("LEASEJUDGE_NATS_SERVER")
+	if path == "" {
+		var err error
+		if path, err = exec.LookPath("nats-server"); err != nil {
+			path = "/usr/sbin/nats-server"
 		}
-		path = "/usr/sbin/nats-server"
+	}
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("nats-server is not installed (%s): under CI=true the NATS store must be tested", path)
+		}
+		t.Skip("nats-server is not installed: the NATS store is not tested here")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
