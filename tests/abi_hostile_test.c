@@ -1328,6 +1328,16 @@ static void case_nats(void) {
   o.reconnect_wait_ms = INT64_MAX;
   REFUSED(lj_nats_store_open(&store, &o, &err), LJ_EINVAL);
   o.reconnect_wait_ms = 0;
+  {
+    lj_nats_server_t info;
+    lj_store_t *mem = NULL;
+    REFUSED(lj_nats_store_server(NULL, &info, &err), LJ_EINVAL);
+    REFUSED(lj_nats_store_server(NULL, NULL, &err), LJ_EINVAL);
+    CHECK(lj_store_memory_open(&mem, NULL) == LJ_OK);
+    REFUSED(lj_nats_store_server(mem, NULL, &err), LJ_EINVAL);
+    REFUSED(lj_nats_store_server(mem, &info, &err), LJ_EINVAL); /* not a NATS store */
+    lj_store_destroy(mem);
+  }
   o.create_bucket = 1;
   o.history = 65;
   REFUSED(lj_nats_store_open(&store, &o, &err), LJ_EINVAL);
@@ -1740,6 +1750,7 @@ static const struct symbol_case cases[] = {
     {"lj_leasedir_state", case_leasedir},
     {"lj_nats_options_init", case_nats},
     {"lj_nats_store_open", case_nats},
+    {"lj_nats_store_server", case_nats},
     {"lj_step_watch_create", case_watch},
     {"lj_step_watch_destroy", case_watch},
     {"lj_step_watch_figure", case_watch},

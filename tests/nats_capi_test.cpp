@@ -102,9 +102,67 @@ TEST_SUITE("nats capi") {
     CHECK(m.create_bucket == o.create_bucket);
     CHECK(m.history == o.history);
     CHECK(m.replicas == o.replicas);
+    CHECK(o.refuse_unfenced == 0);
+    CHECK((o.note == nullptr));
+    CHECK(o.note_payload == nullptr);
+    CHECK(m.refuse_unfenced == o.refuse_unfenced);
+    CHECK((m.note == o.note));
+    CHECK(m.note_payload == o.note_payload);
+    // Version 1 is the struct up to replicas: init writes nothing past it.
+    lj_nats_options_t v1;
+    std::memset(&v1, 0x5a, sizeof v1);
+    REQUIRE(lj_nats_options_init(&v1, 1) == LJ_OK);
+    CHECK(v1.version == 1);
+    CHECK(v1.replicas == 1);
+    CHECK(v1.refuse_unfenced == 0x5a5a5a5a);
   }
 
 #if defined(LEASEJUDGE_HAVE_NATS)
+
+  TEST_CASE("the servers a store writes through: bad arguments, then a real server's version") {
+    lj_nats_server_t info;
+    lj_error_t* err = nullptr;
+    CHECK(lj_nats_store_server(nullptr, &info, &err) == LJ_EINVAL);
+    CHECK(lj_error_code(err) == LJ_EINVAL);
+    lj_error_destroy(err);
+    err = nullptr;
+    lj_store_t* mem = nullptr;
+    REQUIRE(lj_store_memory_open(&mem, nullptr) == LJ_OK);
+    CHECK(lj_nats_store_server(mem, nullptr, nullptr) == LJ_EINVAL);
+    CHECK(lj_nats_store_server(mem, &info, &err) == LJ_EINVAL);  // no NATS store
+    CHECK(std::string(lj_error_message(err)).find("not a NATS store") != std::string::npos);
+    lj_error_destroy(err);
+    lj_store_destroy(mem);
+
+    SKIP_WITHOUT_NATS_SERVER();
+    const std::string version = leasejudge::test::nats_server_version();
+    REQUIRE(!version.empty());
+    leasejudge::test::NatsServer server;
+    REQUIRE(server.start());
+    const std::string url = server.url();
+    lj_nats_options_t o = options_for(url);
+    o.create_bucket = 1;
+    o.refuse_unfenced = 1;
+    std::vector<std::string> notes;
+    o.note = [](const char* line, size_t len, void* payload) {
+      static_cast<std::vector<std::string>*>(payload)->emplace_back(line, len);
+    };
+    o.note_payload = &notes;
+    Opened s = open_with(&o);
+    REQUIRE_MESSAGE(s.code == LJ_OK, s.message);
+    std::memset(&info, 0x7f, sizeof info);
+    REQUIRE(lj_nats_store_server(s.store, &info, nullptr) == LJ_OK);
+    CHECK(std::string(info.version) == version);
+    int major = 0, minor = 0, patch = 0;
+    REQUIRE(std::sscanf(version.c_str(), "%d.%d.%d", &major, &minor, &patch) == 3);
+    CHECK(info.fenced == ((major == 2 && (minor > 9 || (minor == 9 && patch >= 21))) || major > 2 ? 1 : 0));
+    // One replica: nothing to say, and writes are not refused, on any version.
+    CHECK(notes.empty());
+    uint64_t rev = 0;
+    CHECK(lj_store_create(&rev, s.store, "k", 1, "v", 1, nullptr) == LJ_OK);
+    CHECK(lj_store_update(&rev, s.store, "k", 1, "w", 1, rev, nullptr) == LJ_OK);
+    lj_store_destroy(s.store);
+  }
 
   TEST_CASE("bad input is refused with a code, never a crash") {
     lj_store_t* store = reinterpret_cast<lj_store_t*>(0x1);

@@ -205,6 +205,9 @@ const std::vector<Option> store_options = {
     {"--tls-cert", "FILE", "NATS: this client's certificate"},
     {"--tls-key", "FILE", "NATS: this client's key"},
     {"--create-bucket", nullptr, "create the bucket (NATS) or the directory (file:) when it is missing"},
+    {"--refuse-unfenced", nullptr,
+     "NATS: refuse updates and deletes on a replicated bucket of a nats-server before 2.9.21, which does not "
+     "fence other clients' writes"},
 };
 
 const std::vector<Option> rule_options = {
@@ -312,6 +315,12 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
     set(cert, o.tls_cert_file, o.tls_cert_file_len);
     set(key, o.tls_key_file, o.tls_key_file_len);
     o.create_bucket = args.has("--create-bucket") ? 1 : 0;
+    o.refuse_unfenced = args.has("--refuse-unfenced") ? 1 : 0;
+    // What the store says once of a server that does not fence other writers: on stderr.
+    o.note = [](const char* line, size_t len, void* payload) {
+      static_cast<const Context*>(payload)->note(fmt::format("warning: {}", std::string_view(line, len)));
+    };
+    o.note_payload = const_cast<Context*>(&cx);
     rc = lj_nats_store_open(&store, &o, &err);
   } else {
     *exit = cx.usage(fmt::format("{} names no store (mem:, file:DIR, nats://host:port/BUCKET)", shown(u)));

@@ -2,7 +2,10 @@
 // without NATS the options still initialise and the store says LJ_EUNSUPPORTED.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,8 +53,12 @@ bool split_urls(const std::string& text, std::vector<std::string>& out) {
 
 #endif
 
-const OptionsVersions<lj_nats_options_t, 1> nats_options_versions{
-    "lj_nats_options_t", LJ_NATS_OPTIONS_INIT, {sizeof(lj_nats_options_t)}};
+// Version 1 ends with replicas: its size is where version 2's first field begins
+// (not its sizeof, whose padding version 2's first field fills).
+const OptionsVersions<lj_nats_options_t, 2> nats_options_versions{
+    "lj_nats_options_t",
+    LJ_NATS_OPTIONS_INIT,
+    {offsetof(lj_nats_options_t, refuse_unfenced), sizeof(lj_nats_options_t)}};
 
 }  // namespace
 
@@ -108,10 +115,35 @@ LJ_API int lj_nats_store_open(lj_store_t** out, const lj_nats_options_t* in, lj_
     o.create_bucket = opts->create_bucket != 0;
     o.history = opts->history == 0 ? 1 : opts->history;
     o.replicas = opts->replicas == 0 ? 1 : opts->replicas;
+    o.refuse_unfenced = opts->refuse_unfenced != 0;
+    if (opts->note != nullptr) {
+      auto note = opts->note;
+      void* payload = opts->note_payload;
+      o.note = [note, payload](std::string_view line) { note(line.data(), line.size(), payload); };
+    }
 
     auto store = leasejudge::NatsStore::open(o);
     if (!store.ok()) return fail(err, store.error());
     *out = adopt_store(std::move(store).value());
+    return LJ_OK;
+  });
+#else
+  return fail(err, LJ_EUNSUPPORTED, "this build of leasejudge has no NATS support (libnats was not found)");
+#endif
+}
+
+LJ_API int lj_nats_store_server(const lj_store_t* store, lj_nats_server_t* out, lj_error_t** err) {
+  reset(err);
+  if (store == nullptr || out == nullptr) return fail(err, LJ_EINVAL, "store or out is NULL");
+#if defined(LEASEJUDGE_HAVE_NATS)
+  return guard(err, [&] {
+    const auto* nats = dynamic_cast<const leasejudge::NatsStore*>(store->store);
+    if (nats == nullptr) return fail(err, LJ_EINVAL, "the store is not a NATS store");
+    leasejudge::NatsServerState s = nats->server();
+    *out = lj_nats_server_t{};
+    std::size_t n = std::min(s.version.size(), sizeof out->version - 1);
+    std::memcpy(out->version, s.version.data(), n);
+    out->fenced = s.fenced ? 1 : 0;
     return LJ_OK;
   });
 #else

@@ -15,6 +15,18 @@
  *     leader) unless direct_reads is set. A deleted or purged key holds nothing.
  *   - Keys follow the NATS KV rules: non-empty, only [-/_=.a-zA-Z0-9], no leading or
  *     trailing '.', no "..": any other key is LJ_EINVAL.
+ *   - The write path follows the servers' versions, read from their INFO lines at
+ *     every connection: from nats-server 2.9.21 a write needs only the key's
+ *     expected revision, which fences every writer that sends it, on any number
+ *     of replicas, and the pipeline keeps many in flight. Before 2.9.21 a
+ *     replicated bucket checks that expectation only before it proposes a write,
+ *     so leasejudge's updates and deletes also expect the stream's last revision
+ *     (one at a time): they are fenced from each other, but other clients' writes
+ *     are not fenced from them. The store says so once (note), or refuses such
+ *     writes with LJ_EUNSUPPORTED (refuse_unfenced). lj_nats_store_server tells
+ *     which path a store takes.
+ *   - A write sent without an answer (a time-out, a lost connection, a leader
+ *     change) is LJ_EUNKNOWN: it may have landed, and nothing resends it.
  *   - A server that is down or unreachable, a timeout, a missing bucket, JetStream
  *     switched off: LJ_ESTORE with a sentence saying which. A lost connection is
  *     replaced by a later call (at most one try per reconnect_wait_ms); no write is
@@ -36,7 +48,7 @@ extern "C" {
  * length of 0 means "not set". Times are milliseconds; 0 means the default; a
  * negative time or one over a day (86400000) is LJ_EINVAL.
  */
-#define LJ_NATS_OPTIONS_VERSION 1
+#define LJ_NATS_OPTIONS_VERSION 2
 typedef struct lj_nats_options_t {
   uint32_t version; /* LJ_NATS_OPTIONS_VERSION */
   /* Server URLs separated by commas ("nats://host:4222,tls://other:4222"); a user
@@ -76,10 +88,20 @@ typedef struct lj_nats_options_t {
   int32_t create_bucket;
   int32_t history;
   int32_t replicas;
+  /* Version 2. */
+  /* Non-zero: on a replicated bucket of a server before 2.9.21, which does not fence
+   * other clients' writes, refuse updates and deletes (LJ_EUNSUPPORTED) instead of
+   * fencing only leasejudge's own. Default 0. */
+  int32_t refuse_unfenced;
+  /* Said once a store, when it finds such a server: one line (living during the
+   * call), on the thread of the store call that finds it, at the open or later.
+   * payload must live as long as the store. NULL: nothing is said. */
+  void (*note)(const char *line, size_t line_len, void *payload);
+  void *note_payload;
 } lj_nats_options_t;
 #define LJ_NATS_OPTIONS_INIT                                                                     \
   {LJ_NATS_OPTIONS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 2000, \
-   5000, 60000, 500, 0, 0, 1, 1}
+   5000, 60000, 500, 0, 0, 1, 1, 0, NULL, NULL}
 /* Fill opts with the defaults. LJ_EINVAL for NULL; LJ_EVERSION for an unknown version. */
 LJ_API int lj_nats_options_init(lj_nats_options_t *opts, uint32_t version);
 
@@ -91,6 +113,19 @@ LJ_API int lj_nats_options_init(lj_nats_options_t *opts, uint32_t version);
  * missing; LJ_EUNSUPPORTED when this build of the library has no NATS support.
  */
 LJ_API int lj_nats_store_open(lj_store_t **out, const lj_nats_options_t *opts, lj_error_t **err);
+
+/* The servers a NATS store writes through, as their INFO lines said at its last
+ * connection. */
+typedef struct lj_nats_server_t {
+  char version[32]; /* the lowest version read ("2.10.27"), NUL-terminated; "" when
+                       none could be read */
+  int32_t fenced;   /* 1: every server read is 2.9.21 or later, and every writer that
+                       sends a key's revision is fenced; 0: the path before 2.9.21 */
+} lj_nats_server_t;
+
+/* Fill *out for store. LJ_EINVAL for NULL store or out, or a store that is no NATS
+ * store; LJ_EUNSUPPORTED in a build without NATS support. */
+LJ_API int lj_nats_store_server(const lj_store_t *store, lj_nats_server_t *out, lj_error_t **err);
 
 #ifdef __cplusplus
 }
