@@ -21,6 +21,7 @@
 #include "leasejudge/lock.hpp"
 #include "leasejudge/store/nats.hpp"
 #include "nats_server.hpp"
+#include "self_spawn.hpp"
 
 #if defined(LEASEJUDGE_HAVE_NATS)
 
@@ -84,32 +85,11 @@ struct Child {
   bool spawn(const std::string& url) {
     int fds[2];
     if (::pipe(fds) != 0) return false;
-    std::string exe = "/proc/self/exe";
-    char self_path[4096];
-    ssize_t n = ::readlink(exe.c_str(), self_path, sizeof self_path - 1);
-    if (n <= 0) return false;
-    self_path[n] = '\0';
-    std::vector<std::string> args = {self_path, "--no-skip", "--test-case=nats lock: the holder process",
-                                     "--no-version", "--minimal"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_text;
-    for (char** e = environ; *e != nullptr; ++e) env_text.emplace_back(*e);
-    env_text.push_back("LEASEJUDGE_NATS_LOCK_URL=" + url);
-    env_text.push_back("LEASEJUDGE_NATS_LOCK_FD=3");
-    std::vector<char*> envp;
-    for (auto& e : env_text) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 3);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    int rc = posix_spawn(&pid, self_path, &fa, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
+    pid = test::spawn_self("nats lock: the holder process",
+                           {"LEASEJUDGE_NATS_LOCK_URL=" + url, "LEASEJUDGE_NATS_LOCK_FD=3"}, {{fds[1], 3}}, {fds[0]});
     ::close(fds[1]);
     out = fds[0];
-    return rc == 0;
+    return pid > 0;
   }
 
   // The child's next report line ("" after 20 s or at its end).

@@ -37,6 +37,7 @@
 #include "leasejudge/lock.hpp"
 #include "leasejudge/store/nats.hpp"
 #include "nats_server.hpp"
+#include "self_spawn.hpp"
 
 #if defined(LEASEJUDGE_HAVE_NATS)
 
@@ -104,34 +105,13 @@ struct Racer {
   bool spawn(const std::string& url) {
     int to[2], from[2];
     if (::pipe(to) != 0 || ::pipe(from) != 0) return false;
-    char self_path[4096];
-    ssize_t n = ::readlink("/proc/self/exe", self_path, sizeof self_path - 1);
-    if (n <= 0) return false;
-    self_path[n] = '\0';
-    std::vector<std::string> args = {self_path, "--no-skip", "--test-case=replicated: the racer process",
-                                     "--no-version", "--minimal"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_text;
-    for (char** e = environ; *e != nullptr; ++e) env_text.emplace_back(*e);
-    env_text.push_back("LEASEJUDGE_RACER_URL=" + url);
-    std::vector<char*> envp;
-    for (auto& e : env_text) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, to[0], 3);
-    posix_spawn_file_actions_adddup2(&fa, from[1], 4);
-    posix_spawn_file_actions_addclose(&fa, to[1]);
-    posix_spawn_file_actions_addclose(&fa, from[0]);
-    int rc = posix_spawn(&pid, self_path, &fa, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
+    pid = test::spawn_self("replicated: the racer process", {"LEASEJUDGE_RACER_URL=" + url},
+                           {{to[0], 3}, {from[1], 4}}, {to[1], from[0]});
     ::close(to[0]);
     ::close(from[1]);
     in = to[1];
     out = from[0];
-    return rc == 0;
+    return pid > 0;
   }
 
   void send(const char* line) const { CHECK(::write(in, line, std::strlen(line)) == ssize_t(std::strlen(line))); }
