@@ -63,9 +63,8 @@ bool lost_race(jsErrCode jerr) noexcept {
   return jerr == JSStreamWrongLastSequenceErr || jerr == kInFlightWrongSequence;
 }
 
-// A key listing fetches this many keys per request, or this many bytes of values.
-constexpr int kListBatch = 1024;
-constexpr int64_t kListBatchBytes = 8 * 1024 * 1024;
+// A key listing fetches this many keys per request.
+constexpr int kListBatch = 256;
 
 constexpr jsErrCode kNoJsError = static_cast<jsErrCode>(0);
 
@@ -607,7 +606,8 @@ struct NatsStore::Connection {
       jsFetchRequest fr;
       jsFetchRequest_Init(&fr);
       fr.Batch = static_cast<int>(std::min<uint64_t>(kListBatch, pending));
-      fr.MaxBytes = kListBatchBytes;
+      // No byte limit: nats-server 2.10 ends such a request early with a status that
+      // nats.c 3.4 takes for a failure. The batch's count bounds it.
       fr.Expires = wait * 1'000'000;
       MsgListHandle list;
       s = natsSubscription_FetchRequest(&list.v, sub.p, &fr);
