@@ -390,6 +390,33 @@ TEST_SUITE("sweep") {
     }
   }
 
+  TEST_CASE("a sweep that stops early counts and tells of every key it read, the ones after the stop too") {
+    // One batch; ask2's write is unknown and stops the sweep with one write in flight:
+    // b-other, c-old and the keys after them were read and are never reached.
+    DelayedStore store;
+    fill(store.mem);
+    store.unknown_key = "n1." + ask2;
+    SweepOptions o = options();
+    o.window = 1;
+    std::vector<std::pair<std::string, SweepOutcome>> seen;
+    o.on_key = [&](const SweepKey& k) { seen.emplace_back(std::string(k.key), k.outcome); };
+    SweepReport r = end_stale(store, "n1", step_cases::before, {}, o);
+    CHECK(r.status.code() == Errc::timeout);
+    CHECK(store.sent == std::vector<std::string>{"n1." + ask1, "n1." + ask2});
+    const SweepCounts& c = r.counts;
+    // Every key read lands in exactly one count, and the observer hears of each once.
+    CHECK(c.ends + c.deletes + c.changed + c.left + c.no_step + c.other_node + c.failed + c.unknown + c.not_sent ==
+          r.stats.keys);
+    CHECK(seen.size() == r.stats.keys);
+    CHECK(c.unknown == 1);
+    CHECK(c.deletes == 1);
+    CHECK(c.not_sent == 2);  // b-other and c-old: planned ends never sent
+    std::size_t not_sent = 0;
+    for (const auto& [key, outcome] : seen) not_sent += outcome == SweepOutcome::not_sent;
+    CHECK(not_sent == 2);
+    CHECK(value_of(store, "n1.b-other").find("\"state\":\"failed\"") == std::string::npos);
+  }
+
   TEST_CASE("a dry run plans and tells the observer of every key, and writes nothing") {
     MemoryStore store;
     fill(store);

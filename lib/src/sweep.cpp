@@ -407,11 +407,12 @@ class BatchSweep {
     rules_.now = sweep_now(opts_);
     if (Status checked = check_batch(batch.buffer, batch.entries, rules_); !checked.ok()) return checked;
     cache_ = OwnerVerdicts();  // owners judged afresh in each batch, as plan_batch judges them
+    // Once the sweep stopped, the batch's other keys are still planned and counted
+    // (an end or delete as not sent): every key read is in the report.
     for (const BatchEntry& b : batch.entries) {
       SweepEntry e{batch.buffer.substr(b.key_offset, b.key_len), b.revision,
                    batch.buffer.substr(b.value_offset, b.value_len)};
       sweep_entry(e);
-      if (applier_.stopped()) break;
     }
     report_.stats.plan_ns += steady_ns() - p0 - (report_.stats.apply_ns - applied);
     if (applier_.stopped()) {
