@@ -11,10 +11,19 @@
 #   nats-sweep    end_stale: the same, and its ends and deletes pipelined
 #   nats-per-key  keys() + a get and a synchronous write per key (the first round only)
 #   go-nats-seed  the seed's EndStale in Go over nats.go's KV (the first round only)
-# then the same dry run and sweep on a three-node cluster with an R3 bucket over
-# CLUSTER_KEYS keys (0: none). Every contender's decisions are checked against the Go
-# baseline's on the same state (this node's keys). Rows go to results.tsv with keys = the
-# node's keys read, the round as its eleventh field and writes/s as a twelfth.
+#   nats-go-consumer  a bare nats.go ordered consumer reading the node's keys: the
+#                 server's own delivery rate (with nats.go)
+# then the same read, dry run, sweep and consumer on a three-node cluster with an R3
+# bucket over CLUSTER_KEYS keys (0: none), and there, in the first round, a fleet: 8
+# nodes of a state of CLUSTER_KEYS keys over 8 nodes swept at once, each by a process of
+# its own (nats-r3-fleet8: all the nodes' keys over the wall time, the slowest node's
+# time beside it). All of it on the system's nats-server and again on Debian 13's
+# 2.10.27 (.ci/fetch-nats-server; labels nats-2.10 and nats-r3-2.10). Every contender's
+# decisions are checked against the Go baseline's on the same state (this node's keys).
+# Rows go to results.tsv with keys = the node's keys read, the round as its eleventh
+# field and writes/s as a twelfth. The servers' CPU time (user + system, all of a
+# cluster's servers) is read around the bulk read and the sweep of round 1, for the
+# capacity figures (CPU per key read, per write).
 
 nats_server_exe() {
   local p
@@ -69,12 +78,20 @@ nats_round() {
                failures=$((failures + 1)); return 1; }; }
   dec() { ((round == 1)) && printf '%s\n' --decisions "$nd/$label/$1.tsv"; }
   load || return 1
+  local c0
+  c0=$(servers_cpu)
   nats_contender "$label-scan-raw" "$n" "${bn[@]}" --contender nats-scan-raw "${sweep_args[@]}"
+  ((round == 1)) && echo "$(($(servers_cpu) - c0))" >"$runs/$label-cpu-read"
+  [ -z "$go_nats_seed" ] ||
+    nats_contender "$label-go-consumer" "$n" "$go_nats_seed" -nats "$url" -bucket bench -node "$node" -consume
   mapfile -t o < <(dec "$label-dry-run")
   nats_contender "$label-dry-run" "$n" "${bn[@]}" --contender nats-dry-run "${sweep_args[@]}" "${o[@]}"
   load || return 1
   mapfile -t o < <(dec "$label-sweep")
+  c0=$(servers_cpu)
   nats_contender "$label-sweep" "$n" "${bn[@]}" --contender nats-sweep "${sweep_args[@]}" "${o[@]}"
+  ((round == 1)) && echo "$(($(servers_cpu) - c0))" >"$runs/$label-cpu-sweep"
+  ((round == 1 && replicas > 1)) && nats_fleet "$url" "$label" "$n"
   ((round == 1)) && [ "$label" = nats ] || return 0
   load || return 1
   nats_contender nats-per-key "$n" "${bn[@]}" --contender nats-per-key "${sweep_args[@]}" \
@@ -84,6 +101,62 @@ nats_round() {
     nats_contender go-nats-seed "$n" "$go_nats_seed" -nats "$url" -bucket bench "${go_common[@]}" \
       -decisions "$nd/$label/go-nats-seed.tsv"
   fi
+}
+
+# The CPU time the running servers have used so far, in clock ticks (user + system).
+servers_cpu() {
+  local p total=0 f
+  for p in "${nats_pids[@]}"; do
+    [ -r "/proc/$p/stat" ] || continue
+    read -ra f <"/proc/$p/stat"
+    total=$((total + f[13] + f[14]))
+  done
+  echo "$total"
+}
+
+# nats_fleet URL LABEL N: 8 nodes of an 8-node state of N keys swept at once, each by a
+# process of its own; one row: every node's keys over the wall time.
+nats_fleet() {
+  local url=$1 label=$2 n=$3 i pids=() t0 t1 keys=0 slowest=0
+  local state=$bench/states/steps-$n-seed$seed-nodes8-other75-$gen_id.jsonl
+  if [ ! -s "$state" ]; then
+    "$gen" --keys "$n" --nodes 8 --node "$node" --owner "$owner" --now "$now" --before "$before" \
+      --bound "$bound" --seed "$seed" --other-node-pct 75 --out "$state.tmp.$$" 2>/dev/null && mv "$state.tmp.$$" "$state"
+  fi
+  local bn=("$bench/leasejudge-bench-nats" --url "$url" --replicas 3)
+  "${bn[@]}" --contender load --state "$state" >/dev/null 2>"$runs/nats-fleet.err" ||
+    { loud "loading the fleet's bucket failed: $(tail -3 "$runs/nats-fleet.err")"; failures=$((failures + 1)); return 1; }
+  local names=("$node")
+  for i in 2 3 4 5 6 7 8; do names+=("build-node-$i"); done
+  printf '  %-18s %2s process(es) ... ' "$label-fleet8" 8 >&2
+  t0=$(date +%s.%N)
+  for i in "${!names[@]}"; do
+    "${bn[@]}" --contender nats-sweep --node "${names[i]}" --owner "$owner" --now "$now" --before "$before" \
+      --bound "$bound" >"$runs/fleet-$i.json" 2>"$runs/fleet-$i.err" &
+    pids+=($!)
+  done
+  local ok=1
+  for i in "${!pids[@]}"; do wait "${pids[i]}" || ok=0; done
+  t1=$(date +%s.%N)
+  if ((!ok)); then
+    echo "FAILED" >&2
+    loud "a fleet sweep failed: $(cat "$runs"/fleet-*.err | tail -5)"
+    failures=$((failures + 1))
+    return 1
+  fi
+  local x s
+  for i in "${!names[@]}"; do
+    x=$(cat "$runs/fleet-$i.json")
+    keys=$((keys + $(field "$x" keys)))
+    s=$(field "$x" seconds)
+    slowest=$(awk -v a="$slowest" -v b="$s" 'BEGIN { print (b > a ? b : a) }')
+  done
+  local wall
+  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+  printf '%s\t8\t%s\t%s\t-\t-\t-\t-\t1\t-/-/-\t1\t0\n' "$label-fleet8" "$keys" "$wall" >>"$results"
+  echo "$label-fleet8 $keys $wall $slowest" >>"$runs/fleets"
+  awk -v k="$keys" -v w="$wall" -v s="$slowest" \
+    'BEGIN { printf "%.0f keys/s over all 8 nodes (%d keys in %.2f s; the slowest node %.2f s)\n", k / w, k, w, s }' >&2
 }
 
 # nats_contender NAME KEYS command...: run_contender for a row whose keys are the node's
@@ -132,10 +205,24 @@ nats_sweeps() {
   local rounds_n=$rounds
   [ "$rounds" != auto ] || rounds_n=3
   local spec
-  for spec in "nats $keys 1" "nats-r3 $cluster_keys 3"; do
-    local label n replicas
-    read -r label n replicas <<<"$spec"
+  local system_exe=$nats_exe
+  local second_exe=${LEASEJUDGE_NATS_SERVER_2_10:-$src/build/nats-server-2.10.27/usr/sbin/nats-server}
+  if [ ! -x "$second_exe" ]; then
+    loud "nats-server 2.10.27 is not at $second_exe (bash .ci/fetch-nats-server): no 2.10 rows"
+    failures=$((failures + 1))
+    second_exe=""
+  fi
+  for spec in "nats $keys 1 system" "nats-r3 $cluster_keys 3 system" "nats-2.10 $keys 1 second" \
+              "nats-r3-2.10 $cluster_keys 3 second"; do
+    local label n replicas which
+    read -r label n replicas which <<<"$spec"
     ((n > 0)) || continue
+    if [ "$which" = second ]; then
+      [ -n "$second_exe" ] || continue
+      nats_exe=$second_exe
+    else
+      nats_exe=$system_exe
+    fi
     local base=steps-$n-seed$seed-nodes$nodes-other75
     local state=$bench/states/$base-$gen_id.jsonl
     if [ ! -s "$state" ]; then
@@ -152,7 +239,7 @@ nats_sweeps() {
       port=$(free_port); dir=$(mktemp -d); nats_dirs+=("$dir")
       nats_start "$port" "$dir" || { failures=$((failures + 1)); continue; }
       url=nats://127.0.0.1:$port
-      echo "NATS: $n keys over $nodes nodes in one nats-server ($url):" >&2
+      echo "NATS: $n keys over $nodes nodes in one nats-server ($url, $("$nats_exe" --version)):" >&2
     else
       local c=() r=() i routes="" dir
       for i in 0 1 2; do c+=("$(free_port)"); r+=("$(free_port)"); done
@@ -164,7 +251,7 @@ nats_sweeps() {
       done
       url=nats://127.0.0.1:${c[0]},nats://127.0.0.1:${c[1]},nats://127.0.0.1:${c[2]}
       sleep 2  # the cluster elects its JetStream leaders
-      echo "NATS: $n keys over $nodes nodes in a three-node cluster, an R3 bucket:" >&2
+      echo "NATS: $n keys over $nodes nodes in a three-node cluster, an R3 bucket ($("$nats_exe" --version)):" >&2
     fi
     # The Go baseline's decisions on this state, this node's keys, sorted: the reference.
     mkdir -p "$nd/$label"
@@ -196,6 +283,26 @@ nats_sweeps() {
   nats_targets >>"$extras"
 }
 
+# What the servers spent, from round 1: CPU per key read (the bulk read) and per write
+# (the sweep's CPU beyond a read, over its writes), all of a cluster's servers together.
+nats_capacity() {
+  local tick l read sweep keys writes
+  tick=$(getconf CLK_TCK)
+  echo "The servers' CPU (user + system, every server of the cluster), from round 1:"
+  echo
+  echo "| bucket | keys read | CPU per key read | writes | CPU per write |"
+  echo "|---|---:|---:|---:|---:|"
+  for l in nats nats-r3 nats-2.10 nats-r3-2.10; do
+    [ -s "$runs/$l-cpu-read" ] && [ -s "$runs/$l-cpu-sweep" ] && [ -s "$runs/$l-sweep.json" ] || continue
+    read=$(cat "$runs/$l-cpu-read"); sweep=$(cat "$runs/$l-cpu-sweep")
+    keys=$(field "$(cat "$runs/$l-sweep.json")" keys); writes=$(field "$(cat "$runs/$l-sweep.json")" writes)
+    awk -v l="$l" -v r="$read" -v s="$sweep" -v k="$keys" -v w="$writes" -v t="$tick" 'BEGIN {
+      pr = k > 0 ? r / t / k * 1e6 : 0
+      pw = w > 0 ? (s - r) / t / w * 1e6 : 0
+      printf "| %s | %d | %.1f us | %d | %.1f us |\n", l, k, pr, w, (pw > 0 ? pw : 0) }'
+  done
+}
+
 # The NATS figures and targets, from this run's rows (results.tsv) and each contender's
 # JSON (read, plan and apply times): ratios within the run, and what bounds a miss.
 nats_targets() {
@@ -220,6 +327,8 @@ nats_targets() {
   done
   echo
   awk -F'\t' -f "$src/bench/nats_targets.awk" "$results"
+  echo
+  nats_capacity
   echo
   if grep -q 'this node' "$runs/agreed" 2>/dev/null; then
     echo "Agreement on the NATS states: $(grep 'this node' "$runs/agreed" | paste -sd, | sed 's/,/, /g') decided"

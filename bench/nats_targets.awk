@@ -4,6 +4,11 @@
 # per-key path and the seed run in the first round only, so theirs are that round's).
 #   dry run >= 200k keys/s, >= 30x the per-key path, >= 20x the seed over nats.go;
 #   full sweep >= 100k keys/s; the read path's peak RSS within 2x the node's values.
+# And, per server version and replication (labels nats, nats-r3, nats-2.10,
+# nats-r3-2.10): on 2.10.27 R3 a full sweep >= 30k keys/s and a dry run >= 0.8x the
+# R3 bulk read alone; on one replica a dry run >= 0.9x the bulk read and the bulk read
+# >= 0.8x a bare nats.go ordered consumer; on 2.9.10 R3 no slower than the 1.9k keys/s
+# of a full sweep before the write path followed the server's version.
 function verdict(ok) { return ok ? "met" : "**missed**" }
 function median(name,   n, i, j, x, v) {
   n = count[name]
@@ -12,6 +17,13 @@ function median(name,   n, i, j, x, v) {
   return n == 0 ? 0 : (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)
 }
 function in_round(name, r) { return ((name SUBSEP r) in by_round) ? by_round[name, r] : 0 }
+# The median over the rounds of a's rate over b's in the same round (0: none).
+function ratio(a, b,   n, r, v, i, j, x) {
+  n = 0
+  for (r = 1; r <= 99; r++) if (in_round(a, r) > 0 && in_round(b, r) > 0) v[++n] = in_round(a, r) / in_round(b, r)
+  for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { x = v[j]; v[j] = v[j - 1]; v[j - 1] = x }
+  return n == 0 ? 0 : (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)
+}
 $1 ~ /^(nats|go-nats-seed)/ && $4 > 0 {
   r = $3 / $4
   rate[$1, ++count[$1]] = r
@@ -41,6 +53,34 @@ END {
     printf "- NATS dry run peak RSS: %.0f MiB for %.0f MB of the node's keys and values (target within 2x: %s)\n", \
       rss["nats-dry-run"] / 1024, bytes["nats-dry-run"] / 1e6, \
       verdict(rss["nats-dry-run"] * 1024 <= 2 * bytes["nats-dry-run"])
-  if (count["nats-r3-dry-run"] > 0)
-    printf "- NATS R3 cluster: dry run %.0f keys/s, full sweep %.0f keys/s (medians)\n", median("nats-r3-dry-run"), median("nats-r3-sweep")
+  split("nats nats-2.10 nats-r3 nats-r3-2.10", labels, " ")
+  for (i = 1; i <= 4; i++) {
+    l = labels[i]
+    if (count[l "-dry-run"] == 0) continue
+    printf "- %s: bulk read %.0f, dry run %.0f, full sweep %.0f keys/s of the node", l, median(l "-scan-raw"), \
+      median(l "-dry-run"), median(l "-sweep")
+    if (count[l "-go-consumer"] > 0) printf ", nats.go ordered consumer %.0f", median(l "-go-consumer")
+    printf " (medians); sweep writes %.0f/s\n", wmedian(l "-sweep")
+    x = ratio(l "-dry-run", l "-scan-raw")
+    if (l ~ /r3-2.10/) {
+      printf "  - full sweep %.0f keys/s (target 30k: %s); dry run %.2fx the bulk read (target 0.8x: %s)\n", \
+        median(l "-sweep"), verdict(median(l "-sweep") >= 30000), x, verdict(x >= 0.8)
+    } else if (l == "nats-r3") {
+      printf "  - full sweep %.0f keys/s against 1.9k before this round's write path (target: no slower: %s)\n", \
+        median(l "-sweep"), verdict(median(l "-sweep") >= 1900)
+    } else {
+      y = ratio(l "-scan-raw", l "-go-consumer")
+      printf "  - dry run %.2fx the bulk read (target 0.9x: %s)", x, verdict(x >= 0.9)
+      if (y > 0) printf "; bulk read %.2fx the nats.go consumer (target 0.8x: %s)", y, verdict(y >= 0.8)
+      printf "\n"
+    }
+    if (count[l "-fleet8"] > 0)
+      printf "  - a fleet of 8 nodes swept at once: %.0f keys/s over all of them\n", median(l "-fleet8")
+  }
+}
+function wmedian(name,   n, i, j, x, v) {
+  n = 0
+  for (i = 1; i <= count[name]; i++) if ((name SUBSEP i) in writes) v[++n] = writes[name, i]
+  for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { x = v[j]; v[j] = v[j - 1]; v[j - 1] = x }
+  return n == 0 ? 0 : (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)
 }

@@ -26,6 +26,7 @@ notok() { echo "not ok - $1"; [ -s "$tmp/log" ] && sed 's/^/# /' "$tmp/log"; fai
 fixed_layouts() {
   cat <<'LAYOUTS'
 lj_lock_verdict_t 32
+lj_nats_server_t 36
 lj_execution_ref_t 48
 lj_lock_acquisition_t 56
 lj_step_action_t 16

@@ -5,8 +5,8 @@
 //   three; round after round they race to take a lock whose holder is provably gone
 //   (a dead pid on this machine): never two holders.
 // - F2: a key written only by its one writer, while six others write other keys of
-//   the bucket with leasejudge's conditional writes: never `changed`, and every
-//   write lands.
+//   the bucket with leasejudge's conditional writes: never `changed`, and on a server
+//   that fences other writers every write lands.
 // - F4: leasejudge and a plain KV client (nats.c's kvStore_Update, as nats.go's
 //   kv.Update) racing on one key: on a server that fences other writers (2.9.21
 //   on), never two winners; on an older one the store says so once and refuses
@@ -318,9 +318,16 @@ TEST_SUITE("nats replicated") {
     for (auto& t : others) t.join();
     MESSAGE(done << " writes on nats-server " << store->server().version << ", " << changed << " changed, " << failed
                  << " failed, beside " << other_writes.load() << " writes to other keys");
-    CHECK(done == 1000);
+    CHECK(done + failed == 1000);
     CHECK(changed == 0);
-    CHECK(failed == 0);
+    if (store->server().fenced) {
+      CHECK(failed == 0);
+    } else {
+      // Before 2.9.21 a write also expects the stream's last revision, which six
+      // writers in tight loops move all the time: one may find no gap for
+      // request_timeout and fail (it did not land), never changed.
+      CHECK(failed <= 5);
+    }
     CHECK(other_writes.load() > 300);  // the others did write meanwhile
   }
 

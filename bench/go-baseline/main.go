@@ -87,6 +87,10 @@ func now() time.Time { return nowTime }
 // with the tag nats); nil in the plain build.
 var natsSeed func(url, bucket, node string, before time.Time, decisions string)
 
+// natsConsume reads the node's keys with a bare ordered consumer (nats_seed.go): the
+// server's own delivery rate, the ceiling of any read of them; nil in the plain build.
+var natsConsume func(url, bucket, node string)
+
 // DecodeStep decodes a step value as the seed does: encoding/json into the struct.
 func DecodeStep(raw []byte) (Step, error) {
 	var s Step
@@ -228,7 +232,15 @@ func main() {
 	maxReps := flag.Int("max-reps", 5, "at most this many repetitions")
 	natsURL := flag.String("nats", "", "sweep this NATS server's bucket as the seed does (built with -tags nats)")
 	bucket := flag.String("bucket", "bench", "the bucket -nats sweeps")
+	consume := flag.Bool("consume", false, "with -nats: only read the node's keys with a bare ordered consumer")
 	flag.Parse()
+	if *natsURL != "" && *consume {
+		if natsConsume == nil || *node == "" {
+			fail("-nats -consume needs the build with -tags nats, and -node")
+		}
+		natsConsume(*natsURL, *bucket, *node)
+		return
+	}
 	if *natsURL != "" {
 		if natsSeed == nil || *node == "" || owner == "" || *nowText == "" || *beforeText == "" {
 			fail("-nats needs the build with -tags nats, and -node, -owner, -now and -before")

@@ -22,7 +22,50 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-func init() { natsSeed = runNatsSeed }
+func init() {
+	natsSeed = runNatsSeed
+	natsConsume = runNatsConsume
+}
+
+// runNatsConsume reads every message of the node's subjects in a bucket of history 1
+// (each is a key's last value) with an ordered consumer, as nats.go delivers them,
+// until none is pending; it decides and writes nothing.
+func runNatsConsume(url, bucket, node string) {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		fail("connecting to %s: %v", url, err)
+	}
+	defer nc.Close()
+	js, err := nc.JetStream()
+	if err != nil {
+		fail("JetStream: %v", err)
+	}
+	var keys, valueBytes int
+	done := make(chan struct{})
+	prefix := "$KV." + bucket + "."
+	start := time.Now()
+	sub, err := js.Subscribe(prefix+node+".>", func(m *nats.Msg) {
+		keys++
+		valueBytes += len(m.Subject) - len(prefix) + len(m.Data)
+		if meta, err := m.Metadata(); err == nil && meta.NumPending == 0 {
+			close(done)
+		}
+	}, nats.OrderedConsumer(), nats.DeliverAll())
+	if err != nil {
+		fail("subscribing: %v", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Minute):
+		fail("the consumer did not finish within 10 minutes (%d keys read)", keys)
+	}
+	took := time.Since(start)
+	_ = sub.Unsubscribe()
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	fmt.Printf(`{"contender":"go-nats-consumer","keys":%d,"threads":1,"seconds":%.9f,"reps":1,"value_bytes":%d,"peak_rss_kb":%d,"end":0,"delete":0,"leave":0,"writes":0,"writes_per_s":0}`+"\n",
+		keys, took.Seconds(), valueBytes, ru.Maxrss)
+}
 
 func runNatsSeed(url, bucket, node string, before time.Time, decisionsPath string) {
 	nc, err := nats.Connect(url)
