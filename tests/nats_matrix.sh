@@ -1,6 +1,7 @@
 # The version matrix: runs one ctest test of the build again, with the nats-server
-# LEASEJUDGE_NATS_SERVER, which must be version LEASEJUDGE_NATS_VERSION (unpacked by
-# .ci/fetch-nats-server). Every NATS test finds its server through that variable.
+# LEASEJUDGE_NATS_SERVER, which must be version LEASEJUDGE_NATS_VERSION ("2.10.27", or
+# "2.11+" for 2.11 or later) (unpacked by .ci/fetch-nats-server). Every NATS test
+# finds its server through that variable.
 # Usage: bash tests/nats_matrix.sh TEST
 set -euo pipefail
 . "$LEASEJUDGE_SOURCE_DIR/tests/skip.sh"
@@ -8,9 +9,17 @@ test_name=$1
 [ -x "${LEASEJUDGE_NATS_SERVER:-}" ] ||
   skip_or_fail "nats-server $LEASEJUDGE_NATS_VERSION is not at ${LEASEJUDGE_NATS_SERVER:-} (bash .ci/fetch-nats-server)"
 version=$("$LEASEJUDGE_NATS_SERVER" --version)
-case "$version" in
-  *"v$LEASEJUDGE_NATS_VERSION") ;;
-  *) echo "not ok - $LEASEJUDGE_NATS_SERVER says \"$version\", not v$LEASEJUDGE_NATS_VERSION"; exit 1 ;;
+case "$LEASEJUDGE_NATS_VERSION" in
+  *+)
+    least=${LEASEJUDGE_NATS_VERSION%+}
+    have=${version##* v}
+    [ "$(printf '%s\n%s\n' "$least" "$have" | sort -V | head -1)" = "$least" ] ||
+      { echo "not ok - $LEASEJUDGE_NATS_SERVER says \"$version\", older than $least"; exit 1; } ;;
+  *)
+    case "$version" in
+      *"v$LEASEJUDGE_NATS_VERSION") ;;
+      *) echo "not ok - $LEASEJUDGE_NATS_SERVER says \"$version\", not v$LEASEJUDGE_NATS_VERSION"; exit 1 ;;
+    esac ;;
 esac
 echo "# $test_name against $version"
 out=$(mktemp)

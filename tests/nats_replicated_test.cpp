@@ -331,6 +331,45 @@ TEST_SUITE("nats replicated") {
     CHECK(other_writes.load() > 300);  // the others did write meanwhile
   }
 
+  TEST_CASE("two writes in flight to one key at one revision: one lands, the other is changed") {
+    // From nats-server 2.11 the second is answered with JetStream error 10164 (another
+    // write to the subject in flight), before it with 10071: both a lost race.
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsCluster cluster;
+    REQUIRE(cluster.start());
+    NatsOptions o = options_for(cluster.node(0).url(), "inflight");
+    o.create_bucket = true;
+    o.replicas = 3;
+    auto store = open_store(o);
+    int landed = 0, changed = 0;
+    for (int round = 0; round < 50; ++round) {
+      const std::string key = "k" + std::to_string(round);
+      auto rev = store->create(key, "0");
+      REQUIRE(rev.ok());
+      PipelineOptions po;
+      po.window = 2;
+      auto pipe = store->pipeline(po);
+      pipe->update(key, "first", *rev);
+      pipe->update(key, "second", *rev);
+      std::vector<WriteOutcome> got;
+      while (auto next = pipe->next()) got.push_back(std::move(*next));
+      REQUIRE(got.size() == 2);
+      for (const auto& w : got) {
+        CAPTURE(w.error.message);
+        CHECK((w.kind == WriteOutcome::Kind::done || w.kind == WriteOutcome::Kind::changed));
+        landed += w.kind == WriteOutcome::Kind::done;
+        changed += w.kind == WriteOutcome::Kind::changed;
+        if (w.kind == WriteOutcome::Kind::changed) CHECK(w.error.code == Errc::changed);
+      }
+      CHECK(got[0].kind == WriteOutcome::Kind::done);  // the first sent lands: in order
+      auto now = store->get(key);
+      REQUIRE(now.ok());
+      CHECK((*now)->value == "first");
+    }
+    CHECK(landed == 50);
+    CHECK(changed == 50);
+  }
+
   TEST_CASE("F4: leasejudge and a plain KV client on one key") {
     SKIP_WITHOUT_NATS_SERVER();
     const std::string version = test::nats_server_version();
