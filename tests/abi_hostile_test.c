@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "leasejudge.h"
@@ -228,6 +229,61 @@ static void cb_release(void *payload) { ((struct cb_store *)payload)->released++
 static int stop_keys(const char *key, size_t key_len, void *payload) {
   (void)key, (void)key_len, (void)payload;
   return 1;
+}
+
+/* Stores by URL: every bad URL and option is refused with a code, and a file: URL of
+ * a directory that is not there opens nothing and makes nothing. */
+static void case_store_url(void) {
+  lj_error_t *err = NULL;
+  lj_store_t *store = (lj_store_t *)1;
+  lj_store_url_options_t o;
+  char missing[64];
+  char *junk = big_junk(1 << 20);
+  struct stat st;
+  static const char *const bad[] = {"", "mem", "mem:x", "MEM:", "file:", "nats://", "nats:///b", "nats://h:1/",
+                                    "nats://h:1", "nats://h:1,/b", "nats://,h:1/b", "http://h/b", "file",
+                                    "\xff\xfe:"};
+  size_t i;
+
+  REFUSED(lj_store_url_options_init(NULL, LJ_STORE_URL_OPTIONS_VERSION), LJ_EINVAL);
+  REFUSED(lj_store_url_options_init(&o, 0), LJ_EVERSION);
+  REFUSED(lj_store_url_options_init(&o, LJ_STORE_URL_OPTIONS_VERSION + 1), LJ_EVERSION);
+  CHECK(lj_store_url_options_init(&o, LJ_STORE_URL_OPTIONS_VERSION) == LJ_OK && o.create == 0);
+
+  REFUSED(lj_store_open_url(NULL, "mem:", 4, NULL, &err), LJ_EINVAL);
+  REFUSED(lj_store_open_url(&store, NULL, 0, NULL, &err), LJ_EINVAL);
+  CHECK(store == NULL);
+  REFUSED(lj_store_open_url(&store, NULL, 4, NULL, &err), LJ_EINVAL);
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    REFUSED(lj_store_open_url(&store, bad[i], strlen(bad[i]), NULL, &err), LJ_EINVAL);
+    CHECK(store == NULL);
+  }
+  REFUSED(lj_store_open_url(&store, "mem:\0", 5, NULL, &err), LJ_EINVAL); /* embedded NUL */
+  REFUSED(lj_store_open_url(&store, "file:/tmp\0/x", 12, NULL, &err), LJ_EINVAL);
+  REFUSED(lj_store_open_url(&store, junk, 1 << 20, NULL, &err), LJ_EINVAL); /* huge */
+  REFUSED(lj_store_open_url(&store, "mem:", 3, NULL, &err), LJ_EINVAL);    /* truncated */
+  o.version = 0;
+  REFUSED(lj_store_open_url(&store, "mem:", 4, &o, &err), LJ_EVERSION);
+  o.version = LJ_STORE_URL_OPTIONS_VERSION;
+  o.tls_ca_file = NULL;
+  o.tls_ca_file_len = 3;
+  REFUSED(lj_store_open_url(&store, "mem:", 4, &o, &err), LJ_EINVAL);
+  o.tls_ca_file = "a\0b";
+  REFUSED(lj_store_open_url(&store, "mem:", 4, &o, &err), LJ_EINVAL);
+  o.tls_ca_file_len = 0;
+  o.tls_ca_file = NULL;
+
+  snprintf(missing, sizeof missing, "file:/tmp/lj-hostile-missing-%ld", (long)getpid());
+  REFUSED(lj_store_open_url(&store, missing, strlen(missing), &o, &err), LJ_ESTORE);
+  CHECK(store == NULL && stat(missing + 5, &st) != 0); /* nothing made */
+  o.create = 1;
+  CHECK(lj_store_open_url(&store, missing, strlen(missing), &o, NULL) == LJ_OK && store != NULL);
+  lj_store_destroy(store);
+  CHECK(stat(missing + 5, &st) == 0 && S_ISDIR(st.st_mode));
+  rmdir(missing + 5);
+  CHECK(lj_store_open_url(&store, "mem:", 4, NULL, NULL) == LJ_OK && store != NULL);
+  lj_store_destroy(store);
+  free(junk);
 }
 
 static void case_stores(void) {
@@ -1664,6 +1720,8 @@ static const struct symbol_case cases[] = {
     {"lj_store_from_callbacks", case_stores},
     {"lj_store_memory_open", case_stores},
     {"lj_store_file_open", case_stores},
+    {"lj_store_open_url", case_store_url},
+    {"lj_store_url_options_init", case_store_url},
     {"lj_store_destroy", case_stores},
     {"lj_store_get", case_stores},
     {"lj_store_create", case_stores},

@@ -66,7 +66,7 @@ usage_case() {  # EXPECTED-STDERR ARGS...
 usage_case "leasejudge step sweep: --node N is required (see leasejudge step sweep --help)" step sweep --store mem:
 usage_case "leasejudge lock judge: --now 2024-05-01 is no RFC 3339 time (see leasejudge lock judge --help)" \
   lock judge --now 2024-05-01
-usage_case "leasejudge step export: bogus:x names no store (mem:, file:DIR, nats://host:port/BUCKET) (see leasejudge step export --help)" \
+usage_case "leasejudge step export: opening bogus:x: not a store URL (mem:, file:DIR, nats://[user:pass@]host:port[,host:port...]/BUCKET) (see leasejudge step export --help)" \
   step export --store bogus:x
 usage_case "leasejudge step plan: --threads 0 is no count from 1 to 64 (see leasejudge step plan --help)" \
   step plan --node n1 --threads 0 /dev/null
@@ -121,7 +121,7 @@ same "owner of a pid that does not run: exit 1, saying so" \
   "$(run owner 999999) $(cat "$w/err")"
 same "a store nobody answers: exit 4" 4 "$(run step export --store nats://127.0.0.1:1/steps)"
 same "a file store whose directory is not there: exit 4, saying so, nothing made" \
-  "4 leasejudge step sweep: opening file:$w/typo: the directory $w/typo does not exist (--create-bucket makes it) no" \
+  "4 leasejudge step sweep: opening file:$w/typo: the directory $w/typo does not exist (nothing was made; creation makes it) no" \
   "$(run step sweep --store "file:$w/typo" --node n1) $(cat "$w/err") $([ -e "$w/typo" ] && echo made || echo no)"
 same "... made with --create-bucket: an empty store" "0 leasejudge step export: 0 keys exported" \
   "$(run step export --store "file:$w/typo" --create-bucket) $(cat "$w/err")"

@@ -351,16 +351,25 @@ def test_open_store_by_url(tmp_path):
     with lj.open_store("mem:") as store:
         store.create("k", "v")
         assert store.keys() == [b"k"]
-    with lj.open_store("file:" + str(tmp_path / "by-url")) as store:
+    # A mistyped directory is refused, and nothing is made, unless creation is asked.
+    with pytest.raises(lj.StoreError, match="does not exist"):
+        lj.open_store("file:" + str(tmp_path / "by-url"))
+    assert not os.path.exists(tmp_path / "by-url")
+    with lj.open_store("file:" + str(tmp_path / "by-url"), create=True) as store:
         store.create("k", "v")
     assert os.path.isdir(tmp_path / "by-url")
-    for bad in ("", "memory", "nats://127.0.0.1:4222", "redis://x/y"):
-        with pytest.raises(ValueError):
+    for bad in ("", "memory", "nats://127.0.0.1:4222", "redis://x/y", "mem:\0", "\udcff", "x" * (1 << 20)):
+        with pytest.raises(ValueError):  # InvalidArgumentError, or the text's own encoding
             lj.open_store(bad)
+    for bad_type in (b"mem:", None, 5):
+        with pytest.raises(TypeError):
+            lj.open_store(bad_type)
     with pytest.raises(TypeError):
-        lj.open_store(b"mem:")
+        lj.open_store("mem:", tls_ca_file=5)
+    with pytest.raises(TypeError):
+        lj.open_store("mem:", connect_timeout_ms=300)
     with pytest.raises(lj.StoreError):
-        lj.open_store("nats://127.0.0.1:1/bucket", connect_timeout_ms=300)
+        lj.open_store("nats://127.0.0.1:1/bucket")
 
 
 def test_file_store_on_a_file_is_a_system_failure(tmp_path):

@@ -219,118 +219,43 @@ const std::vector<Option> rule_options = {
     {"--rule", "RULE", "not-self (every other owner is gone) or provably-dead (only owners proven gone)"},
 };
 
-namespace {
-
-// nats://[user:pass@]host:port[,host:port...]/BUCKET as the server list (each URL
-// carrying the first one's user and password) and the bucket.
-bool nats_url(std::string_view url, std::string& servers, std::string& bucket, bool& tls) {
-  auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return false;
-  std::string_view scheme = url.substr(0, scheme_end);
-  tls = scheme == "tls";
-  std::string_view rest = url.substr(scheme_end + 3);
-  auto slash = rest.rfind('/');
-  if (slash == std::string_view::npos || slash + 1 == rest.size()) return false;
-  bucket = std::string(rest.substr(slash + 1));
-  std::string_view hosts = rest.substr(0, slash);
-  std::string_view userinfo;
-  if (auto at = hosts.find('@'); at != std::string_view::npos && at < hosts.find(',')) {
-    userinfo = hosts.substr(0, at);
-    hosts.remove_prefix(at + 1);
-  }
-  servers.clear();
-  while (!hosts.empty()) {
-    auto comma = hosts.find(',');
-    std::string_view h = hosts.substr(0, comma);
-    if (h.empty()) return false;
-    if (!servers.empty()) servers += ',';
-    servers += fmt::format("{}://", scheme);
-    if (!userinfo.empty() && h.find('@') == std::string_view::npos) servers += fmt::format("{}@", userinfo);
-    servers += h;
-    if (comma == std::string_view::npos) break;
-    hosts.remove_prefix(comma + 1);
-  }
-  return !servers.empty();
-}
-
-// The URL as messages show it: a user and password replaced by ***.
-std::string shown(std::string_view url) {
-  auto scheme = url.find("://");
-  auto at = url.find('@');
-  if (scheme == std::string_view::npos || at == std::string_view::npos || at < scheme) return std::string(url);
-  return fmt::format("{}***{}", url.substr(0, scheme + 3), url.substr(at));
-}
-
-}  // namespace
-
 lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
   auto url = args.value("--store");
   if (!url) {
     *exit = cx.usage("--store URL is required");
     return nullptr;
   }
+  lj_store_url_options_t o = LJ_STORE_URL_OPTIONS_INIT;
+  auto creds = args.value("--creds"), ca = args.value("--tls-ca"), cert = args.value("--tls-cert"),
+       key = args.value("--tls-key");
+  auto set = [](const std::optional<std::string>& v, const char*& p, size_t& n) {
+    if (v) p = v->data(), n = v->size();
+  };
+  set(creds, o.credentials_file, o.credentials_file_len);
+  set(ca, o.tls_ca_file, o.tls_ca_file_len);
+  set(cert, o.tls_cert_file, o.tls_cert_file_len);
+  set(key, o.tls_key_file, o.tls_key_file_len);
+  o.create = args.has("--create-bucket") ? 1 : 0;
+  o.refuse_unfenced = args.has("--refuse-unfenced") ? 1 : 0;
+  // What the store says once of a server that does not fence other writers: on stderr.
+  o.note = [](const char* line, size_t len, void* payload) {
+    static_cast<const Context*>(payload)->note(fmt::format("warning: {}", std::string_view(line, len)));
+  };
+  o.note_payload = const_cast<Context*>(&cx);
   lj_store_t* store = nullptr;
   lj_error_t* err = nullptr;
-  int rc;
-  std::string_view u = *url;
-  if (u == "mem:") {
-    rc = lj_store_memory_open(&store, &err);
-  } else if (u.substr(0, 5) == "file:") {
-    std::string_view dir = u.substr(5);
-    if (dir.empty()) {
-      *exit = cx.usage("file: names no directory");
-      return nullptr;
-    }
-    // As a NATS bucket: a directory that is not there is a store that is not there (a
-    // sweep of a mistyped path must not report an empty state), unless asked to make it.
-    struct stat st {};
-    std::string path(dir);
-    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && !args.has("--create-bucket")) {
-      cx.note(
-          fmt::format("opening {}: the directory {} does not exist (--create-bucket makes it)", shown(u), shown(dir)));
-      *exit = exit_store;
-      return nullptr;
-    }
-    rc = lj_store_file_open(&store, dir.data(), dir.size(), &err);
-  } else if (u.substr(0, 7) == "nats://" || u.substr(0, 6) == "tls://") {
-    std::string servers, bucket;
-    bool tls = false;
-    if (!nats_url(u, servers, bucket, tls)) {
-      *exit = cx.usage(fmt::format("{} is not nats://[user:pass@]host:port[,host:port...]/BUCKET", shown(u)));
-      return nullptr;
-    }
-    lj_nats_options_t o = LJ_NATS_OPTIONS_INIT;
-    o.urls = servers.data();
-    o.urls_len = servers.size();
-    o.bucket = bucket.data();
-    o.bucket_len = bucket.size();
-    o.tls = tls ? 1 : 0;
-    auto creds = args.value("--creds"), ca = args.value("--tls-ca"), cert = args.value("--tls-cert"),
-         key = args.value("--tls-key");
-    auto set = [](const std::optional<std::string>& v, const char*& p, size_t& n) {
-      if (v) p = v->data(), n = v->size();
-    };
-    set(creds, o.credentials_file, o.credentials_file_len);
-    set(ca, o.tls_ca_file, o.tls_ca_file_len);
-    set(cert, o.tls_cert_file, o.tls_cert_file_len);
-    set(key, o.tls_key_file, o.tls_key_file_len);
-    o.create_bucket = args.has("--create-bucket") ? 1 : 0;
-    o.refuse_unfenced = args.has("--refuse-unfenced") ? 1 : 0;
-    // What the store says once of a server that does not fence other writers: on stderr.
-    o.note = [](const char* line, size_t len, void* payload) {
-      static_cast<const Context*>(payload)->note(fmt::format("warning: {}", std::string_view(line, len)));
-    };
-    o.note_payload = const_cast<Context*>(&cx);
-    rc = lj_nats_store_open(&store, &o, &err);
+  int rc = lj_store_open_url(&store, url->data(), url->size(), &o, &err);
+  if (rc == LJ_OK) return store;
+  // The library's sentence names the store (a password shown as ***).
+  std::string message = lj_error_message(err);
+  lj_error_destroy(err);
+  if (rc == LJ_EINVAL) {
+    *exit = cx.usage(message);
   } else {
-    *exit = cx.usage(fmt::format("{} names no store (mem:, file:DIR, nats://host:port/BUCKET)", shown(u)));
-    return nullptr;
+    cx.note(message);
+    *exit = exit_of(rc);
   }
-  if (rc != LJ_OK) {
-    *exit = cx.failed(fmt::format("opening {}", shown(u)), rc, err);
-    return nullptr;
-  }
-  return store;
+  return nullptr;
 }
 
 }  // namespace leasejudge::cli

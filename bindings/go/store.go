@@ -162,6 +162,56 @@ func OpenFileStore(dir string) (*Store, error) {
 	return newStore(out, nil), nil
 }
 
+// StoreURLOptions are what OpenStore takes beside the URL. Zero fields are the
+// library's defaults.
+type StoreURLOptions struct {
+	// Create makes a missing file: directory or NATS bucket; otherwise it is refused
+	// (ErrStore), and nothing is made.
+	Create bool
+	// NATS: a credentials file and TLS files.
+	CredentialsFile, TLSCAFile, TLSCertFile, TLSKeyFile string
+	// RefuseUnfenced refuses writes on a replicated bucket of a nats-server before
+	// 2.9.21, which does not fence other clients' writes.
+	RefuseUnfenced bool
+}
+
+// OpenStore opens the store url names, the library's one grammar (the command's
+// --store): "mem:", "file:DIR" or "nats://[user:pass@]host:port[,...]/BUCKET" (tls://
+// too). ErrInvalid for any other text; ErrStore for a store that is not there or
+// cannot be reached.
+func OpenStore(url string, opts StoreURLOptions) (*Store, error) {
+	c := (*C.lj_store_url_options_t)(C.malloc(C.sizeof_lj_store_url_options_t))
+	defer C.free(unsafe.Pointer(c))
+	C.lj_store_url_options_init(c, C.LJ_STORE_URL_OPTIONS_VERSION)
+	var frees []unsafe.Pointer
+	defer func() {
+		for _, p := range frees {
+			C.free(p)
+		}
+	}()
+	text := func(s string, p **C.char, n *C.size_t) {
+		if s == "" {
+			return
+		}
+		*p, *n = cString(s)
+		frees = append(frees, unsafe.Pointer(*p))
+	}
+	text(opts.CredentialsFile, &c.credentials_file, &c.credentials_file_len)
+	text(opts.TLSCAFile, &c.tls_ca_file, &c.tls_ca_file_len)
+	text(opts.TLSCertFile, &c.tls_cert_file, &c.tls_cert_file_len)
+	text(opts.TLSKeyFile, &c.tls_key_file, &c.tls_key_file_len)
+	c.create = C.int32_t(flag(opts.Create))
+	c.refuse_unfenced = C.int32_t(flag(opts.RefuseUnfenced))
+	u, n := cString(url)
+	defer C.free(unsafe.Pointer(u))
+	var out *C.lj_store_t
+	var cerr *C.lj_error_t
+	if err := errorOf(C.lj_store_open_url(&out, u, n, c, &cerr), cerr); err != nil {
+		return nil, err
+	}
+	return newStore(out, nil), nil
+}
+
 // Close closes the store; later calls fail with ErrInvalid. Closing twice is fine.
 func (s *Store) Close() error {
 	// A heartbeat renews on a thread of its own: stop each before the store goes.

@@ -303,3 +303,36 @@ func TestStoreConcurrentAndFinalized(t *testing.T) {
 	runtime.GC()
 	runtime.GC()
 }
+
+func TestOpenStoreByURL(t *testing.T) {
+	dir := t.TempDir()
+	mem, err := OpenStore("mem:", StoreURLOptions{})
+	must(t, err)
+	mem.Close()
+	// A mistyped directory is refused, and nothing is made, unless creation is asked.
+	typo := filepath.Join(dir, "typo")
+	if _, err := OpenStore("file:"+typo, StoreURLOptions{}); !errors.Is(err, ErrStore) {
+		t.Fatalf("a missing directory: %v", err)
+	}
+	if _, err := os.Stat(typo); !os.IsNotExist(err) {
+		t.Fatalf("the missing directory was made: %v", err)
+	}
+	made, err := OpenStore("file:"+typo, StoreURLOptions{Create: true})
+	must(t, err)
+	made.Close()
+	if st, err := os.Stat(typo); err != nil || !st.IsDir() {
+		t.Fatalf("the directory was not made: %v", err)
+	}
+	for _, bad := range []string{"", "memory", "mem:\x00", "file:", "nats://127.0.0.1:4222", "redis://x/y",
+		"\xff\xfe", strings.Repeat("x", 1<<20)} {
+		if _, err := OpenStore(bad, StoreURLOptions{}); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("%.40q: %v", bad, err)
+		}
+	}
+	if _, err := OpenStore("mem:", StoreURLOptions{TLSCAFile: "a\x00b"}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a TLS file with a NUL: %v", err)
+	}
+	if _, err := OpenStore("nats://127.0.0.1:1/bucket", StoreURLOptions{}); !errors.Is(err, ErrStore) {
+		t.Fatalf("no server: %v", err)
+	}
+}

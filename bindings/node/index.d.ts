@@ -236,8 +236,20 @@ export declare class Store {
   close(): void;
 }
 
-/** "mem:", "file:DIR" or "nats://[user:pass@]host:port[,...]/BUCKET". */
-export declare function openStore(url: string): Store;
+/** What openStore takes beside the URL. */
+export interface StoreUrlOptions {
+  /** Make a missing file: directory or NATS bucket (default: refuse it, LJ_ESTORE). */
+  create?: boolean;
+  credentialsFile?: string;
+  tlsCaFile?: string;
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
+  /** Refuse writes on a replicated bucket of a nats-server before 2.9.21. */
+  refuseUnfenced?: boolean;
+}
+
+/** "mem:", "file:DIR" or "nats://[user:pass@]host:port[,...]/BUCKET" (tls:// too). */
+export declare function openStore(url: string, options?: StoreUrlOptions): Store;
 
 /** A lock this process holds. */
 export declare class HeldLock {

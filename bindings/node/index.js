@@ -252,17 +252,21 @@ class Store {
   close() { native.storeClose(this[storeHandle]); }
 }
 
-/** A store by its URL: "mem:", "file:DIR" or "nats://[user:pass@]host:port[,...]/BUCKET". */
-function openStore(url) {
-  if (typeof url !== 'string') throw typeError('url must be a string');
-  if (url === 'mem:') return Store.memory();
-  if (url.startsWith('file:')) return Store.file(url.slice(5));
-  if (url.startsWith('nats://') || url.startsWith('tls://')) {
-    const slash = url.lastIndexOf('/');
-    if (slash < url.indexOf('//') + 2) throw rangeError(`${url} names no bucket (nats://host:port/BUCKET)`);
-    return Store.nats({urls: url.slice(0, slash), bucket: url.slice(slash + 1)});
+/**
+ * A store by its URL, the library's one grammar (the command's --store): "mem:",
+ * "file:DIR" or "nats://[user:pass@]host:port[,...]/BUCKET" (tls:// too). A file:
+ * directory or NATS bucket that does not exist is refused (LJ_ESTORE) unless
+ * options.create; options also take credentialsFile, tlsCaFile, tlsCertFile,
+ * tlsKeyFile and refuseUnfenced.
+ */
+function openStore(url, options) {
+  try {
+    return new Store(native.storeOpenUrl(url, options));
+  } catch (e) {
+    // A URL or option the library refuses is a value out of range, as elsewhere here.
+    if (e.code === 'LJ_EINVAL' && !(e instanceof TypeError)) throw rangeError(e.message);
+    throw e;
   }
-  throw rangeError(`${url} is no store URL (mem:, file:DIR, nats://host:port/BUCKET)`);
 }
 
 // --- the lock's life --------------------------------------------------------------------------

@@ -193,6 +193,51 @@ static napi_value store_nats(napi_env env, napi_callback_info info) {
   return wrap_store(env, rc, store, err);
 }
 
+/* storeOpenUrl(url, { create, credentialsFile, tlsCaFile, tlsCertFile, tlsKeyFile,
+ * refuseUnfenced }): the library's one URL grammar and its rules. */
+static napi_value store_open_url(napi_env env, napi_callback_info info) {
+  napi_value args[2];
+  size_t argc = 2;
+  ljn_text url, texts[4];
+  lj_store_url_options_t opts;
+  lj_store_t* store = NULL;
+  lj_error_t* err = NULL;
+  static const char* const names[] = {"credentialsFile", "tlsCaFile", "tlsCertFile", "tlsKeyFile"};
+  LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
+  lj_store_url_options_init(&opts, LJ_STORE_URL_OPTIONS_VERSION);
+  const char** ptrs[4] = {&opts.credentials_file, &opts.tls_ca_file, &opts.tls_cert_file, &opts.tls_key_file};
+  size_t* lens[4] = {&opts.credentials_file_len, &opts.tls_ca_file_len, &opts.tls_cert_file_len,
+                     &opts.tls_key_file_len};
+  ljn_text_init(&url);
+  for (int k = 0; k < 4; k++) ljn_text_init(&texts[k]);
+  int failed = ljn_text_of(env, argc < 1 ? NULL : args[0], "url", LJN_TEXT_MAX, false, &url) != 0;
+  if (!failed && argc >= 2 && ljn_type(env, args[1]) != napi_undefined) {
+    if (ljn_type(env, args[1]) != napi_object) {
+      ljn_throw_type(env, "the store options must be an object");
+      failed = 1;
+    }
+    for (int k = 0; k < 4 && !failed; k++) {
+      napi_value v;
+      if (napi_get_named_property(env, args[1], names[k], &v) != napi_ok) failed = 1;
+      if (!failed && ljn_type(env, v) != napi_undefined) {
+        failed = ljn_text_of(env, v, names[k], LJN_TEXT_MAX, false, &texts[k]) != 0;
+        *ptrs[k] = texts[k].data;
+        *lens[k] = texts[k].len;
+      }
+    }
+    int64_t create = 0, refuse = 0;
+    if (!failed) failed = nats_number(env, args[1], "create", &create) != 0;
+    if (!failed) failed = nats_number(env, args[1], "refuseUnfenced", &refuse) != 0;
+    opts.create = create != 0;
+    opts.refuse_unfenced = refuse != 0;
+  }
+  int rc = failed ? 1 : lj_store_open_url(&store, url.data, url.len, &opts, &err);
+  ljn_text_release(&url);
+  ljn_texts_release(texts, 4);
+  if (rc == 1) return NULL;
+  return wrap_store(env, rc, store, err);
+}
+
 static napi_value store_close(napi_env env, napi_callback_info info) {
   napi_value arg, undefined;
   size_t argc = 1;
@@ -507,7 +552,7 @@ static napi_value lock_state(napi_env env, napi_callback_info info) {
 
 int ljn_store_init(napi_env env, napi_value exports) {
   static const ljn_function fns[] = {
-      {"storeMemory", store_memory}, {"storeFile", store_file},     {"storeNats", store_nats},
+      {"storeMemory", store_memory}, {"storeFile", store_file},     {"storeNats", store_nats}, {"storeOpenUrl", store_open_url},
       {"storeClose", store_close},   {"storeGet", store_get},       {"storeCreate", store_create},
       {"storeUpdate", store_update}, {"storeRemove", store_remove}, {"storeKeys", store_keys},
       {"lockAcquire", lock_acquire}, {"lockRenew", lock_renew},     {"lockRelease", lock_release},

@@ -296,7 +296,10 @@ test("processAlive and machineId", () => {
 test("stores: create, get, update, remove, keys, with lost races as errors", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lj-node-"));
   try {
-    for (const store of [lj.openStore("mem:"), lj.openStore(`file:${dir}/store`), lj.Store.memory()]) {
+    // A file: directory that is not there is refused, and nothing is made, unless asked.
+    throwsCode(() => lj.openStore(`file:${dir}/typo`), Error, "LJ_ESTORE", /does not exist/);
+    assert.strictEqual(fs.existsSync(path.join(dir, "typo")), false);
+    for (const store of [lj.openStore("mem:"), lj.openStore(`file:${dir}/store`, {create: true}), lj.Store.memory()]) {
       const r1 = store.create("a.b", "one");
       assert.ok(r1 > 0);
       throwsCode(() => store.create("a.b", "again"), Error, "LJ_EEXISTS");
@@ -315,7 +318,11 @@ test("stores: create, get, update, remove, keys, with lost races as errors", () 
       throwsCode(() => store.get("a.b"), Error, "LJ_EINVAL", /closed/);
     }
     throwsCode(() => lj.openStore("redis://x"), RangeError, "LJ_EINVAL");
-    throwsCode(() => lj.openStore("nats://127.0.0.1:1"), RangeError, "LJ_EINVAL", /no bucket/);
+    throwsCode(() => lj.openStore("nats://127.0.0.1:1"), RangeError, "LJ_EINVAL", /BUCKET/);
+    throwsCode(() => lj.openStore("mem:\0"), RangeError, "LJ_EINVAL", /NUL/);
+    throwsCode(() => lj.openStore("mem:", 5), TypeError, "LJ_EINVAL");
+    throwsCode(() => lj.openStore("mem:", {tlsCaFile: 5}), TypeError, "LJ_EINVAL");
+    throwsCode(() => lj.openStore(undefined), TypeError, "LJ_EINVAL");
     fs.writeFileSync(path.join(dir, "plain"), "");
     throwsCode(() => lj.Store.file(path.join(dir, "plain")), Error, "LJ_EIO");
     assert.throws(() => new lj.Store(), TypeError);

@@ -9,7 +9,8 @@
  *   - lj_store_file_open: a directory of files, for locks on one machine (one file
  *     per key holding "lj1 <revision>\n" and the value; writes under flock(2));
  *   - lj_store_from_callbacks: any store the caller has (a database, a Go value);
- *   - lj_nats_store_open (lj_nats.h): a NATS JetStream key/value bucket.
+ *   - lj_nats_store_open (lj_nats.h): a NATS JetStream key/value bucket;
+ *   - lj_store_open_url: any of these by its URL, the one grammar of every door.
  * An lj_store_t may be used from several threads at once when its backend can:
  * the memory and file stores can; a callback store can when its callbacks can.
  */
@@ -93,6 +94,47 @@ LJ_API int lj_store_memory_open(lj_store_t **out, lj_error_t **err);
 /* The file store in directory dir (created, one level, when missing). LJ_EIO when
  * it cannot be made or is not a directory. */
 LJ_API int lj_store_file_open(lj_store_t **out, const char *dir, size_t dir_len, lj_error_t **err);
+
+/*
+ * A store by its URL, the grammar the command, the bash builtin and the Go, Python
+ * and Node packages all open stores with:
+ *   mem:                                          a store in this process, empty
+ *   file:DIR                                      a directory of files
+ *   nats://[user:pass@]host:port[,host:port...]/BUCKET   a NATS bucket (tls:// for TLS)
+ * A store that is not there is refused, never made, unless create is set: a file:
+ * directory that does not exist, a NATS bucket that does not exist (LJ_ESTORE,
+ * naming it). Any other text, a NUL byte in it, or an option that is no path:
+ * LJ_EINVAL saying which form it misses. Messages show a password as ***.
+ */
+#define LJ_STORE_URL_OPTIONS_VERSION 1
+typedef struct lj_store_url_options_t {
+  uint32_t version; /* LJ_STORE_URL_OPTIONS_VERSION */
+  int32_t create;   /* non-zero: make a missing file: directory (one level) or NATS
+                       bucket (one replica, history 1). Default 0. */
+  /* NATS (ignored by the other stores); (pointer, length), NULL or 0: not set. */
+  const char *credentials_file;
+  size_t credentials_file_len;
+  const char *tls_ca_file;
+  size_t tls_ca_file_len;
+  const char *tls_cert_file;
+  size_t tls_cert_file_len;
+  const char *tls_key_file;
+  size_t tls_key_file_len;
+  int32_t refuse_unfenced; /* as lj_nats_options_t's */
+  void (*note)(const char *line, size_t line_len, void *payload); /* as lj_nats_options_t's */
+  void *note_payload;
+} lj_store_url_options_t;
+#define LJ_STORE_URL_OPTIONS_INIT \
+  {LJ_STORE_URL_OPTIONS_VERSION, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL}
+/* Fill opts with the defaults. LJ_EINVAL for NULL; LJ_EVERSION for an unknown version. */
+LJ_API int lj_store_url_options_init(lj_store_url_options_t *opts, uint32_t version);
+/* Open the store url names (url_len bytes; opts NULL: the defaults). *out is the
+ * caller's, closed with lj_store_destroy. LJ_EINVAL for NULL out or url, and as
+ * above; LJ_ESTORE, LJ_EIO when the store cannot be opened; LJ_EUNSUPPORTED for a
+ * NATS URL in a build without NATS. */
+LJ_API int lj_store_open_url(lj_store_t **out, const char *url, size_t url_len, const lj_store_url_options_t *opts,
+                             lj_error_t **err);
+
 /* Close the store; NULL does nothing. */
 LJ_API void lj_store_destroy(lj_store_t *store);
 

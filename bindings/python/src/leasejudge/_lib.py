@@ -124,6 +124,16 @@ class NatsOptions(ctypes.Structure):
                 ("create_bucket", _i32), ("history", _i32), ("replicas", _i32)]
 
 
+NOTE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, _sz, _vp)
+
+
+class StoreUrlOptions(ctypes.Structure):
+    _fields_ = [("version", _u32), ("create", _i32), ("credentials_file", _cp), ("credentials_file_len", _sz),
+                ("tls_ca_file", _cp), ("tls_ca_file_len", _sz), ("tls_cert_file", _cp),
+                ("tls_cert_file_len", _sz), ("tls_key_file", _cp), ("tls_key_file_len", _sz),
+                ("refuse_unfenced", _i32), ("note", NOTE_FN), ("note_payload", _vp)]
+
+
 KEYS_FN = ctypes.CFUNCTYPE(_int, _vp, _vp)
 GET_FN = ctypes.CFUNCTYPE(_int, _vp, _vp, _sz, _vp)
 UPDATE_FN = ctypes.CFUNCTYPE(_int, ctypes.POINTER(_u64), _vp, _sz, _vp, _sz, _u64, _vp)
@@ -210,6 +220,8 @@ PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "lj_store_from_callbacks": (_int, [c_void_pp, _P(StoreCallbacks), _vp, _ERR]),
     "lj_store_memory_open": (_int, [c_void_pp, _ERR]),
     "lj_store_file_open": (_int, [c_void_pp, _cp, _sz, _ERR]),
+    "lj_store_url_options_init": (_int, [_P(StoreUrlOptions), _u32]),
+    "lj_store_open_url": (_int, [c_void_pp, _cp, _sz, _P(StoreUrlOptions), _ERR]),
     "lj_store_destroy": (None, [_vp]),
     "lj_store_get": (_int, _OUT_STR + [_P(_u64), _vp, _cp, _sz, _ERR]),
     "lj_store_create": (_int, [_P(_u64), _vp, _cp, _sz, _cp, _sz, _ERR]),

@@ -165,22 +165,29 @@ def nats_store(urls: Optional[Text], bucket: Text, *, create_bucket: bool = Fals
     return Store(out.value or 0)
 
 
-def open_store(url: str, **nats_options: Any) -> Store:
-    """A store by its URL, as the command and the Node package name them: "mem:",
-    "file:DIR" or "nats://[user:pass@]host:port[,...]/BUCKET" (tls:// too; nats_options
-    as nats_store takes them). ValueError for any other text."""
+def open_store(url: str, *, create: bool = False, credentials_file: Optional[Text] = None,
+               tls_ca_file: Optional[Text] = None, tls_cert_file: Optional[Text] = None,
+               tls_key_file: Optional[Text] = None, refuse_unfenced: bool = False) -> Store:
+    """A store by its URL, the library's one grammar (the command's --store): "mem:",
+    "file:DIR" or "nats://[user:pass@]host:port[,...]/BUCKET" (tls:// too). A file:
+    directory or NATS bucket that does not exist is refused (StoreError), and nothing
+    is made, unless create. InvalidArgumentError (a ValueError) for any other text."""
     if not isinstance(url, str):
         raise TypeError("url must be a str, not %s" % type(url).__name__)
-    if url == "mem:":
-        return memory_store()
-    if url.startswith("file:"):
-        return file_store(url[len("file:"):])
-    if url.startswith(("nats://", "tls://")):
-        slash = url.rfind("/")
-        if slash < url.index("//") + 2:
-            raise ValueError("%s names no bucket (nats://host:port/BUCKET)" % url)
-        return nats_store(url[:slash], url[slash + 1:], **nats_options)
-    raise ValueError("%s is no store URL (mem:, file:DIR, nats://host:port/BUCKET)" % url)
+    raw = _lib.data(url, "url")
+    opts, keep = _lib.StoreUrlOptions(), []
+    _lib.call_plain("lj_store_url_options_init", ctypes.byref(opts), 1)
+    for fname, value in (("credentials_file", credentials_file), ("tls_ca_file", tls_ca_file),
+                         ("tls_cert_file", tls_cert_file), ("tls_key_file", tls_key_file)):
+        data = _lib.optional_data(value, fname)
+        if data:
+            keep.append(data)
+            setattr(opts, fname, data)
+            setattr(opts, fname + "_len", len(data))
+    opts.create, opts.refuse_unfenced = int(bool(create)), int(bool(refuse_unfenced))
+    out = ctypes.c_void_p()
+    _lib.call("lj_store_open_url", ctypes.byref(out), raw, len(raw), ctypes.byref(opts))
+    return Store(out.value or 0)
 
 
 # --- a store over Python methods -------------------------------------------------------------

@@ -1,0 +1,65 @@
+// The C ABI's store by its URL: translates to leasejudge::open_store_url.
+#include <string>
+#include <string_view>
+
+#include "internal.hpp"
+#include "leasejudge/store_url.hpp"
+#include "options.hpp"
+#include "store_handle.hpp"
+
+using namespace leasejudge::capi;
+
+namespace {
+
+const OptionsVersions<lj_store_url_options_t, 1> url_options_versions{
+    "lj_store_url_options_t", LJ_STORE_URL_OPTIONS_INIT, {sizeof(lj_store_url_options_t)}};
+
+// A path option: (pointer, length), not set for NULL or 0; false for NULL with a
+// length or a NUL inside.
+bool path_option(const char* p, size_t len, std::string& out) {
+  std::string_view v;
+  if (!view_of(p, len, v) || v.find('\0') != std::string_view::npos) return false;
+  out.assign(v);
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+LJ_API int lj_store_url_options_init(lj_store_url_options_t* opts, uint32_t version) {
+  return init_options(opts, version, url_options_versions);
+}
+
+LJ_API int lj_store_open_url(lj_store_t** out, const char* url, size_t url_len, const lj_store_url_options_t* in,
+                             lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  std::string_view u;
+  if (url == nullptr || !view_of(url, url_len, u)) return fail(err, LJ_EINVAL, "url is NULL");
+  lj_store_url_options_t opts;
+  if (int rc = read_options(opts, in, url_options_versions, err); rc != LJ_OK) return rc;
+  return guard(err, [&] {
+    leasejudge::StoreUrlOptions o;
+    o.create = opts.create != 0;
+    if (!path_option(opts.credentials_file, opts.credentials_file_len, o.credentials_file) ||
+        !path_option(opts.tls_ca_file, opts.tls_ca_file_len, o.tls_ca_file) ||
+        !path_option(opts.tls_cert_file, opts.tls_cert_file_len, o.tls_cert_file) ||
+        !path_option(opts.tls_key_file, opts.tls_key_file_len, o.tls_key_file)) {
+      return fail(err, LJ_EINVAL, "a credentials or TLS file is not a path");
+    }
+    o.refuse_unfenced = opts.refuse_unfenced != 0;
+    if (opts.note != nullptr) {
+      auto note = opts.note;
+      void* payload = opts.note_payload;
+      o.note = [note, payload](std::string_view line) { note(line.data(), line.size(), payload); };
+    }
+    auto store = leasejudge::open_store_url(u, o);
+    if (!store) return fail(err, store.error());
+    *out = adopt_store(std::move(store).value());
+    return LJ_OK;
+  });
+}
+
+}  // extern "C"
