@@ -104,7 +104,10 @@ def test_library_on_the_loader_path(venv):
         rc, out, err = run(venv, "import ctypes.util; print(ctypes.util.find_library('leasejudge'))",
                            LD_LIBRARY_PATH=d)
         if rc != 0 or out == ["None"]:
-            pytest.skip("find_library does not read LD_LIBRARY_PATH here (no ld or gcc)")
+            why = "find_library does not read LD_LIBRARY_PATH here (no ld or gcc)"
+            if os.environ.get("CI") == "true":
+                pytest.fail(why + " (under CI=true a test that cannot run fails)")
+            pytest.skip(why)
         rc, out, err = run(venv, JUDGE, LD_LIBRARY_PATH=d)
         assert rc == 0, err
         assert "leasejudge" in out[0] and out[2] == WANT
