@@ -93,19 +93,7 @@ struct Child {
   }
 
   // The child's next report line ("" after 20 s or at its end).
-  std::string line() {
-    std::string s;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd p{out, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      char c;
-      if (::read(out, &c, 1) != 1) return s;
-      if (c == '\n') return s;
-      s.push_back(c);
-    }
-    return s;
-  }
+  std::string line() { return test::read_line(out, std::chrono::seconds(20)); }
 
   void kill() {
     if (pid <= 0) return;

@@ -117,19 +117,7 @@ struct Racer {
   void send(const char* line) const { CHECK(::write(in, line, std::strlen(line)) == ssize_t(std::strlen(line))); }
 
   // Its next line ("" after 30 s or at its end).
-  std::string line() const {
-    std::string s;
-    auto deadline = Steady::now() + std::chrono::seconds(30);
-    while (Steady::now() < deadline) {
-      pollfd p{out, POLLIN, 0};
-      if (::poll(&p, 1, 100) <= 0) continue;
-      char c;
-      if (::read(out, &c, 1) != 1) return s;
-      if (c == '\n') return s;
-      s.push_back(c);
-    }
-    return s;
-  }
+  std::string line() const { return test::read_line(out, std::chrono::seconds(30)); }
 
   ~Racer() {
     if (in >= 0) ::close(in);  // its end of input: it leaves

@@ -3,9 +3,11 @@
 // placed at given descriptors. Private to the tests.
 #pragma once
 
+#include <poll.h>
 #include <spawn.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +43,22 @@ inline pid_t spawn_self(const std::string& test_case, const std::vector<std::str
   int rc = posix_spawn(&pid, self_path, &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   return rc == 0 ? pid : 0;
+}
+
+// The next line a child writes on fd, without its end ("" after `patience`, or when
+// the child closes it).
+inline std::string read_line(int fd, std::chrono::seconds patience) {
+  std::string s;
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char c;
+    if (::read(fd, &c, 1) != 1) return s;
+    if (c == '\n') return s;
+    s.push_back(c);
+  }
+  return s;
 }
 
 }  // namespace leasejudge::test

@@ -31,15 +31,8 @@ func init() {
 // (each is a key's last value) with an ordered consumer, as nats.go delivers them,
 // until none is pending; it decides and writes nothing.
 func runNatsConsume(url, bucket, node string) {
-	nc, err := nats.Connect(url)
-	if err != nil {
-		fail("connecting to %s: %v", url, err)
-	}
+	nc, js := connect(url)
 	defer nc.Close()
-	js, err := nc.JetStream()
-	if err != nil {
-		fail("JetStream: %v", err)
-	}
 	var keys, valueBytes int
 	done := make(chan struct{})
 	prefix := "$KV." + bucket + "."
@@ -67,16 +60,22 @@ func runNatsConsume(url, bucket, node string) {
 		keys, took.Seconds(), valueBytes, ru.Maxrss)
 }
 
-func runNatsSeed(url, bucket, node string, before time.Time, decisionsPath string) {
+// connect is a connection to url and its JetStream context, or the end of the program.
+func connect(url string) (*nats.Conn, nats.JetStreamContext) {
 	nc, err := nats.Connect(url)
 	if err != nil {
 		fail("connecting to %s: %v", url, err)
 	}
-	defer nc.Close()
 	js, err := nc.JetStream()
 	if err != nil {
 		fail("JetStream: %v", err)
 	}
+	return nc, js
+}
+
+func runNatsSeed(url, bucket, node string, before time.Time, decisionsPath string) {
+	nc, js := connect(url)
+	defer nc.Close()
 	kv, err := js.KeyValue(bucket)
 	if err != nil {
 		fail("the bucket %s: %v", bucket, err)

@@ -70,6 +70,24 @@ func cString(s string) (*C.char, C.size_t) {
 	return C.CString(s), C.size_t(len(s))
 }
 
+// cTexts holds the C copies of an options struct's optional strings until free.
+type cTexts []unsafe.Pointer
+
+// set points (p, n) at a C copy of s; an empty s leaves them unset.
+func (t *cTexts) set(s string, p **C.char, n *C.size_t) {
+	if s == "" {
+		return
+	}
+	*p, *n = cString(s)
+	*t = append(*t, unsafe.Pointer(*p))
+}
+
+func (t cTexts) free() {
+	for _, p := range t {
+		C.free(p)
+	}
+}
+
 // OwnerToken is the step owner token of pid on this node (0: this process), from
 // the kernel's record of its start. ErrNotFound when there is no such process.
 func OwnerToken(pid int) (string, error) {

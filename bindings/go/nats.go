@@ -46,19 +46,9 @@ func OpenNATSStore(opts NATSOptions) (*Store, error) {
 	c := (*C.lj_nats_options_t)(C.malloc(C.sizeof_lj_nats_options_t))
 	defer C.free(unsafe.Pointer(c))
 	C.lj_nats_options_init(c, C.LJ_NATS_OPTIONS_VERSION)
-	var frees []unsafe.Pointer
-	defer func() {
-		for _, p := range frees {
-			C.free(p)
-		}
-	}()
-	text := func(s string, p **C.char, n *C.size_t) {
-		if s == "" {
-			return
-		}
-		*p, *n = cString(s)
-		frees = append(frees, unsafe.Pointer(*p))
-	}
+	var texts cTexts
+	defer texts.free()
+	text := texts.set
 	ms := func(d time.Duration, out *C.int64_t) {
 		if d > 0 {
 			*out = C.int64_t((d + time.Millisecond - 1) / time.Millisecond)

@@ -183,19 +183,9 @@ func OpenStore(url string, opts StoreURLOptions) (*Store, error) {
 	c := (*C.lj_store_url_options_t)(C.malloc(C.sizeof_lj_store_url_options_t))
 	defer C.free(unsafe.Pointer(c))
 	C.lj_store_url_options_init(c, C.LJ_STORE_URL_OPTIONS_VERSION)
-	var frees []unsafe.Pointer
-	defer func() {
-		for _, p := range frees {
-			C.free(p)
-		}
-	}()
-	text := func(s string, p **C.char, n *C.size_t) {
-		if s == "" {
-			return
-		}
-		*p, *n = cString(s)
-		frees = append(frees, unsafe.Pointer(*p))
-	}
+	var texts cTexts
+	defer texts.free()
+	text := texts.set
 	text(opts.CredentialsFile, &c.credentials_file, &c.credentials_file_len)
 	text(opts.TLSCAFile, &c.tls_ca_file, &c.tls_ca_file_len)
 	text(opts.TLSCertFile, &c.tls_cert_file, &c.tls_cert_file_len)

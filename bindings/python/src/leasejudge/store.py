@@ -134,6 +134,17 @@ def file_store(directory: "Text | os.PathLike[str]") -> Store:
     return Store(out.value or 0)
 
 
+def _set_texts(opts: Any, keep: list[bytes], fields: Any) -> None:
+    """Each (field, text) given set as the struct's (pointer, length) pair; the bytes
+    kept alive in keep for the call."""
+    for fname, value in fields:
+        raw = _lib.optional_data(value, fname)
+        if raw:
+            keep.append(raw)
+            setattr(opts, fname, raw)
+            setattr(opts, fname + "_len", len(raw))
+
+
 def nats_store(urls: Optional[Text], bucket: Text, *, create_bucket: bool = False, history: int = 1,
                replicas: int = 1, credentials_file: Optional[Text] = None, tls: bool = False,
                tls_ca_file: Optional[Text] = None, tls_cert_file: Optional[Text] = None,
@@ -147,14 +158,8 @@ def nats_store(urls: Optional[Text], bucket: Text, *, create_bucket: bool = Fals
     opts, keep = _lib.NatsOptions(), [_lib.data(bucket, "bucket")]
     _lib.call_plain("lj_nats_options_init", ctypes.byref(opts), 1)
     opts.bucket, opts.bucket_len = keep[0], len(keep[0])
-    for fname, value in (("urls", urls), ("credentials_file", credentials_file),
-                         ("tls_ca_file", tls_ca_file), ("tls_cert_file", tls_cert_file),
-                         ("tls_key_file", tls_key_file), ("name", name)):
-        raw = _lib.optional_data(value, fname)
-        if raw:
-            keep.append(raw)
-            setattr(opts, fname, raw)
-            setattr(opts, fname + "_len", len(raw))
+    _set_texts(opts, keep, (("urls", urls), ("credentials_file", credentials_file), ("tls_ca_file", tls_ca_file),
+                            ("tls_cert_file", tls_cert_file), ("tls_key_file", tls_key_file), ("name", name)))
     for fname, ms in (("connect_timeout_ms", connect_timeout_ms), ("request_timeout_ms", request_timeout_ms),
                       ("list_timeout_ms", list_timeout_ms), ("reconnect_wait_ms", reconnect_wait_ms)):
         setattr(opts, fname, _lib.int64(ms, fname))
@@ -177,13 +182,8 @@ def open_store(url: str, *, create: bool = False, credentials_file: Optional[Tex
     raw = _lib.data(url, "url")
     opts, keep = _lib.StoreUrlOptions(), []
     _lib.call_plain("lj_store_url_options_init", ctypes.byref(opts), 1)
-    for fname, value in (("credentials_file", credentials_file), ("tls_ca_file", tls_ca_file),
-                         ("tls_cert_file", tls_cert_file), ("tls_key_file", tls_key_file)):
-        data = _lib.optional_data(value, fname)
-        if data:
-            keep.append(data)
-            setattr(opts, fname, data)
-            setattr(opts, fname + "_len", len(data))
+    _set_texts(opts, keep, (("credentials_file", credentials_file), ("tls_ca_file", tls_ca_file),
+                            ("tls_cert_file", tls_cert_file), ("tls_key_file", tls_key_file)))
     opts.create, opts.refuse_unfenced = int(bool(create)), int(bool(refuse_unfenced))
     out = ctypes.c_void_p()
     _lib.call("lj_store_open_url", ctypes.byref(out), raw, len(raw), ctypes.byref(opts))
