@@ -443,7 +443,7 @@ static void bad_plan_options(int (*call)(const lj_step_plan_options_t *, lj_erro
   o.bound_seconds = INT64_MAX;
   REFUSED(call(&o, &err), LJ_EINVAL);
   o = plan_options();
-  o.rule = 2;
+  o.rule = 3;
   REFUSED(call(&o, &err), LJ_EINVAL);
   o.rule = -1;
   REFUSED(call(&o, &err), LJ_EINVAL);

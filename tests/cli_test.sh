@@ -66,6 +66,8 @@ usage_case() {  # EXPECTED-STDERR ARGS...
 usage_case "leasejudge step sweep: --node N is required (see leasejudge step sweep --help)" step sweep --store mem:
 usage_case "leasejudge lock judge: --now 2024-05-01 is no RFC 3339 time (see leasejudge lock judge --help)" \
   lock judge --now 2024-05-01
+usage_case "leasejudge step plan: --rule not-self needs --owner TOKEN: without it every owner but this shell is taken for gone (see leasejudge step plan --help)" \
+  step plan --node n1 --rule not-self /dev/null
 usage_case "leasejudge step export: opening bogus:x: not a store URL (mem:, file:DIR, nats://[user:pass@]host:port[,host:port...]/BUCKET) (see leasejudge step export --help)" \
   step export --store bogus:x
 usage_case "leasejudge step plan: --threads 0 is no count from 1 to 64 (see leasejudge step plan --help)" \

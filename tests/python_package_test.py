@@ -805,3 +805,25 @@ def test_no_leak_or_crash_over_many_calls():
 
 if __name__ == "__main__":
     python_support.run_pytest(__file__)
+
+
+def test_the_default_rule_never_ends_a_live_owners_step():
+    # A step whose owner is a process running now on this node (this test's parent):
+    # a sweep naming no owner judges by provably-dead, the library's default, and
+    # leaves it; only a caller naming its own token gets not-self.
+    live = lj.owner_token(os.getppid())
+    store = lj.memory_store()
+    store.create("node-a.l0", STEP % ("l0", "running", live))
+    report = lj.sweep(store, "node-a")
+    assert report.counts.ends == 0 and report.counts.leaves == 1
+    assert json.loads(store.get("node-a.l0").value)["state"] == "running"
+    plan = lj.plan_lines(b'{"key":"node-a.l0","revision":1,"value":' + json.dumps(
+        json.loads(STEP % ("l0", "running", live))).encode() + b'}\n', node="node-a")
+    assert plan.summary.ends == 0
+    with pytest.raises(lj.InvalidArgumentError, match="not-self"):
+        lj.sweep(store, "node-a", rule="not-self")
+    report = lj.sweep(store, "node-a", owner=ME, rule="not-self", before=BEFORE, now=NOW)
+    assert report.counts.ends == 1
+    assert lj.StepRule("provably-dead") is lj.StepRule.PROVABLY_DEAD
+    with pytest.raises(ValueError):
+        lj.StepRule("nobody")

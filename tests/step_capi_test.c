@@ -137,12 +137,23 @@ static void test_plan_one(void) {
   const char *old_ask = "{\"id\":\"x\",\"tool\":\"check ask\",\"state\":\"running\",\"started\":\"2024-05-01T10:59:59Z\"}";
 
   CHECK(lj_step_plan_options_init(&bad, LJ_STEP_PLAN_OPTIONS_VERSION) == LJ_OK);
-  CHECK(bad.bound_seconds == 3600 && bad.rule == LJ_STEP_RULE_NOT_SELF && bad.now_ns == LJ_STEP_DEFAULT_TIME);
+  CHECK(bad.bound_seconds == 3600 && bad.rule == LJ_STEP_RULE_BY_OWNER && bad.now_ns == LJ_STEP_DEFAULT_TIME);
   CHECK(lj_step_plan_options_init(&bad, 99) == LJ_EVERSION);
   CHECK(lj_step_plan_options_init(NULL, LJ_STEP_PLAN_OPTIONS_VERSION) == LJ_EINVAL);
 
   CHECK(lj_step_plan(&a, &why, &why_len, &said, &said_len, S("n1.h"), other, strlen(other), &o, &err) == LJ_OK);
   CHECK(a.action == LJ_STEP_END && a.reason == LJ_STEP_OWNER_NOT_SELF);
+  /* The default rule, by-owner: not-self with an owner named (above), provably-dead
+   * without one: another owner that cannot be proven gone keeps its step. */
+  bad = o;
+  bad.owner = NULL;
+  bad.owner_len = 0;
+  CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, strlen(other), &bad, NULL) == LJ_OK);
+  CHECK(a.action == LJ_STEP_LEAVE && a.reason == LJ_STEP_OWNER_UNKNOWN);
+  /* Not-self needs the owner named: without it every owner would be taken for gone. */
+  bad.rule = LJ_STEP_RULE_NOT_SELF;
+  CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, strlen(other), &bad, &err),
+                     LJ_EINVAL, &err, NULL));
   CHECK(strcmp(why, RESTART) == 0 && why_len == strlen(RESTART));
   CHECK(strncmp(said, "its owner o.1.2 is not this process 0b5c3e0e-", 45) == 0 && said_len == strlen(said));
   lj_free(why);
@@ -852,7 +863,12 @@ static void test_end_stale(void) {
   bad.bound_seconds = -5;
   CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), BEFORE_NS, &bad, &err), LJ_EINVAL, &err, NULL));
   bad = o;
-  bad.rule = 2;
+  bad.rule = 3;
+  CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), BEFORE_NS, &bad, &err), LJ_EINVAL, &err, NULL));
+  bad = o;
+  bad.rule = LJ_STEP_RULE_NOT_SELF;
+  bad.owner = NULL;
+  bad.owner_len = 0;
   CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), BEFORE_NS, &bad, &err), LJ_EINVAL, &err, NULL));
   bad = o;
   bad.owner = NULL;

@@ -305,7 +305,7 @@ export interface StepPlanOptions {
   now?: Date|bigint;
   /** How long an asker waits; default 3600. */
   boundSeconds?: number;
-  rule?: 'not-self'|'provably-dead';
+  rule?: 'by-owner'|'not-self'|'provably-dead';
   startToleranceMs?: number;
   threads?: number;
 }

@@ -342,7 +342,8 @@ function nsOf(t, what) {
 
 const RULES = {
   'not-self': 0,
-  'provably-dead': 1
+  'provably-dead': 1,
+  'by-owner': 2
 };
 
 /**
@@ -350,14 +351,15 @@ const RULES = {
  * ({"key","revision","value"} each): { lines: Buffer of one
  * {"key","action","why"} line per entry, summary: { ends, deletes, leaves, noStep,
  * otherNode, malformed } }. options: { node, owner, before, now (Dates or bigint ns),
- * boundSeconds, rule ("not-self" | "provably-dead"), startToleranceMs, threads }.
+ * boundSeconds, rule ("by-owner", the library's default: not-self with an owner named,
+ * provably-dead without | "not-self" | "provably-dead"), startToleranceMs, threads }.
  */
 function planStepLines(input, options) {
   const o = objectOf(options, 'options');
   let rule;
   if (o.rule !== undefined) {
     rule = RULES[o.rule];
-    if (rule === undefined) throw typeError('options.rule must be "not-self" or "provably-dead"');
+    if (rule === undefined) throw typeError('options.rule must be "by-owner", "not-self" or "provably-dead"');
   }
   return native.planLines(
       input, o.node, o.owner, nsOf(o.before, 'options.before'), nsOf(o.now, 'options.now'), o.boundSeconds, rule,

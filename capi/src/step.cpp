@@ -12,6 +12,7 @@
 
 #include "internal.hpp"
 #include "leasejudge/step_lines.hpp"
+#include "leasejudge/step_rule.hpp"
 #include "leasejudge/sweep.hpp"
 #include "options.hpp"
 #include "step_handle.hpp"
@@ -60,8 +61,8 @@ int rules_of(StaleRules& rules, std::atomic<bool>& stopped, const lj_step_plan_o
   if (!view_of(o->owner, o->owner_len, owner)) return fail(err, LJ_EINVAL, "the owner is NULL with a length");
   if (o->bound_seconds <= 0 || o->bound_seconds > std::numeric_limits<std::int64_t>::max() / 1000000000)
     return fail(err, LJ_EINVAL, fmt::format("the step bound of {} seconds is out of range", o->bound_seconds));
-  if (o->rule != LJ_STEP_RULE_NOT_SELF && o->rule != LJ_STEP_RULE_PROVABLY_DEAD)
-    return fail(err, LJ_EINVAL, fmt::format("no rule {}", o->rule));
+  auto rule = choose_owner_rule(o->rule, owner, false);
+  if (!rule) return fail(err, rule.error());
   // A negative tolerance would take every live owner for another process.
   if (o->start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
   rules.node = std::string(node);
@@ -69,7 +70,7 @@ int rules_of(StaleRules& rules, std::atomic<bool>& stopped, const lj_step_plan_o
   rules.before = o->before_ns == LJ_STEP_DEFAULT_TIME ? this_process_start() : instant_of_ns(o->before_ns);
   rules.now = o->now_ns == LJ_STEP_DEFAULT_TIME ? system_now() : instant_of_ns(o->now_ns);
   rules.bound_ns = o->bound_seconds * 1000000000;
-  rules.rule = o->rule == LJ_STEP_RULE_PROVABLY_DEAD ? OwnerRule::provably_dead : OwnerRule::not_self;
+  rules.rule = *rule;
   rules.judge = owner_judge_of(o->owner_state, o->payload, o->start_tolerance_ms, &stopped);
   return LJ_OK;
 }

@@ -1,5 +1,6 @@
 // The C ABI's sweep part: the seed's EndStale, EndOne, EndStaleAtStart and
 // EndStaleRound over an lj_store_t.
+#include "leasejudge/step_rule.hpp"
 #include "leasejudge/sweep.hpp"
 
 #include <fmt/format.h>
@@ -51,7 +52,7 @@ const OptionsVersions<lj_sweep_options_t, 2> sweep_options_versions{
 
 namespace leasejudge::capi {
 
-int call_of(SweepCall& call, const lj_sweep_options_t* in, lj_error_t** err) {
+int call_of(SweepCall& call, const lj_sweep_options_t* in, bool in_process, lj_error_t** err) {
   lj_sweep_options_t read;
   if (int rc = read_options(read, in, sweep_options_versions, err); rc != LJ_OK) return rc;
   const lj_sweep_options_t* c = &read;
@@ -59,8 +60,8 @@ int call_of(SweepCall& call, const lj_sweep_options_t* in, lj_error_t** err) {
   if (!view_of(c->owner, c->owner_len, owner)) return fail(err, LJ_EINVAL, "the owner is NULL with a length");
   if (c->bound_seconds <= 0 || c->bound_seconds > std::numeric_limits<std::int64_t>::max() / 1000000000)
     return fail(err, LJ_EINVAL, fmt::format("the step bound of {} seconds is out of range", c->bound_seconds));
-  if (c->rule != LJ_STEP_RULE_NOT_SELF && c->rule != LJ_STEP_RULE_PROVABLY_DEAD)
-    return fail(err, LJ_EINVAL, fmt::format("no rule {}", c->rule));
+  auto rule = choose_owner_rule(c->rule, owner, in_process);
+  if (!rule) return fail(err, rule.error());
   // A negative tolerance would take every live owner for another process.
   if (c->start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
   if (c->attempts <= 0) return fail(err, LJ_EINVAL, fmt::format("{} attempts is none", c->attempts));
@@ -73,7 +74,7 @@ int call_of(SweepCall& call, const lj_sweep_options_t* in, lj_error_t** err) {
   if (c->before_ns != LJ_STEP_DEFAULT_TIME) o.boot = instant_of_ns(c->before_ns);
   if (c->now_ns != LJ_STEP_DEFAULT_TIME) o.clock = fixed_clock(instant_of_ns(c->now_ns));
   o.bound_ns = c->bound_seconds * 1000000000;
-  o.rule = c->rule == LJ_STEP_RULE_PROVABLY_DEAD ? OwnerRule::provably_dead : OwnerRule::not_self;
+  o.rule = *rule;
   o.judge = owner_judge_of(c->owner_state, c->payload, c->start_tolerance_ms, &call.stopped);
   o.attempts = c->attempts;
   o.retry_ns = c->retry_ms * 1000000;
@@ -293,7 +294,7 @@ LJ_API int lj_sweep_end_stale(lj_sweep_report_t** out, lj_store_t* store, const 
     std::string_view n;
     if (int rc = node_of(n, node, node_len, err); rc != LJ_OK) return rc;
     SweepCall call;
-    if (int rc = call_of(call, opts, err); rc != LJ_OK) return rc;
+    if (int rc = call_of(call, opts, false, err); rc != LJ_OK) return rc;
     StoppableStore s = stoppable(*store->store, call);
     Instant before = before_ns == LJ_STEP_DEFAULT_TIME ? sweep_boot(call.options) : instant_of_ns(before_ns);
     SweepReport report = end_stale(s, n, before, call.log, call.options);
@@ -314,7 +315,7 @@ LJ_API int lj_sweep_end_one(lj_step_t** out_step, char** out_value, size_t* out_
     if (!view_of(id, id_len, i) || !view_of(why, why_len, w))
       return fail(err, LJ_EINVAL, "a NULL id or why with a length");
     SweepCall call;
-    if (int rc = call_of(call, opts, err); rc != LJ_OK) return rc;
+    if (int rc = call_of(call, opts, true, err); rc != LJ_OK) return rc;
     StoppableStore s = stoppable(*store->store, call);
     std::string written;
     auto step = end_one(s, n, i, w, call.live, call.options, &written);
@@ -375,7 +376,7 @@ int signals_call(lj_sweep_report_t** out, lj_store_t* store, const char* node, s
     std::string_view n;
     if (int rc = node_of(n, node, node_len, err); rc != LJ_OK) return rc;
     SweepCall call;
-    if (int rc = call_of(call, opts, err); rc != LJ_OK) return rc;
+    if (int rc = call_of(call, opts, true, err); rc != LJ_OK) return rc;
     StoppableStore s = stoppable(*store->store, call);
     auto report = run(s, n, call, signals->signals);
     if (report && out != nullptr) *out = new lj_sweep_report_t{std::move(*report)};

@@ -23,7 +23,9 @@ struct SweepCall {
 };
 
 // Resolve opts (NULL: defaults) into call; LJ_EVERSION, LJ_EINVAL as the options say.
-int call_of(SweepCall& call, const lj_sweep_options_t* opts, lj_error_t** err);
+// in_process: the seed's in-process sweeps (EndOne, at start, the round), whose owner
+// is this process (choose_owner_rule).
+int call_of(SweepCall& call, const lj_sweep_options_t* opts, bool in_process, lj_error_t** err);
 // A node name: non-empty, no '.'; LJ_EINVAL otherwise.
 int node_of(std::string_view& node, const char* p, size_t len, lj_error_t** err);
 // The store a sweep acts through: inner's calls, refused once a callback asked to

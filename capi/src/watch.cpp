@@ -74,7 +74,7 @@ LJ_API int lj_step_watch_run(lj_step_watch_t* watch, lj_store_t* store, const lj
     lj_step_watch_options_t c;
     if (int rc = read_options(c, opts, watch_options_versions, err); rc != LJ_OK) return rc;
     auto call = std::make_unique<SweepCall>();
-    if (int rc = call_of(*call, c.sweep, err); rc != LJ_OK) return rc;
+    if (int rc = call_of(*call, c.sweep, false, err); rc != LJ_OK) return rc;
     StepWatchOptions o;
     o.sweep = call->options;
     if (int rc = watch_options_of(o, c, err); rc != LJ_OK) return rc;

@@ -410,6 +410,14 @@ test("the step plan over JSON lines", () => {
   assert.deepStrictEqual(lj.planStepLines(input, { node: "n", owner, now: at("2024-06-01T12:00:00Z") }).summary,
                          plan.summary);
   assert.strictEqual(lj.planStepLines("", { node: "n" }).lines.length, 0);
+  // With no owner named the library's default rule is provably-dead: "x.1.1", which
+  // cannot be proven gone, keeps its step; "not-self" needs the owner named.
+  const unnamed = lj.planStepLines(input, { node: "n", now: at("2024-06-01T12:00:00Z") });
+  assert.strictEqual(unnamed.summary.ends, 0);
+  assert.deepStrictEqual(JSON.parse(unnamed.lines.toString().split("\n")[0]).reason, "owner-unknown");
+  assert.deepStrictEqual(lj.planStepLines(input, { node: "n", owner, rule: "by-owner",
+                                                   now: at("2024-06-01T12:00:00Z") }).summary, plan.summary);
+  throwsCode(() => lj.planStepLines(input, { node: "n", rule: "not-self" }), Error, "LJ_EINVAL");
   throwsCode(() => lj.planStepLines("", { node: "" }), Error, "LJ_EINVAL");
   throwsCode(() => lj.planStepLines("", { node: "n", now: 2n ** 64n }), RangeError, "LJ_EINVAL");
 });

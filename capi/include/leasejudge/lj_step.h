@@ -77,8 +77,15 @@ typedef enum lj_step_reason_t {
 } lj_step_reason_t;
 
 typedef enum lj_step_rule_t {
-  LJ_STEP_RULE_NOT_SELF = 0,     /* every owner but this process is gone (the seed) */
-  LJ_STEP_RULE_PROVABLY_DEAD = 1 /* only owners proven gone: dead, recycled, other boot */
+  /* Every owner but the caller's token is gone (the seed). A plan or lj_sweep_end_stale
+   * needs the owner named (LJ_EINVAL otherwise); EndOne, the sweep at start and the
+   * round, the seed's in-process sweeps, take this process's token. */
+  LJ_STEP_RULE_NOT_SELF = 0,
+  LJ_STEP_RULE_PROVABLY_DEAD = 1, /* only owners proven gone: dead, recycled, other boot */
+  /* The library's default: not-self when owner names the caller's token, provably-dead
+   * when owner is not set, so that a plan or sweep run from outside the owners'
+   * processes never ends a step whose owner is alive. */
+  LJ_STEP_RULE_BY_OWNER = 2 /* the options' default */
 } lj_step_rule_t;
 
 /* "leave", "end", "delete"; "" for a number that names none. Static storage. */
@@ -139,7 +146,7 @@ typedef struct lj_step_plan_options_t {
 } lj_step_plan_options_t;
 #define LJ_STEP_PLAN_OPTIONS_INIT \
   {LJ_STEP_PLAN_OPTIONS_VERSION, NULL, 0, NULL, 0, LJ_STEP_DEFAULT_TIME, LJ_STEP_DEFAULT_TIME, 3600, \
-   LJ_STEP_RULE_NOT_SELF, 5000, NULL, NULL, 1}
+   LJ_STEP_RULE_BY_OWNER, 5000, NULL, NULL, 1}
 LJ_API int lj_step_plan_options_init(lj_step_plan_options_t *opts, uint32_t version);
 
 /* --- one key ------------------------------------------------------------------------- */
@@ -367,7 +374,7 @@ typedef struct lj_sweep_options_t {
   int (*on_key)(const lj_sweep_key_t *key, void *payload);
 } lj_sweep_options_t;
 #define LJ_SWEEP_OPTIONS_INIT \
-  {LJ_SWEEP_OPTIONS_VERSION, NULL, 0, LJ_STEP_DEFAULT_TIME, LJ_STEP_DEFAULT_TIME, 3600, LJ_STEP_RULE_NOT_SELF, \
+  {LJ_SWEEP_OPTIONS_VERSION, NULL, 0, LJ_STEP_DEFAULT_TIME, LJ_STEP_DEFAULT_TIME, 3600, LJ_STEP_RULE_BY_OWNER, \
    5000, NULL, NULL, NULL, NULL, 6, 5000, 256, 4096, 0, NULL}
 LJ_API int lj_sweep_options_init(lj_sweep_options_t *opts, uint32_t version);
 

@@ -56,8 +56,16 @@ class StepReason(IntEnum):
 
 
 class StepRule(IntEnum):
-    NOT_SELF = 0        # every owner but this process is gone (the seed)
+    """The owner rule (lj_step_rule_t); also by name: "not-self", "provably-dead", "by-owner"."""
+    NOT_SELF = 0        # every owner but the caller's token is gone (the seed); needs an owner
     PROVABLY_DEAD = 1   # only owners proven gone: dead, recycled, other boot
+    BY_OWNER = 2        # the library's default: not-self with an owner named, provably-dead without
+
+    @classmethod
+    def _missing_(cls, value: object) -> "Optional[StepRule]":
+        if isinstance(value, str):
+            return cls.__members__.get(value.upper().replace("-", "_"))
+        return None
 
 
 class SweepOutcome(IntEnum):
@@ -144,7 +152,7 @@ def _why_of(action: _lib.StepAction) -> str:
 
 
 def plan_step(key: Text, value: Optional[Text], *, node: Text, owner: Optional[Text] = None, before: Time = None,
-              now: Time = None, bound_seconds: int = 3600, rule: StepRule = StepRule.NOT_SELF,
+              now: Time = None, bound_seconds: int = 3600, rule: "StepRule | str" = StepRule.BY_OWNER,
               start_tolerance_ms: int = 5000, owner_state: Optional[Callable[[str], HolderState]] = None
               ) -> StepVerdict:
     """Plan one key and its value (None or empty: the key holds none). A value that is
@@ -163,7 +171,7 @@ def plan_step(key: Text, value: Optional[Text], *, node: Text, owner: Optional[T
 
 
 def plan_lines(data: Text, *, node: Text, owner: Optional[Text] = None, before: Time = None, now: Time = None,
-               bound_seconds: int = 3600, rule: StepRule = StepRule.NOT_SELF, start_tolerance_ms: int = 5000,
+               bound_seconds: int = 3600, rule: "StepRule | str" = StepRule.BY_OWNER, start_tolerance_ms: int = 5000,
                owner_state: Optional[Callable[[str], HolderState]] = None, threads: int = 1) -> LinesPlan:
     """The plan of `leasejudge step plan` over bytes of JSON lines
     {"key":"<node>.<id>","revision":N,"value":...}: one answer line per input line."""
@@ -308,7 +316,7 @@ class _Sweeping:
 
 
 def sweep(store: Store, node: Text, *, before: Time = None, owner: Optional[Text] = None, now: Time = None,
-          bound_seconds: int = 3600, rule: StepRule = StepRule.NOT_SELF, start_tolerance_ms: int = 5000,
+          bound_seconds: int = 3600, rule: "StepRule | str" = StepRule.BY_OWNER, start_tolerance_ms: int = 5000,
           owner_state: Optional[Callable[[str], HolderState]] = None, log: Optional[Callable[[str], Any]] = None,
           on_key: Optional[Callable[[SweepKey], Any]] = None, write_window: int = 256, batch_keys: int = 4096,
           dry_run: bool = False) -> SweepReport:
