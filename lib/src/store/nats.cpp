@@ -1067,10 +1067,17 @@ class NatsPipeline final : public WritePipeline {
     s = js_PublishMsgAsync(js_, &handed, &po);
     if (s == NATS_OK) handed_any_ = true;
     if (s != NATS_OK) {
-      // Not handed over (handed is still msg): it was never sent.
+      // Not handed over (handed is still msg). A lost connection is no answer of the
+      // server's: unknown, as every write the connection took with it; any other
+      // refusal of nats.c's is a failure (it was never sent).
       lock.lock();
       sent_.erase(msg);
-      resolve_locked(seq, failed(fmt::format("writing the key {}", key), s));
+      WriteOutcome o = failed(fmt::format("writing the key {}", key), s);
+      if (connection_lost(s)) {
+        o.kind = WriteOutcome::Kind::unknown;
+        o.error.code = Errc::unknown_outcome;
+      }
+      resolve_locked(seq, std::move(o));
       lock.unlock();
       natsMsg_Destroy(handed);
       cv_.notify_all();
