@@ -611,7 +611,7 @@ TEST_SUITE("lock history") {
     SKIP_WITHOUT_NATS_SERVER();
     Run run;
     run.mode = "real";
-    run.handoffs = 600;
+    run.handoffs = 400;
     run.kills = 1;
     run.pauses = 1;
     // nats-server 2.9.10 loses acknowledged writes of a stream scaled from one replica
@@ -647,7 +647,7 @@ TEST_SUITE("lock history") {
     const bool fenced = major > 2 || (major == 2 && (minor > 9 || (minor == 9 && patch >= 21)));
     Run run;
     run.mode = "real";
-    run.handoffs = 400;
+    run.handoffs = 300;
     run.kills = 1;
     run.pauses = 1;
     run.leader_restarts = 0;
