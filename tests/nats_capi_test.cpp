@@ -335,8 +335,15 @@ TEST_SUITE("nats capi") {
     REQUIRE(lj_store_create(&rev, store, "node1.s2", 8, done.data(), done.size(), nullptr) == LJ_OK);
     REQUIRE(lj_store_create(&rev, store, "node2.s3", 8, left.data(), left.size(), nullptr) == LJ_OK);
 
+    // The module's own sweep: this process names its owner token, so the default rule
+    // (by-owner) is not-self and every other owner is gone.
     lj_sweep_options_t so;
     REQUIRE(lj_sweep_options_init(&so, LJ_SWEEP_OPTIONS_VERSION) == LJ_OK);
+    char* self = nullptr;
+    size_t self_len = 0;
+    REQUIRE(lj_owner_token(&self, &self_len, 0, nullptr) == LJ_OK);
+    so.owner = self;
+    so.owner_len = self_len;
     lj_sweep_report_t* report = nullptr;
     REQUIRE(lj_sweep_end_stale(&report, store, "node1", 5, LJ_STEP_DEFAULT_TIME, &so, nullptr) == LJ_OK);
     REQUIRE(report != nullptr);
@@ -363,6 +370,7 @@ TEST_SUITE("nats capi") {
     REQUIRE(lj_store_get(&value, &len, &rev, store, "node2.s3", 8, nullptr) == LJ_OK);
     CHECK(std::string(value, len) == left);  // another node's: untouched
     lj_free(value);
+    lj_free(self);
 
     lj_store_destroy(store);
   }
