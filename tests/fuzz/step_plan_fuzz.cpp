@@ -68,7 +68,8 @@ lj_step_action_t expected(const Entry& e, const lj_step_plan_options_t& o) {
   FUZZ_CHECK(lj_step_is_ask(&ask, e.key.data(), e.key.size(), tool.data(), tool.size(), nullptr) == LJ_OK);
   if (!owner.empty()) {
     const std::uint8_t act = ask ? LJ_STEP_DELETE : LJ_STEP_END;
-    if (o.rule == LJ_STEP_RULE_NOT_SELF) {
+    // By-owner, the options' default, is not-self when the owner is named (lj_step.h).
+    if (o.rule == LJ_STEP_RULE_NOT_SELF || (o.rule == LJ_STEP_RULE_BY_OWNER && o.owner_len > 0)) {
       a.action = act;
       a.reason = LJ_STEP_OWNER_NOT_SELF;
       return a;
