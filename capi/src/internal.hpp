@@ -164,6 +164,15 @@ inline bool view_of(const char* ptr, size_t len, std::string_view& out) noexcept
   return true;
 }
 
+// One (pointer, length) string of an options struct: "not set" for NULL or empty;
+// false for a NULL pointer with a length, or a NUL inside (no URL, path or name has one).
+inline bool option_text(const char* p, size_t len, std::string& out) {
+  std::string_view v;
+  if (!view_of(p, len, v) || v.find('\0') != std::string_view::npos) return false;
+  out.assign(v);
+  return true;
+}
+
 // Run body (returning int), mapping any escaping exception to a code.
 template <typename Body>
 int guard(lj_error_t** err, Body&& body) noexcept {

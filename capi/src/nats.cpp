@@ -24,16 +24,6 @@ namespace {
 
 #if defined(LEASEJUDGE_HAVE_NATS)
 
-// One (pointer, length) string of the options: "not set" for NULL or empty; false
-// for a NULL pointer with a length, or a NUL inside (no URL, path or name has one).
-bool option_text(const char* p, size_t len, std::string& out) {
-  std::string_view v;
-  if (!view_of(p, len, v)) return false;
-  if (v.find('\0') != std::string_view::npos) return false;
-  out.assign(v);
-  return true;
-}
-
 // The comma-separated URL list, each entry trimmed of spaces; empty entries are
 // refused rather than skipped (a doubled comma is a typo worth reporting).
 bool split_urls(const std::string& text, std::vector<std::string>& out) {

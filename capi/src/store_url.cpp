@@ -14,15 +14,6 @@ namespace {
 const OptionsVersions<lj_store_url_options_t, 1> url_options_versions{
     "lj_store_url_options_t", LJ_STORE_URL_OPTIONS_INIT, {sizeof(lj_store_url_options_t)}};
 
-// A path option: (pointer, length), not set for NULL or 0; false for NULL with a
-// length or a NUL inside.
-bool path_option(const char* p, size_t len, std::string& out) {
-  std::string_view v;
-  if (!view_of(p, len, v) || v.find('\0') != std::string_view::npos) return false;
-  out.assign(v);
-  return true;
-}
-
 }  // namespace
 
 extern "C" {
@@ -43,10 +34,10 @@ LJ_API int lj_store_open_url(lj_store_t** out, const char* url, size_t url_len, 
   return guard(err, [&] {
     leasejudge::StoreUrlOptions o;
     o.create = opts.create != 0;
-    if (!path_option(opts.credentials_file, opts.credentials_file_len, o.credentials_file) ||
-        !path_option(opts.tls_ca_file, opts.tls_ca_file_len, o.tls_ca_file) ||
-        !path_option(opts.tls_cert_file, opts.tls_cert_file_len, o.tls_cert_file) ||
-        !path_option(opts.tls_key_file, opts.tls_key_file_len, o.tls_key_file)) {
+    if (!option_text(opts.credentials_file, opts.credentials_file_len, o.credentials_file) ||
+        !option_text(opts.tls_ca_file, opts.tls_ca_file_len, o.tls_ca_file) ||
+        !option_text(opts.tls_cert_file, opts.tls_cert_file_len, o.tls_cert_file) ||
+        !option_text(opts.tls_key_file, opts.tls_key_file_len, o.tls_key_file)) {
       return fail(err, LJ_EINVAL, "a credentials or TLS file is not a path");
     }
     o.refuse_unfenced = opts.refuse_unfenced != 0;
