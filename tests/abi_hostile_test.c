@@ -405,8 +405,8 @@ static lj_step_plan_options_t plan_options(void) {
   lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
   o.node = "n1";
   o.node_len = 2;
-  o.owner = "me.1.2";
-  o.owner_len = 6;
+  o.owner = "no-boot-id.1.2";
+  o.owner_len = 14;
   o.now_ns = NOW_NS;
   o.before_ns = NOW_NS;
   return o;
@@ -722,8 +722,8 @@ static void case_step_keys_and_codec(void) {
 
 static lj_sweep_options_t sweep_options(void) {
   lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
-  o.owner = "me.1.2";
-  o.owner_len = 6;
+  o.owner = "no-boot-id.1.2";
+  o.owner_len = 14;
   o.now_ns = NOW_NS;
   o.before_ns = NOW_NS;
   o.retry_ms = 0;

@@ -93,7 +93,7 @@ with open(sys.argv[1], "wb") as f:
                     b'"owner":"o.1.2","started":"2024-05-01T11:00:00Z","result":{"log":"%s"}}}\n' % (i, i + 1, i, b"x" * (i % 300)))
 PY
 for t in 1 2 3 64; do
-  "$lj" step plan --node n1 --owner self.1.1 --rule not-self --threads "$t" "$w/many.jsonl" >"$w/many.$t" 2>"$w/many.$t.err"
+  "$lj" step plan --node n1 --owner no-boot-id.1.1 --rule not-self --threads "$t" "$w/many.jsonl" >"$w/many.$t" 2>"$w/many.$t.err"
   echo $? >>"$w/many.$t.err"
 done
 same "step plan over 1 thread: every line answered in order" "30000 27000 3000 n1.s0 n1.s29998" \
@@ -107,9 +107,9 @@ done
 # A file is read a piece ahead on a thread, a pipe as it comes: the same answers either
 # way, and from a file on stdin.
 for t in 1 2; do
-  cat "$w/many.jsonl" | "$lj" step plan --node n1 --owner self.1.1 --rule not-self --threads "$t" - >"$w/many.pipe.$t" 2>"$w/many.pipe.$t.err"
+  cat "$w/many.jsonl" | "$lj" step plan --node n1 --owner no-boot-id.1.1 --rule not-self --threads "$t" - >"$w/many.pipe.$t" 2>"$w/many.pipe.$t.err"
   echo $? >>"$w/many.pipe.$t.err"
-  "$lj" step plan --node n1 --owner self.1.1 --rule not-self --threads "$t" <"$w/many.jsonl" >"$w/many.stdin.$t" 2>"$w/many.stdin.$t.err"
+  "$lj" step plan --node n1 --owner no-boot-id.1.1 --rule not-self --threads "$t" <"$w/many.jsonl" >"$w/many.stdin.$t" 2>"$w/many.stdin.$t.err"
   echo $? >>"$w/many.stdin.$t.err"
   same "step plan --threads $t from a pipe and from a file on stdin: the same bytes, summary and exit as from FILE" \
     "same same same same" \

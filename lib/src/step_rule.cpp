@@ -3,9 +3,18 @@
 
 #include <fmt/format.h>
 
+#include "leasejudge/identity.hpp"
+#include "leasejudge/text.hpp"
+
 namespace leasejudge {
 
 Result<OwnerRule> choose_owner_rule(int choice, std::string_view owner, bool in_process) {
+  if (!owner.empty() && !parse_owner_token(owner)) {
+    return Error{Errc::invalid_argument,
+                 fmt::format("the owner '{}' is not an owner token: <boot id>.<pid>.<start in base 36>, as the "
+                             "steps' owners write it (for instance {})",
+                             c_text_capped(owner, 80), self_owner_token())};
+  }
   switch (choice) {
     case static_cast<int>(RuleChoice::provably_dead):
       return OwnerRule::provably_dead;

@@ -52,8 +52,8 @@ same "step plan refused 50 times: exit 2, the shell's descriptors as they were" 
 for i in $(seq 6000); do
   printf '{"key":"n1.s%d","value":{"id":"s%d","state":"running","owner":"o.1.2","result":{"log":"%0200d"}}}\n' "$i" "$i" 0
 done >"$WORK/many.jsonl"
-leasejudge step plan --node n1 --owner self.1.1 --rule not-self --threads 1 "$WORK/many.jsonl" >"$WORK/many.1" 2>/dev/null
-leasejudge step plan --node n1 --owner self.1.1 --rule not-self --threads 4 "$WORK/many.jsonl" >"$WORK/many.4" 2>/dev/null
+leasejudge step plan --node n1 --owner no-boot-id.1.1 --rule not-self --threads 1 "$WORK/many.jsonl" >"$WORK/many.1" 2>/dev/null
+leasejudge step plan --node n1 --owner no-boot-id.1.1 --rule not-self --threads 4 "$WORK/many.jsonl" >"$WORK/many.4" 2>/dev/null
 same "step plan --threads 4 in the builtin: every line ended, as over one thread" "6000 same" \
   "$(grep -c '"action":"end"' "$WORK/many.4") $(cmp -s "$WORK/many.1" "$WORK/many.4" && echo same)"
 same "... no thread left in the shell" 1 "$(ls /proc/$$/task | wc -l)"

@@ -111,7 +111,7 @@ expected='{"key":"n1.a","action":"end","reason":"owner-gone",'$restart'}
 {"key":"n1.g","action":"leave","reason":"no-value","why":"the key holds no value"}
 {"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","action":"leave","reason":"ask-within-bound","why":"its asker still waits for it"}
 rc=0'
-same "--owner, --before, --bound, --rule" "$expected" "$(run leasejudge step plan --node n1 --owner x.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
+same "--owner, --before, --bound, --rule" "$expected" "$(run leasejudge step plan --node n1 --owner no-boot-id.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
   --rule provably-dead --now 2024-05-01T12:00:00Z "$WORK/steps.jsonl")"
 # A state larger than a read (1 MiB), read from a pipe as it comes: 3,000 copies of the
 # lines above, their answers 3,000 copies of the answers, the summary counting all.
@@ -119,7 +119,7 @@ copies=3000
 lines=$(<"$WORK/steps.jsonl")
 for ((i = 0; i < copies; i++)); do printf '%s\n' "$lines"; done >"$WORK/big.jsonl"
 for ((i = 0; i < copies; i++)); do printf '%s\n' "${expected%$'\n'rc=0}"; done >"$WORK/big.expected"
-(cat "$WORK/big.jsonl" | leasejudge step plan --node n1 --owner x.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
+(cat "$WORK/big.jsonl" | leasejudge step plan --node n1 --owner no-boot-id.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
   --rule provably-dead --now 2024-05-01T12:00:00Z >"$WORK/big.out" 2>"$WORK/big.err")
 same "a state of $(($(wc -c <"$WORK/big.jsonl") / 1024)) KiB through a pipe: every answer, in order" "same" \
   "$(cmp -s "$WORK/big.expected" "$WORK/big.out" && echo same || echo "differ: $(cmp "$WORK/big.expected" "$WORK/big.out" 2>&1)")"

@@ -92,7 +92,7 @@ both $N lock judge --now 2024-05-01 "$LOCKS/process-holder.json"
 # step plan: the shell's defaults, rules, stdin, bad options.
 both $N step plan --node n1 --now $NOW steps.jsonl
 both "$WORK/steps.jsonl" step plan --node n1 --now $NOW
-both $N step plan --node n1 --owner x.1.1 --before 2000-01-01T00:00:00Z --bound 36000 --rule provably-dead --now $NOW steps.jsonl
+both $N step plan --node n1 --owner no-boot-id.1.1 --before 2000-01-01T00:00:00Z --bound 36000 --rule provably-dead --now $NOW steps.jsonl
 both $N step plan --node n1 --owner "$ME" --rule not-self --now $NOW steps.jsonl
 both $N step plan --node n1 --before 2024-06-01 steps.jsonl
 both $N step plan --node n1 --rule x steps.jsonl
