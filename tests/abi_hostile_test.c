@@ -1600,12 +1600,18 @@ static void case_lock_seed_forms(void) {
     REFUSED(lj_lock_open(&lock, store, NULL, 4, S("a"), 0, &err), LJ_EINVAL);
     REFUSED(lj_lock_open(&lock, store, S(""), S("a"), 0, &err), LJ_EINVAL);
     REFUSED(lj_lock_open(&lock, store, S("held"), NULL, 0, 0, &err), LJ_EINVAL);
-    REFUSED(lj_lock_open(&lock, store, S("held"), S("a"), -1, &err), LJ_EINVAL);
+    REFUSED(lj_lock_open(&lock, store, S("held"), S("a"), -2, &err), LJ_EINVAL);
     REFUSED(lj_lock_open(&lock, store, S("none"), S("a"), 0, &err), LJ_ENOTFOUND);
     REFUSED(lj_lock_open(&lock, store, S("held"), S("a\0"), 0, &err), LJ_ECHANGED);
     REFUSED(lj_lock_open(&lock, store, S("held"), junk, BIG, 0, &err), LJ_ECHANGED);
     CHECK(lock == NULL);
+    CHECK(lj_lock_lease_ms(NULL) == 0);
     CHECK(lj_lock_open(&lock, store, S("held"), S("a"), 60000, NULL) == LJ_OK && lj_lock_revision(lock) == rev);
+    CHECK(lj_lock_lease_ms(lock) == 60000);
+    lj_lock_destroy(lock);
+    /* The lease it was taken with: this body records none, so the process lease. */
+    CHECK(lj_lock_open(&lock, store, S("held"), S("a"), LJ_LOCK_LEASE_AS_TAKEN, NULL) == LJ_OK);
+    CHECK(lj_lock_lease_ms(lock) == LJ_LOCK_PROCESS_LEASE_MS);
     CHECK(lj_lock_release(lock, NULL) == LJ_OK);
     lj_lock_destroy(lock);
     lj_store_destroy(store);
@@ -1789,6 +1795,7 @@ static const struct symbol_case cases[] = {
     {"lj_lock_release", case_lock_life},
     {"lj_lock_revision", case_lock_life},
     {"lj_lock_renew_interval_ms", case_lock_life},
+    {"lj_lock_lease_ms", case_lock_life},
     {"lj_lock_id", case_lock_life},
     {"lj_lock_body", case_lock_life},
     {"lj_lock_destroy", case_lock_life},

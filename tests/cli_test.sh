@@ -296,6 +296,27 @@ same "lock release with the first id: refused, the lock is someone else's (exit 
 same "lock release with its id: exit 0" 0 "$(run lock release --store "$lurl" deploy --id "${second#* }")"
 same "lock release again: no lock, exit 1" 1 "$(run lock release --store "$lurl" deploy --id "${second#* }")"
 
+# A renewal by another run keeps the lease the lock was taken with (the body records
+# it); the body's end is the writer's now + the lease + 5 min for clock skew.
+same "lock acquire --lease 30s: exit 0" 0 \
+  "$(run lock acquire --store "$lurl" lease --lease 30s --pid $$ --now 2024-05-01T12:00:00Z --json)"
+lid=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read())["id"])' "$w/out")
+rc=$(run lock judge --store "$lurl" lease --now 2024-05-01T12:00:01Z)
+same "... its lease ends 30 s + 5 min after" "1 held lease_runs 2024-05-01T12:05:30.000Z" \
+  "$rc $(cut -d' ' -f1,2 "$w/out") $(grep -o 'until [^ ]*' "$w/out" | cut -c7-)"
+rc=$(run lock renew --store "$lurl" lease --id "$lid" --now 2024-05-01T12:00:10Z)
+same "lock renew without --lease: the lease it was taken with" \
+  "0 renewed lease: revision $(($(cut -d' ' -f4 "$w/out" | tr -d ,))), the lease 30000 ms from now" "$rc $(cat "$w/out")"
+rc=$(run lock judge --store "$lurl" lease --now 2024-05-01T12:00:11Z)
+same "... the body's end moved by that lease" "1 2024-05-01T12:05:40.000Z" "$rc $(grep -o 'until [^ ]*' "$w/out" | cut -c7-)"
+rc=$(run lock renew --store "$lurl" lease --id "$lid" --lease 2m --now 2024-05-01T12:00:20Z --json)
+same "lock renew --lease 2m: the new lease" "0 120000" \
+  "$rc $(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read())["lease_ms"])' "$w/out")"
+rc=$(run lock renew --store "$lurl" lease --id "$lid" --now 2024-05-01T12:00:30Z --json)
+same "... which the next renewal without --lease keeps" "0 120000" \
+  "$rc $(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read())["lease_ms"])' "$w/out")"
+same "lock release: exit 0" 0 "$(run lock release --store "$lurl" lease --id "$lid")"
+
 kill $live 2>/dev/null
 echo "1..$n"
 [ "$failed" -eq 0 ]

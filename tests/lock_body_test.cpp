@@ -127,7 +127,7 @@ TEST_SUITE("lock") {
       REQUIRE(body.ok());
       CHECK(*body == read_fixture("execution-holder.json"));
     }
-    SUBCASE("no holder: no lease; a process holder carries the owner token last") {
+    SUBCASE("no holder: no lease; a process holder carries the owner token, then its lease") {
       BodyAuthor with_owner = author;
       with_owner.owner = "0b1c.48213.lq2";
       CHECK(*lock_body("p", now, std::monostate{}, "id", with_owner) ==
@@ -136,7 +136,30 @@ TEST_SUITE("lock") {
       CHECK(*lock_body("p", now, ProcessHolder{1000}, "id", with_owner) ==
             R"({"purpose":"p","id":"id","host":"devbox","machine":"0123456789abcdef0123456789abcdef",)"
             R"("pid":48213,"startedAt":"2024-05-01T12:00:00.000Z","leaseUntil":"2024-05-01T12:05:01.000Z",)"
-            R"("owner":"0b1c.48213.lq2"})");
+            R"("owner":"0b1c.48213.lq2","leaseMs":1000})");
+      // A lease a body cannot record (none, or over a year) is left out.
+      CHECK(lock_body("p", now, ProcessHolder{0}, "id", with_owner)->find("leaseMs") == std::string::npos);
+      CHECK(lock_body("p", now, ProcessHolder{max_lease_ms + 1}, "id", with_owner)->find("leaseMs") ==
+            std::string::npos);
+      CHECK(lock_body("p", now, ProcessHolder{max_lease_ms}, "id", with_owner)->ends_with(R"(,"leaseMs":31622400000})"));
+    }
+    SUBCASE("leaseMs is read only as a whole number of ms in 1..a year; anything else is no lease") {
+      auto lease_of = [](std::string_view value) {
+        auto body = parse_lock_body(R"({"purpose":"p","leaseMs":)" + std::string(value) + "}");
+        REQUIRE(body.ok());
+        return body->lease_ms;
+      };
+      CHECK(lease_of("1") == 1);
+      CHECK(lease_of("30000") == 30000);
+      CHECK(lease_of("3e4") == 30000);
+      CHECK(lease_of("31622400000") == max_lease_ms);
+      for (std::string_view bad : {"0", "-5", "1.5", "31622400001", "1e300", "\"30000\"", "null", "true", "[1]", "{}"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(lease_of(bad).has_value());
+      }
+      // The last of duplicate keys wins, as for every field.
+      CHECK(parse_lock_body(R"({"purpose":"p","leaseMs":5,"leaseMs":"x"})")->lease_ms == std::nullopt);
+      CHECK(parse_lock_body(R"({"purpose":"p","leaseMs":"x","leaseMs":7})")->lease_ms == 7);
     }
     SUBCASE("a fresh id is a lowercase UUID") {
       auto body = lock_body("p", now, ProcessHolder{}, "", author);
@@ -169,6 +192,12 @@ TEST_SUITE("lock") {
       REQUIRE(odd.ok());
       CHECK(*renewed_lock_body(*odd, now, 0) ==
             R"({"purpose":"p","machine":null,"leaseUntil":"2024-05-01T12:05:00.000Z","owner":"o"})");
+      // A body of leasejudge's records the lease it is renewed with.
+      CHECK(*renewed_lock_body(*odd, now, 90000) ==
+            R"({"purpose":"p","machine":null,"leaseUntil":"2024-05-01T12:06:30.000Z","owner":"o","leaseMs":90000})");
+      auto ours = parse_lock_body(R"({"purpose":"p","leaseMs":1000})");
+      CHECK(*renewed_lock_body(*ours, now, 2000) ==
+            R"({"purpose":"p","leaseUntil":"2024-05-01T12:05:02.000Z","leaseMs":2000})");
     }
   }
 }  // TEST_SUITE

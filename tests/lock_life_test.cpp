@@ -134,6 +134,25 @@ TEST_SUITE("lock") {
       CHECK(lost.code() == Errc::changed);
       CHECK(release_lock(store, lock).code() == Errc::changed);
     }
+    SUBCASE("a lock taken before is renewed with the lease it was taken with") {
+      LockRequest r = request_for("deploy", "id-1");
+      r.holder = ProcessHolder{30000};
+      r.author->owner = "no-boot-id.300.1";
+      REQUIRE(acquire_lock(store, key, r, now).ok());
+      auto held = held_lock(store, key, "id-1", lease_as_taken);
+      REQUIRE(held.ok());
+      CHECK(held->lease_ms == 30000);
+      REQUIRE(renew_lock(store, *held, Instant::from_unix_ms(now_ms + 10000)).ok());
+      auto body = parse_lock_body((*store.get(key))->value);
+      CHECK(body->lease_until == "2024-05-01T12:05:40.000Z");
+      CHECK(body->lease_ms == 30000);
+      // A lease named wins; a body that records none (the JavaScript code's) gets the
+      // process lease.
+      CHECK(held_lock(store, key, "id-1", 90000)->lease_ms == 90000);
+      auto js = store.get(key);
+      REQUIRE(store.update(key, R"({"purpose":"p","id":"id-js"})", (*js)->revision).ok());
+      CHECK(held_lock(store, key, "id-js", lease_as_taken)->lease_ms == process_lease_ms);
+    }
   }
 
   }  // namespace

@@ -264,7 +264,8 @@ def test_lock_body_and_renew():
     body = lj.lock_body("deploy", now, id="fixed-id")
     fields = json.loads(body)
     start_ms, _ = kernel_start(os.getpid())
-    assert list(fields) == ["purpose", "id", "host", "machine", "pid", "startedAt", "leaseUntil", "owner"]
+    assert list(fields) == ["purpose", "id", "host", "machine", "pid", "startedAt", "leaseUntil", "owner", "leaseMs"]
+    assert fields["leaseMs"] == 600000  # the lease it was taken with, for a renewal by another run
     assert fields["purpose"] == "deploy" and fields["id"] == "fixed-id" and fields["pid"] == os.getpid()
     assert fields["host"] == socket.gethostname()
     assert fields["startedAt"] == "2024-05-01T10:00:00.000Z"
@@ -273,6 +274,7 @@ def test_lock_body_and_renew():
     assert lj.lock_body_id(body) == "fixed-id"
     renewed = json.loads(lj.renew_lock_body(body, ms("2024-05-01T10:05:00.000Z")))
     assert renewed["leaseUntil"] == "2024-05-01T10:20:00.000Z" and renewed["id"] == "fixed-id"
+    assert renewed["leaseMs"] == 600000
     assert lj.parse_lock_body(body)["purpose"] == "deploy"
     holder = lj.LockHolder(lj.HolderKind.EXECUTION, 3600000, lj.Execution("p", "r", "job-1"))
     fields = json.loads(lj.lock_body("job", now, holder, "e1"))

@@ -190,6 +190,7 @@ int run_renew(Context& cx, const Args& args) {
   int64_t now_ms, lease_ms;
   if (int rc = now_of(cx, args, now_ms); rc != exit_ok) return rc;
   if (int rc = lease_ms_of(cx, args, lease_ms); rc != exit_ok) return rc;
+  if (!args.has("--lease")) lease_ms = LJ_LOCK_LEASE_AS_TAKEN;
   StoreHandle store;
   LockHandle lock;
   std::string key;
@@ -198,6 +199,7 @@ int run_renew(Context& cx, const Args& args) {
   int rc = lj_lock_renew(lock.p, now_ms, &err);
   if (rc != LJ_OK) return cx.failed(fmt::format("renewing {}", key), rc, err);
   uint64_t token = lj_lock_revision(lock.p);
+  lease_ms = lj_lock_lease_ms(lock.p);
   if (cx.json)
     cx.out(fmt::format(R"({{"key":{},"outcome":"renewed","revision":{},"lease_ms":{}}})", quote(key), token, lease_ms));
   else
@@ -226,7 +228,10 @@ std::vector<Option> with(std::vector<Option> a, const std::vector<Option>& b) {
 
 std::vector<Verb> lock_verbs() {
   const Option now = {"--now", "TIME", "now (RFC 3339; default: the clock)"};
-  const Option lease = {"--lease", "D", "the lease: 90, 90s, 500ms, 5m, 2h, up to a day (default 10m)"};
+  const Option lease = {"--lease", "D",
+                        "the lease: 90, 90s, 500ms, 5m, 2h, up to a day (default 10m); the body's leaseUntil is "
+                        "now + the lease + 5m for clock skew between holder and judge"};
+  const Option renew_lease = {"--lease", "D", "the lease to renew with (default: the one the lock was taken with)"};
   const Option id = {"--id", "ID", "the acquisition id lock acquire gave (required)"};
   return {
       {"lock judge", "[FILE|-]", "may the lock with this body be broken? break, held or unknown",
@@ -248,7 +253,7 @@ std::vector<Verb> lock_verbs() {
        "With --wait D: a live holder is waited on (tried again with a backoff of 50 ms up to\n"
        "1 s), one provably gone broken at once; exit 8 when D passed without the lock,\n"
        "130 when interrupted."},
-      {"lock renew", "KEY", "move the lease of a lock taken before forward", with({id, lease, now}, store_options),
+      {"lock renew", "KEY", "move the lease of a lock taken before forward", with({id, renew_lease, now}, store_options),
        run_renew, "Exit 5 when the lock is no longer ours (broken or rewritten), 1 when there is none."},
       {"lock release", "KEY", "remove a lock taken before, while it is still ours", with({id}, store_options),
        run_release, "Exit 5 when the lock is someone else's now, 1 when there is none."},

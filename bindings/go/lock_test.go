@@ -164,7 +164,7 @@ func TestLockConstantsMatchHeader(t *testing.T) {
 	}
 	for _, other := range []string{"LJ_LOCK_BREAK", "LJ_LOCK_HELD", "LJ_LOCK_UNKNOWN", "LJ_LOCK_PROCESS_LEASE_MS",
 		"LJ_LOCK_LEASE_SKEW_MS", "LJ_LOCK_OPTIONS_VERSION", "LJ_LOCK_HERE_VERSION", "LJ_LOCK_HOLDER_VERSION",
-		"LJ_LOCK_WAIT_OPTIONS_VERSION"} {
+		"LJ_LOCK_WAIT_OPTIONS_VERSION", "LJ_LOCK_LEASE_AS_TAKEN"} {
 		delete(header, other)
 	}
 	if len(header) != len(reasons) {

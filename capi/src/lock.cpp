@@ -51,6 +51,7 @@ constexpr int reason_min = static_cast<int>(LockReason::not_readable);
 constexpr int reason_max = static_cast<int>(LockReason::pid_reused);
 
 // The C enums are the C++ ones, number for number: the casts below rely on it.
+static_assert(LJ_LOCK_LEASE_AS_TAKEN == leasejudge::lease_as_taken);
 static_assert(LJ_LOCK_BREAK == static_cast<int>(LockVerdict::Kind::break_lock));
 static_assert(LJ_LOCK_HELD == static_cast<int>(LockVerdict::Kind::held));
 static_assert(LJ_LOCK_UNKNOWN == static_cast<int>(LockVerdict::Kind::unknown));
@@ -802,7 +803,9 @@ LJ_API int lj_lock_open(lj_lock_t** out, lj_store_t* store, const char* key, siz
   std::string_view k, i;
   if (!view_of(key, key_len, k) || k.empty()) return fail(err, LJ_EINVAL, "key is empty");
   if (!view_of(id, id_len, i) || i.empty()) return fail(err, LJ_EINVAL, "id is empty");
-  if (int rc = check_lease(lease_ms, err); rc != LJ_OK) return rc;
+  if (lease_ms != LJ_LOCK_LEASE_AS_TAKEN) {
+    if (int rc = check_lease(lease_ms, err); rc != LJ_OK) return rc;
+  }
   return guard(err, [&] {
     auto held = leasejudge::held_lock(*store->store, k, i, lease_ms);
     if (!held) return fail(err, held.error());
@@ -826,6 +829,11 @@ LJ_API uint64_t lj_lock_revision(const lj_lock_t* lock) {
 LJ_API int64_t lj_lock_renew_interval_ms(const lj_lock_t* lock) {
   if (lock == nullptr || lock->lock.lease_ms <= 0) return 0;
   return leasejudge::LockRenewal::interval(lock->lock.lease_ms).count();
+}
+
+LJ_API int64_t lj_lock_lease_ms(const lj_lock_t* lock) {
+  if (lock == nullptr || lock->lock.lease_ms <= 0) return 0;
+  return lock->lock.lease_ms;
 }
 
 LJ_API int lj_lock_id(char** out, size_t* out_len, const lj_lock_t* lock, lj_error_t** err) {

@@ -5,7 +5,10 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <iterator>
 #include <cstdint>
 #include <limits>
 
@@ -82,6 +85,7 @@ Status read_body(std::string_view bytes, JsonReader& reader, Spill& spill, BodyV
 
   Slot<std::string_view> purpose, id, host, started_at, lease_until, owner;
   Slot<double> pid;
+  std::optional<std::int64_t> lease_ms;
   MachineSlot machine;
   ExecutionSlot execution;
   Read r = JsonReader::fields(root, 0, [&](std::string_view key, od::value v, int depth) -> Read {
@@ -91,6 +95,15 @@ Status read_body(std::string_view bytes, JsonReader& reader, Spill& spill, BodyV
     if (key == "startedAt") return read_string_slot(v, started_at, spill);
     if (key == "leaseUntil") return read_string_slot(v, lease_until, spill);
     if (key == "owner") return read_string_slot(v, owner, spill);
+    if (key == "leaseMs") {
+      // leasejudge's own, ignored by the schema: kept only when a whole number of ms
+      // a lease can be.
+      double d = 0;
+      lease_ms.reset();
+      if (JsonReader::number(v, d) == Read::ok && d >= 1 && d <= max_lease_ms && d == std::floor(d))
+        lease_ms = static_cast<std::int64_t>(d);
+      return Read::ok;
+    }
     if (key == "pid") {
       double d = 0;
       Read read = JsonReader::number(v, d);
@@ -149,6 +162,7 @@ Status read_body(std::string_view bytes, JsonReader& reader, Spill& spill, BodyV
   if (execution.present) body.execution = execution.value;
   if (lease_until.present) body.lease_until = lease_until.value;
   if (owner.present && owner.valid) body.owner = owner.value;
+  body.lease_ms = lease_ms;
   return Status::success();
 }
 
@@ -171,6 +185,7 @@ Result<LockBody> parse_lock_body(std::string_view bytes) {
   if (view.execution) body.execution = ref_of(*view.execution);
   body.lease_until = copy_of(view.lease_until);
   body.owner = copy_of(view.owner);
+  body.lease_ms = view.lease_ms;
   return body;
 }
 
@@ -215,6 +230,7 @@ std::string format_lock_body(const LockBody& body) {
   }
   text_field("leaseUntil", body.lease_until);
   text_field("owner", body.owner);
+  if (body.lease_ms) fmt::format_to(std::back_inserter(out), ",\"leaseMs\":{}", *body.lease_ms);
   out.push_back('}');
   return out;
 }
@@ -276,6 +292,7 @@ Result<std::string> lock_body(std::string_view purpose, Instant now, const LockH
   if (const auto* process = std::get_if<ProcessHolder>(&holder)) {
     lease_ms = process->lease_ms;
     body.owner = author.owner;
+    if (author.owner && process->lease_ms >= 1 && process->lease_ms <= max_lease_ms) body.lease_ms = process->lease_ms;
   } else if (const auto* execution = std::get_if<ExecutionHolder>(&holder)) {
     lease_ms = execution->max_runtime_ms;
     body.execution = execution->execution;
@@ -303,6 +320,9 @@ Result<std::string> renewed_lock_body(const LockBody& body, Instant now, std::in
   }
   LockBody renewed = body;
   renewed.lease_until = format_js_iso(until);
+  if (renewed.lease_ms || renewed.owner) {
+    renewed.lease_ms = lease_ms >= 1 && lease_ms <= max_lease_ms ? std::optional(lease_ms) : std::nullopt;
+  }
   return format_lock_body(renewed);
 }
 

@@ -131,6 +131,7 @@ Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view 
   const StoreEntry& entry = **found;
   auto body = parse_lock_body(entry.value);
   if (!body || body->id != id) return Error{Errc::changed, fmt::format("the lock {} is someone else's now", key)};
+  if (lease_ms == lease_as_taken) lease_ms = body->lease_ms.value_or(process_lease_ms);
   return HeldLock{std::string(key), std::string(id), entry.value, entry.revision, lease_ms};
 }
 

@@ -67,6 +67,7 @@ struct BodyView {
   std::string_view machine_id;
   std::optional<double> pid;
   std::optional<ExecutionView> execution;
+  std::optional<std::int64_t> lease_ms;
 };
 
 // The execution a view names, copied.

@@ -138,7 +138,8 @@ test("bodies: new, parsed, renewed", () => {
   const body = lj.lockBody("deploy", NOW, { leaseMs: 1000 }, "id-9");
   const parsed = JSON.parse(body);
   assert.deepStrictEqual(Object.keys(parsed), ["purpose", "id", "host", "machine", "pid", "startedAt", "leaseUntil",
-                                               "owner"]);
+                                               "owner", "leaseMs"]);
+  assert.strictEqual(parsed.leaseMs, 1000);
   assert.strictEqual(parsed.host, os.hostname());
   assert.strictEqual(parsed.pid, process.pid);
   assert.strictEqual(parsed.machine, lj.machineId());
@@ -146,7 +147,7 @@ test("bodies: new, parsed, renewed", () => {
   assert.match(parsed.owner, new RegExp(`^[0-9a-f-]{36}\\.${process.pid}\\.[0-9a-z]+$`));
   assert.deepStrictEqual(lj.parseLockBody(body), parsed);
   const renewed = JSON.parse(lj.renewedLockBody(lj.parseLockBody(body), at("2024-05-01T13:00:00Z"), 600000));
-  assert.deepStrictEqual(renewed, { ...parsed, leaseUntil: "2024-05-01T13:15:00.000Z" });
+  assert.deepStrictEqual(renewed, { ...parsed, leaseUntil: "2024-05-01T13:15:00.000Z", leaseMs: 600000 });
   // A fraction of a ms is cut as a Date cuts it.
   assert.strictEqual(JSON.parse(lj.lockBody("p", NOW, { leaseMs: 1.9 })).leaseUntil, "2024-05-01T12:05:00.001Z");
   const exec = JSON.parse(lj.lockBody("up", NOW, { execution: { projectId: "p", region: "r", name: "n" },

@@ -10,8 +10,9 @@
 //     a why, come back as U+FFFD (the C ABI's texts are UTF-8 C strings): the seed's
 //     answer is compared toWellFormed(), NULs replaced;
 //   - a new body of a process holder (or of none) carries this process's owner
-//     token last, "owner":"<boot id>.<pid>.<start ms base 36>", computed here from
-//     /proc as the token's definition says;
+//     token, "owner":"<boot id>.<pid>.<start ms base 36>", computed here from
+//     /proc as the token's definition says, and a process holder's body then its
+//     lease, "leaseMs":N (leaseUntil - startedAt - 5 min, whole ms in 1..366 days);
 //   - a body leasejudge parses keeps its owner (no case here has one that is a string).
 'use strict';
 const assert = require('assert');
@@ -22,6 +23,15 @@ const [seedPath, packageDir, casesPath] = process.argv.slice(2);
 const seed = require(seedPath);
 const lj = require(packageDir);
 const {generate} = require(casesPath);
+
+// The lease a process holder's new body records after its owner ("leaseMs", whole ms
+// in 1..366 days), read from the seed's answer: leaseUntil - startedAt - the skew.
+function leaseMsOf(c) {
+  if (!c.holder || 'execution' in c.holder) return '';
+  const body = JSON.parse(c.answer);
+  const lease = Date.parse(body.leaseUntil) - Date.parse(body.startedAt) - 5 * 60 * 1000;
+  return lease >= 1 && lease <= 366 * 24 * 3600 * 1000 ? `,"leaseMs":${lease}` : '';
+}
 
 // This process's owner token, from the kernel's record of its start.
 function ownerToken() {
@@ -87,11 +97,12 @@ inputs.forEach((c, n) => {
   } else if ('purpose' in c) {
     check('body', n, () => {
       const body = lj.lockBody(c.purpose, new Date(c.now), c.holder, c.id);
-      const want = c.holder && 'execution' in c.holder ? c.answer : c.answer.slice(0, -1) + `,"owner":"${owner}"}`;
+      const want = c.holder && 'execution' in c.holder ? c.answer : c.answer.slice(0, -1) + `,"owner":"${owner}"${leaseMsOf(c)}}`;
       assert.strictEqual(body, want);
       assert.deepStrictEqual(
           lj.parseLockBody(body),
-          {...seed.parseLockBody(c.answer), ...(c.holder && 'execution' in c.holder ? {} : {owner})});
+          {...seed.parseLockBody(c.answer), ...(c.holder && 'execution' in c.holder ? {} : {owner}),
+           ...(leaseMsOf(c) ? {leaseMs: Number(leaseMsOf(c).slice(11))} : {})});
     });
   } else {
     check('renew', n, () => {

@@ -33,7 +33,8 @@ extern "C" {
 #define LJ_LOCK_NOW LJ_TIME_DEFAULT
 /* A process holder's lease (10 minutes), renewed every third of it. */
 #define LJ_LOCK_PROCESS_LEASE_MS 600000
-/* Added to every lease for clock skew between holder and judge (5 minutes). */
+/* Added to every lease for clock skew between holder and judge (5 minutes): a body's
+ * leaseUntil is its writer's now + lease + this margin. */
 #define LJ_LOCK_LEASE_SKEW_MS 300000
 
 /* --- the verdict --------------------------------------------------------------- */
@@ -297,6 +298,8 @@ LJ_API int lj_lock_release(lj_lock_t *lock, lj_error_t **err);
 LJ_API uint64_t lj_lock_revision(const lj_lock_t *lock);
 /* How often to renew: a third of the lease, in ms (0 for NULL or no lease). */
 LJ_API int64_t lj_lock_renew_interval_ms(const lj_lock_t *lock);
+/* The lease it renews with, in ms, without the skew (0 for NULL or no lease). */
+LJ_API int64_t lj_lock_lease_ms(const lj_lock_t *lock);
 /* Our acquisition id and current body; *out is the caller's. */
 LJ_API int lj_lock_id(char **out, size_t *out_len, const lj_lock_t *lock, lj_error_t **err);
 LJ_API int lj_lock_body(char **out, size_t *out_len, const lj_lock_t *lock, lj_error_t **err);
@@ -304,8 +307,11 @@ LJ_API int lj_lock_body(char **out, size_t *out_len, const lj_lock_t *lock, lj_e
 LJ_API void lj_lock_destroy(lj_lock_t *lock);
 /* A handle for the lock at key while its body is the one with acquisition id `id`
  * (lj_lock_id of the acquisition), to renew or release a lock taken before, by
- * another process or run: lease_ms is its lease for renewal (0: none). LJ_ENOTFOUND:
- * no lock; LJ_ECHANGED: someone else's body now. */
+ * another process or run: lease_ms is its lease for renewal (0: none), or
+ * LJ_LOCK_LEASE_AS_TAKEN: the lease the lock was taken with, which the bodies
+ * leasejudge writes record (`leaseMs`); the 10-minute default for a body that
+ * records none. LJ_ENOTFOUND: no lock; LJ_ECHANGED: someone else's body now. */
+#define LJ_LOCK_LEASE_AS_TAKEN (-1)
 LJ_API int lj_lock_open(lj_lock_t **out, lj_store_t *store, const char *key, size_t key_len, const char *id,
                         size_t id_len, int64_t lease_ms, lj_error_t **err);
 

@@ -34,8 +34,11 @@ namespace leasejudge {
 
 // The lease of a process holder's lock; renewed every third of it.
 inline constexpr std::int64_t process_lease_ms = 10 * 60'000;
-// Added to every lease for clock skew between the holder and its judge.
+// Added to every lease for clock skew between the holder and its judge: a body's
+// leaseUntil is its writer's now + lease + lease_skew_ms.
 inline constexpr std::int64_t lease_skew_ms = 5 * 60'000;
+// The longest lease a body records (a year).
+inline constexpr std::int64_t max_lease_ms = 366LL * 24 * 3600 * 1000;
 // How much of an unreadable body the verdict quotes, in UTF-16 code units.
 inline constexpr std::size_t quoted_body_units = 200;
 
@@ -76,8 +79,12 @@ struct LockBody {
   std::optional<std::string> started_at;
   std::optional<ExecutionRef> execution;
   std::optional<std::string> lease_until;  // as written; read with parse_js_date
-  // leasejudge's extra field: the holder's owner token (identity.hpp).
+  // leasejudge's extra fields, which the schema ignores: the holder's owner token
+  // (identity.hpp), and the lease a process holder took the lock with (`leaseMs`,
+  // without the skew), so that a renewal by another run keeps it. A leaseMs that is
+  // not a whole number in 1..max_lease_ms is left out.
   std::optional<std::string> owner;
+  std::optional<std::int64_t> lease_ms;
 };
 
 // Parse a body as the JavaScript code does, from the bytes its caller decoded into
@@ -93,7 +100,7 @@ Result<LockBody> parse_lock_body(std::string_view text);
 
 // JSON.stringify of the body in the schema's key order (purpose, id, host,
 // machine, pid, startedAt, execution, leaseUntil), fields left out when absent,
-// then owner when present. A pid that is not finite is written as null.
+// then owner and leaseMs when present. A pid that is not finite is written as null.
 std::string format_lock_body(const LockBody& body);
 
 // Who takes a lock: a renewing process, or a Cloud Run execution and its longest
@@ -127,14 +134,17 @@ std::string new_acquisition_id();
 
 // The body a new lock is written with: startedAt now, leaseUntil now + lease (or
 // max runtime) + lease_skew_ms, both as toISOString(); execution only for an
-// execution holder; owner only for a process holder or none. An empty id takes a
-// fresh one. Errc::invalid_argument when a time falls outside JS's Date range.
+// execution holder; owner only for a process holder or none, and leaseMs only for
+// a process holder whose author has an owner token (an author without one writes
+// the JavaScript code's body, byte for byte). An empty id takes a fresh one. Errc::invalid_argument when a time falls outside JS's Date range.
 Result<std::string> lock_body(std::string_view purpose, Instant now, const LockHolder& holder, std::string_view id,
                               const BodyAuthor& author);
 Result<std::string> lock_body(std::string_view purpose, Instant now, const LockHolder& holder);
 
 // The same body with its lease moved to now + lease_ms + lease_skew_ms: the
-// heartbeat. Everything else is kept; unknown keys are dropped (owner aside).
+// heartbeat. Everything else is kept; unknown keys are dropped (owner aside). A
+// body of leasejudge's (one with an owner or a leaseMs) records lease_ms as its
+// leaseMs; a body without either (the JavaScript code's) stays without.
 Result<std::string> renewed_lock_body(const LockBody& body, Instant now, std::int64_t lease_ms);
 
 }  // namespace leasejudge

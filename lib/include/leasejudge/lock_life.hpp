@@ -72,7 +72,10 @@ Status release_lock(Store& store, const HeldLock& lock);
 
 // The lock at key while its body is the one with acquisition id `id`, for renewing
 // or releasing a lock taken before (by another run of the command). lease_ms is its
-// lease for renewal. Errc::not_found: no lock; Errc::changed: someone else's body.
+// lease for renewal (0: none); lease_as_taken: the lease the body records (its
+// leaseMs), or process_lease_ms for a body that records none (the JavaScript code's).
+// Errc::not_found: no lock; Errc::changed: someone else's body.
+inline constexpr std::int64_t lease_as_taken = -1;
 Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view id, std::int64_t lease_ms);
 
 // How acquire_lock_wait waits: it tries, and while the lock is held (or its holder
