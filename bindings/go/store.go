@@ -150,7 +150,10 @@ func OpenMemoryStore() (*Store, error) {
 
 // OpenFileStore is the store in the directory dir (made, one level, when missing):
 // one file per key, for locks on one machine. ErrIO when dir cannot be made or is
-// not a directory.
+// not a directory. It is lj_store_file_open's, for callers that make their
+// directory on purpose; OpenStore("file:"+dir, StoreURLOptions{}) is the store
+// URL's rule every door shares, which refuses a missing directory (a mistyped path
+// would give a second, empty lock directory) unless Create is set.
 func OpenFileStore(dir string) (*Store, error) {
 	d, n := cString(dir)
 	defer C.free(unsafe.Pointer(d))
