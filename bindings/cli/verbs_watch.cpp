@@ -111,6 +111,8 @@ int run_watch(Context& cx, const Args& args) {
   if (!interval) return exit;
   auto poll = ms_option(cx, args, "--poll", 1000, 1, exit);
   if (!poll) return exit;
+  if (auto addr = args.value("--metrics"); addr && !metrics_address_valid(*addr))
+    return cx.usage(fmt::format("--metrics {} is no HOST:PORT (an IPv4 address or localhost, a port from 0 to 65535)", *addr));
   uint32_t window = 256;
   if (auto w = args.value("--window")) {
     auto n = count_arg(*w, 65536);
@@ -122,7 +124,7 @@ int run_watch(Context& cx, const Args& args) {
   WatchHandle watch;
   lj_error_t* err = nullptr;
   if (int rc = lj_step_watch_create(&watch.p, node.data(), node.size(), r.before_ns, &err); rc != LJ_OK)
-    return cx.failed("step watch", rc, err);
+    return cx.failed("starting the watch", rc, err);
   std::unique_ptr<MetricsServer> metrics;
   if (auto addr = args.value("--metrics")) {
     std::string why;
@@ -147,11 +149,11 @@ int run_watch(Context& cx, const Args& args) {
   wo.stop = stop_run;
   wo.payload = &run;
   cx.note(rule_note(r));
-  cx.note(fmt::format("watching the steps of {}, a round every {} ms", node, *interval));
+  cx.note(fmt::format("watching the steps of {}, a round every {}", node, duration_text(*interval)));
   for (;;) {
     run.hangup = false;
     int rc = lj_step_watch_run(watch.p, store->p, &wo, &err);
-    if (rc != LJ_OK) return cx.failed("step watch", rc, err);
+    if (rc != LJ_OK) return cx.store_failed("watching", rc, err);
     if (run.interrupted) break;
     // A hangup: the store opened again; the old one is kept when the new one fails.
     cx.note("hangup: opening the store again");
