@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The progress line of the long verbs (step import, plan, sweep, export) on a terminal
-# (script(1) gives the command a pseudo-terminal): "done of total, rate, time left"
-# rewritten in place on stderr; and never a byte of it when stderr is a pipe or a file.
+# The progress line of the long verbs (step import, plan, sweep, export, watch's first
+# sweep) on a terminal (script(1) gives the command a pseudo-terminal): "done of total,
+# rate, time left" rewritten in place on stderr; and never a byte of it when stderr is a pipe or a file.
 # A verb reading a terminal's stdin says so.
 set -u
 src=${LEASEJUDGE_SOURCE_DIR:?}
@@ -59,6 +59,12 @@ on_tty "step sweep" "step sweep: [0-9]+ keys, [0-9]+ keys/s" \
 not_in_file "step sweep" step sweep --dry-run --store "file:$w/fs" --node n1
 on_tty "step export" "step export: [0-9]+ keys, [0-9]+ keys/s" "'$lj' step export --store 'file:$w/fs' >/dev/null"
 not_in_file "step export" step export --store "file:$w/fs"
+
+on_tty "step watch's first sweep" "step watch: [0-9]+ keys, [0-9]+ keys/s" \
+  "timeout -s TERM 3 '$lj' step watch --store 'file:$w/fs' --node n1 --interval 1h >/dev/null"
+timeout -s TERM 3 "$lj" step watch --store "file:$w/fs" --node n1 --interval 1h 2>"$w/err" >/dev/null
+python3 -c 'import sys; t=open(sys.argv[1],"rb").read(); sys.exit(1 if b"\r" in t or b"\x1b" in t else 0)' "$w/err" &&
+  ok "step watch: no progress when stderr is a file" || notok "step watch: no progress when stderr is a file"
 
 # stdin a terminal: said on stderr (script(1)'s stdin is its terminal; ^D ends it).
 printf '\004' | script -qefc "'$lj' lock judge" /dev/null >"$w/tty" 2>&1
