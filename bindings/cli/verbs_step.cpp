@@ -440,7 +440,7 @@ struct ImportIn {
 int import_line(const char* key, size_t key_len, uint64_t, const char* value, size_t value_len, const char* malformed,
                 void* payload) {
   auto* in = static_cast<ImportIn*>(payload);
-  ++in->line;
+  in->progress->tick(++in->line);
   if (malformed != nullptr || key == nullptr) {
     ++in->malformed;
     std::string why = malformed != nullptr ? malformed : "it names no key";
@@ -468,7 +468,6 @@ int import_line(const char* key, size_t key_len, uint64_t, const char* value, si
     return 1;
   }
   ++in->created;
-  in->progress->tick(in->line);
   if (in->cx->json)
     in->cx->out(fmt::format(R"({{"line":{},"key":{},"revision":{},"outcome":"created"}})", in->line,
                             quote(std::string_view(key, key_len)), revision));
