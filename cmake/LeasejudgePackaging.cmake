@@ -1,5 +1,5 @@
 # What `cmake --install` installs: headers, libraries, the CMake package and the
-# pkg-config file.
+# pkg-config file; and the Debian package of it (CPack).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/include/leasejudge DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/capi/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS leasejudge_static leasejudge_shared EXPORT leasejudgeTargets
@@ -24,3 +24,19 @@ if(LEASEJUDGE_NATS)
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/capi/leasejudge.pc.in ${PROJECT_BINARY_DIR}/leasejudge.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/leasejudge.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# A Debian package of what `cmake --install` installs: `cpack -G DEB` in the build tree
+# makes build/leasejudge_<version>_<arch>.deb, its Depends computed by dpkg-shlibdeps
+# (tests/deb_package_test.sh installs it into a scratch root and runs the command).
+set(CPACK_PACKAGE_NAME leasejudge)
+set(CPACK_PACKAGE_VENDOR leasejudge)
+set(CPACK_PACKAGE_CONTACT "leasejudge <leasejudge@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+  "judge whether the holder of a lock, lease or running step is alive, and reclaim what a dead one left")
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+include(CPack)

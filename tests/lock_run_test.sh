@@ -128,7 +128,7 @@ check "no --wait: one try, exit 8" 8 $?
 [ -e "$work/marker" ] && notok "the command never started (no --wait)" || ok "the command never started (no --wait)"
 "$lj" lock acquire "${store[@]}" --wait 500ms job >"$work/out" 2>"$work/err"
 check "lock acquire --wait ran out: exit 8" 8 $?
-grep -q "^held job: .*the wait of 500 ms ended" "$work/out" && ok "lock acquire --wait says who holds it" \
+grep -q "^held job: .*the wait of 500ms ended" "$work/out" && ok "lock acquire --wait says who holds it" \
   || notok "lock acquire --wait says who holds it: $(cat "$work/out")"
 "$lj" lock acquire "${store[@]}" --wait 500ms --now 2024-01-01T00:00:00Z job >/dev/null 2>"$work/err"
 check "--wait with --now: a usage error" 2 $?

@@ -234,7 +234,7 @@ check "its last line's ends are the keys ended in the bucket" "$n3_failed" "$sai
 [ "$n3_failed" -ge 1 ] && [ "$n3_failed" -lt 500 ] && ok "it stopped in the middle ($n3_failed of 500 ended)" ||
   notok "it stopped in the middle" "$n3_failed of 500 ended"
 
-# Bad input: a usage error (2) or a metrics address that cannot be served (7), said.
+# Bad input: a usage error (2), a metrics address too (a port that cannot be bound: 7), said.
 bad() { # bad EXIT WHAT ARGS...
   local want=$1 what=$2
   shift 2
@@ -250,9 +250,9 @@ bad 2 "an interval of 0" --store "$store" --node n1 --interval 0
 bad 2 "an interval that is no duration" --store "$store" --node n1 --interval 5x
 bad 2 "an operand" --store "$store" --node n1 extra
 bad 2 "no --store" --node n1
-bad 7 "a metrics address that is no HOST:PORT" --store "$store" --node n1 --metrics nonsense
-bad 7 "a metrics port past 65535" --store "$store" --node n1 --metrics 127.0.0.1:99999
-bad 7 "a metrics address that is no UTF-8" --store "$store" --node n1 --metrics $'\xff:1'
+bad 2 "a metrics address that is no HOST:PORT" --store "$store" --node n1 --metrics nonsense
+bad 2 "a metrics port past 65535" --store "$store" --node n1 --metrics 127.0.0.1:99999
+bad 2 "a metrics address that is no UTF-8" --store "$store" --node n1 --metrics $'\xff:1'
 bad 4 "a store with no server" --store "nats://127.0.0.1:1/steps" --node n1
 
 echo "1..$n"

@@ -66,7 +66,7 @@ int leasejudge_builtin(WORD_LIST *list) {
   rc = lj_cli_run(&host, (int)n, argv);
   if (argv != small) free(argv);
   fflush(stdout);
-  if (rc == 130) {
+  if (rc == LJ_CLI_EXIT_INTERRUPTED) {
     /* The interrupt that stopped the verb, handled now that nothing is held: an
      * untrapped one ends the command as bash ends any; a trapped one runs its trap. */
     QUIT;
@@ -95,8 +95,11 @@ char *leasejudge_doc[] = {
     "lock judge|acquire|renew|release, lease touch|live|list, identity, owner,",
     "machine-id, version. This shell ($$) is the one whose leases and locks they take.",
     "",
-    "Exit status: 0 done (lock judge: break), 1 no, 2 usage, 3 unknown, 4 store failed,",
-    "5 changed, 6 a write's outcome unknown, 7 failed; lease gives the script's codes.",
+    "Exit status: the command's one table (cli.h; `leasejudge --help` lists it, each",
+    "verb's --help the codes it gives): 0 done (lock judge: break), 1 no, 2 usage,",
+    "3 unknown, 4 store failed, 5 changed, 6 a write's outcome unknown, 7 failed (a file,",
+    "a malformed line), 8 a wait ended without the lock, 130 interrupted; lease gives",
+    "the script's codes.",
     (char *)NULL};
 
 struct builtin leasejudge_struct = {

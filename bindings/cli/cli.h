@@ -15,6 +15,27 @@
 extern "C" {
 #endif
 
+/* The exit codes of every verb, the command's and the builtin's alike: one meaning
+ * each, whichever verb meets the case (leasejudge(1), EXIT STATUS). A malformed input
+ * line and a file that cannot be read are FAILED, a store that fails (unreachable,
+ * missing, refusing a value) is STORE, an option or operand refused is USAGE. */
+enum {
+  LJ_CLI_EXIT_OK = 0,            /* done (lock judge: break) */
+  LJ_CLI_EXIT_NO = 1,            /* the answer is no: held, none, refused, not found */
+  LJ_CLI_EXIT_USAGE = 2,         /* a usage error: an option, operand or value refused */
+  LJ_CLI_EXIT_UNKNOWN = 3,       /* the evidence could not be gathered (lock judge: unknown) */
+  LJ_CLI_EXIT_STORE = 4,         /* the store failed: unreachable, missing, refused */
+  LJ_CLI_EXIT_CHANGED = 5,       /* a write lost its race: the key moved since it was read */
+  LJ_CLI_EXIT_UNCERTAIN = 6,     /* a write's outcome is unknown: it may have landed */
+  LJ_CLI_EXIT_FAILED = 7,        /* a file, a malformed input line, memory, a child */
+  LJ_CLI_EXIT_WAIT_ENDED = 8,    /* a wait for a lock ended without it */
+  LJ_CLI_EXIT_LOCK_LOST = 9,     /* lock run, lock hold: the lock was lost while held */
+  LJ_CLI_EXIT_INTERRUPTED = 130  /* stopped by an interrupt (128 + SIGINT) */
+};
+
+/* What an exit code above means, one line; NULL for a code not in the table. */
+const char *lj_cli_exit_meaning(int code);
+
 typedef struct lj_cli_host_t {
   FILE *out; /* the verb's output */
   FILE *err; /* messages, summaries, progress */

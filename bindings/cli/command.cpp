@@ -2,12 +2,15 @@
 #include "command.hpp"
 
 #include <fcntl.h>
+#include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <utility>
 
 namespace leasejudge::cli {
 
@@ -43,6 +46,21 @@ void Context::progress_done() const {
   progress_shown_ = false;
 }
 
+void Progress::tick(std::uint64_t done) {
+  if (!cx_.host().err_is_tty) return;
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  double s = std::chrono::duration<double>(now - start_).count();
+  double rate = s > 0 ? static_cast<double>(done) / s : 0.0;
+  std::string line = fmt::format("{}: {} {}", cx_.verb().path, done, unit_);
+  if (total_ > 0) line = fmt::format("{}: {} of {} {}", cx_.verb().path, done, total_, unit_);
+  line += fmt::format(", {:.0f} {}/s", rate, unit_);
+  if (total_ > done && rate > 0)
+    line += fmt::format(", {} left", duration_text(static_cast<std::int64_t>((total_ - done) / rate * 1000)));
+  cx_.progress(line);
+}
+
 int Context::usage(std::string_view what) const {
   err_line(fmt::format("leasejudge {}: {} (see leasejudge {} --help)", verb_.path, what, verb_.path));
   return exit_usage;
@@ -53,6 +71,16 @@ int Context::failed(std::string_view doing, int code, lj_error_t* err) const {
   lj_error_destroy(err);
   note(fmt::format("{}: {}{}{}", doing, lj_strerror(code), message.empty() ? "" : ": ", message));
   return exit_of(code);
+}
+
+int Context::store_failed(std::string_view doing, int code, lj_error_t* err) const {
+  int exit = failed(doing, code, err);
+  return code == LJ_EINVAL || code == LJ_EVERSION ? exit_store : exit;
+}
+
+int Context::malformed(std::string_view what) const {
+  note(what);
+  return exit_failed;
 }
 
 int exit_of(int code) {
@@ -99,6 +127,108 @@ std::string quote(std::string_view text) {
   std::string q(out, len);
   lj_free(out);
   return q;
+}
+
+namespace {
+
+// The length of the UTF-8 sequence at p (at most n bytes) and its code point; 0 when
+// the bytes there are no well-formed sequence (overlong, surrogate, past U+10FFFF).
+std::size_t utf8_at(const unsigned char* p, std::size_t n, char32_t& cp) {
+  unsigned char b = p[0];
+  std::size_t len = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3 : (b & 0xF8) == 0xF0 ? 4 : 0;
+  if (len == 0 || len > n) return 0;
+  cp = len == 1 ? b : len == 2 ? (b & 0x1Fu) : len == 3 ? (b & 0x0Fu) : (b & 0x07u);
+  for (std::size_t i = 1; i < len; ++i) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3Fu);
+  }
+  static constexpr char32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < least[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+std::string cut_marker(std::size_t total) {
+  return fmt::format(" [cut: {} bytes in all]", total);
+}
+
+}  // namespace
+
+std::string terminal_text(std::string_view bytes, std::size_t cap) {
+  std::string out;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    char32_t cp = 0;
+    std::size_t len = utf8_at(p + i, bytes.size() - i, cp);
+    if (i + std::max<std::size_t>(len, 1) > cap) break;
+    if (len == 0) {
+      out += fmt::format("\\x{:02x}", p[i]);
+      len = 1;
+    } else if (cp == '\n' || cp == '\t' || cp == '\r') {
+      out += cp == '\n' ? "\\n" : cp == '\t' ? "\\t" : "\\r";
+    } else if (cp < 0x20 || cp == 0x7F) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
+    } else if (cp >= 0x80 && cp < 0xA0) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(cp));
+    } else {
+      out.append(bytes.data() + i, len);
+    }
+    i += len;
+  }
+  if (i < bytes.size()) out += cut_marker(bytes.size());
+  return out;
+}
+
+std::uint64_t lines_not_utf8(std::string_view text) {
+  std::uint64_t lines = 0;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  bool bad = false;
+  for (std::size_t i = 0; i < text.size();) {
+    if (p[i] < 0x80) {
+      if (p[i] == '\n') lines += bad ? 1 : 0, bad = false;
+      ++i;
+      continue;
+    }
+    char32_t cp = 0;
+    std::size_t len = utf8_at(p + i, text.size() - i, cp);
+    bad = bad || len == 0;
+    i += len == 0 ? 1 : len;
+  }
+  return lines + (bad ? 1 : 0);
+}
+
+std::string capped(std::string_view text, std::size_t cap) {
+  if (text.size() <= cap) return std::string(text);
+  std::size_t end = cap;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(0, end)) + cut_marker(text.size());
+}
+
+std::string duration_text(std::int64_t ms) {
+  if (ms < 0) return "-" + duration_text(ms == INT64_MIN ? INT64_MAX : -ms);
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  std::int64_t s = ms / 1000 + (ms % 1000 >= 500 ? 1 : 0);  // to the nearest second
+  static constexpr std::pair<std::int64_t, const char*> units[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}};
+  std::string out;
+  for (auto [size, name] : units) {
+    if (s >= size) out += fmt::format("{}{}", s / size, name);
+    s %= size;
+  }
+  return out;
+}
+
+std::string instant_text(std::int64_t ms) {
+  char* out = nullptr;
+  size_t len = 0;
+  if (lj_lock_time_format(&out, &len, ms, nullptr) != LJ_OK) return fmt::format("{} ms since the epoch", ms);
+  return taken(out, len);
+}
+
+std::string json_value(std::string_view text) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element e;
+  if (parser.parse(text.data(), text.size()).get(e) == simdjson::SUCCESS) return std::string(text);
+  return quote(text);
 }
 
 std::optional<std::int64_t> time_arg(std::string_view text) {
@@ -148,6 +278,18 @@ int wait_ms_of(const Context& cx, const Args& args, std::int64_t& wait_ms) {
   return exit_ok;
 }
 
+const Option conflict_exit_option = {
+    "--conflict-exit-code", "N", "exit N (1 to 255) when another holds the lock, as flock -E does"};
+
+int conflict_exit_of(const Context& cx, const Args& args, int& conflict) {
+  if (auto v = args.value("--conflict-exit-code")) {
+    auto n = count_arg(*v, 255);
+    if (!n) return cx.usage(fmt::format("--conflict-exit-code {} is no code from 1 to 255", terminal_text(*v)));
+    conflict = static_cast<int>(*n);
+  }
+  return exit_ok;
+}
+
 std::optional<std::int32_t> pid_arg(std::string_view text) {
   std::int32_t pid = 0;
   if (text.empty() || text[0] < '0' || text[0] > '9') return std::nullopt;
@@ -164,9 +306,14 @@ std::optional<std::uint64_t> count_arg(std::string_view text, std::uint64_t max)
   return n;
 }
 
+void note_terminal_stdin(const Context& cx) {
+  if (::isatty(0) == 1) cx.note("reading stdin, a terminal (end with Ctrl-D; FILE reads a file)");
+}
+
 std::optional<std::string> read_input(const Context& cx, const std::optional<std::string>& path, std::size_t max) {
   int fd = 0;
   bool own = path && *path != "-";
+  if (!own) note_terminal_stdin(cx);
   if (own) {
     fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -219,15 +366,38 @@ const std::vector<Option> rule_options = {
     {"--rule", "RULE", "not-self (every other owner is gone) or provably-dead (only owners proven gone)"},
 };
 
+const std::vector<StoreVariable> store_variables = {
+    {"--store", "LEASEJUDGE_STORE"},   {"--creds", "LEASEJUDGE_CREDS"},       {"--tls-ca", "LEASEJUDGE_TLS_CA"},
+    {"--tls-cert", "LEASEJUDGE_TLS_CERT"}, {"--tls-key", "LEASEJUDGE_TLS_KEY"},
+};
+
+std::optional<std::string> environment_value(const Context& cx, std::string_view name) {
+  for (const char* const* e = cx.host().environment; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry = *e;
+    if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=') {
+      if (entry.size() == name.size() + 1) return std::nullopt;  // set but empty: as unset
+      return std::string(entry.substr(name.size() + 1));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> store_value(const Context& cx, const Args& args, std::string_view option) {
+  if (auto v = args.value(option)) return v;
+  for (const auto& sv : store_variables)
+    if (option == sv.option) return environment_value(cx, sv.variable);
+  return std::nullopt;
+}
+
 lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
-  auto url = args.value("--store");
+  auto url = store_value(cx, args, "--store");
   if (!url) {
-    *exit = cx.usage("--store URL is required");
+    *exit = cx.usage("--store URL is required (or LEASEJUDGE_STORE in the environment)");
     return nullptr;
   }
   lj_store_url_options_t o = LJ_STORE_URL_OPTIONS_INIT;
-  auto creds = args.value("--creds"), ca = args.value("--tls-ca"), cert = args.value("--tls-cert"),
-       key = args.value("--tls-key");
+  auto creds = store_value(cx, args, "--creds"), ca = store_value(cx, args, "--tls-ca"),
+       cert = store_value(cx, args, "--tls-cert"), key = store_value(cx, args, "--tls-key");
   auto set = [](const std::optional<std::string>& v, const char*& p, size_t& n) {
     if (v) p = v->data(), n = v->size();
   };
@@ -259,3 +429,32 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
 }
 
 }  // namespace leasejudge::cli
+
+extern "C" const char* lj_cli_exit_meaning(int code) {
+  switch (code) {
+    case LJ_CLI_EXIT_OK:
+      return "done (lock judge: break)";
+    case LJ_CLI_EXIT_NO:
+      return "the answer is no: held, none, refused, not found";
+    case LJ_CLI_EXIT_USAGE:
+      return "a usage error: an option, operand or value refused";
+    case LJ_CLI_EXIT_UNKNOWN:
+      return "the evidence could not be gathered (lock judge: unknown)";
+    case LJ_CLI_EXIT_STORE:
+      return "the store failed: unreachable, missing, refusing a key or value";
+    case LJ_CLI_EXIT_CHANGED:
+      return "a write lost its race: the key moved since it was read";
+    case LJ_CLI_EXIT_UNCERTAIN:
+      return "a write's outcome is unknown: it may have landed";
+    case LJ_CLI_EXIT_FAILED:
+      return "failed: a file that cannot be read, a malformed input line, memory";
+    case LJ_CLI_EXIT_WAIT_ENDED:
+      return "a wait for a lock ended without it";
+    case LJ_CLI_EXIT_LOCK_LOST:
+      return "the lock was lost while it was held";
+    case LJ_CLI_EXIT_INTERRUPTED:
+      return "stopped by an interrupt (128 + the signal)";
+    default:
+      return nullptr;
+  }
+}

@@ -194,6 +194,11 @@ std::string watch_metrics(const lj_step_watch_t* watch, std::string_view node) {
   return out;
 }
 
+bool metrics_address_valid(std::string_view addr) {
+  sockaddr_in sa{};
+  return address_of(addr, sa);
+}
+
 struct MetricsServer::Daemon {
   MHD_Daemon* d = nullptr;
   ~Daemon() {

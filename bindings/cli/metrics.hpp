@@ -17,6 +17,10 @@ namespace leasejudge::cli {
 // The text of a watch's figures (its node as a label), read now.
 std::string watch_metrics(const lj_step_watch_t* watch, std::string_view node);
 
+// Whether addr is an address start() takes (HOST:PORT as it says); a port that cannot
+// be bound is found only when it is bound.
+bool metrics_address_valid(std::string_view addr);
+
 class MetricsServer {
  public:
   // Serve watch's figures on addr: "HOST:PORT" with an IPv4 address or "localhost"

@@ -14,11 +14,41 @@ const Option help_option = {"--help", nullptr, "this help"};
 const std::vector<Verb>& table() {
   static const std::vector<Verb> all = [] {
     std::vector<Verb> v;
-    for (auto part : {step_verbs(), watch_verbs(), lock_verbs(), lock_run_verbs(), misc_verbs()})
+    for (auto part : {step_verbs(), watch_verbs(), lock_verbs(), lock_show_verbs(), lock_run_verbs(), misc_verbs()})
       for (auto& verb : part) v.push_back(std::move(verb));
     return v;
   }();
   return all;
+}
+
+// The exit codes each verb can give: the one table its help and the tests read.
+struct VerbExits {
+  const char* path;
+  std::vector<int> codes;
+};
+const std::vector<VerbExits>& exit_table() {
+  static const std::vector<VerbExits> t = {
+      {"step plan", {0, 2, 4, 7, 130}},
+      {"step sweep", {0, 2, 4, 6, 130}},
+      {"step end", {0, 1, 2, 4, 5, 6}},
+      {"step export", {0, 2, 4, 7, 130}},
+      {"step import", {0, 2, 4, 6, 7, 130}},
+      {"step watch", {0, 2, 4, 7}},
+      {"lock judge", {0, 1, 2, 3, 4, 7, 130}},
+      {"lock acquire", {0, 1, 2, 3, 4, 5, 6, 8, 130}},
+      {"lock renew", {0, 1, 2, 4, 5, 6}},
+      {"lock release", {0, 1, 2, 4, 5, 6}},
+      {"lock show", {0, 1, 2, 4}},
+      {"lock list", {0, 2, 4}},
+      {"lock hold", {0, 1, 2, 3, 4, 8, 9, 130}},
+      {"lock run", {2, 4, 7, 8, 9, 130}},
+      {"lease", {0, 1, 2, 3}},
+      {"identity", {0, 1, 2}},
+      {"owner", {0, 1, 2}},
+      {"machine-id", {0, 1, 2}},
+      {"version", {0, 2}},
+  };
+  return t;
 }
 
 void write(FILE* to, std::string_view text) {
@@ -32,6 +62,8 @@ std::string synopsis(const Verb& v) {
   return s;
 }
 
+const Option* find_option(const Verb& v, std::string_view name);
+
 std::string verb_help(const Verb& v) {
   std::string h = fmt::format("usage: {}\n\n{}\n", synopsis(v), v.summary);
   if (*v.details != '\0') h += fmt::format("\n{}\n", v.details);
@@ -44,6 +76,18 @@ std::string verb_help(const Verb& v) {
   for (const auto& o : all) {
     std::string left = o.value ? fmt::format("{} {}", o.name, o.value) : std::string(o.name);
     h += fmt::format("  {:<{}}  {}\n", left, width, o.help);
+  }
+  if (find_option(v, "--store") != nullptr) {
+    h += "\nenvironment (a flag wins over its variable):\n";
+    for (const auto& sv : store_variables) h += fmt::format("  {:<20}  {}\n", sv.variable, sv.option);
+    if (std::string_view(v.path) == "lock judge" || std::string_view(v.path) == "step plan")
+      h += "  (LEASEJUDGE_STORE is not read here: only --store chooses a store over FILE)\n";
+  }
+  if (auto codes = exits_of(v.path); !codes.empty()) {
+    h += "\nexit codes:\n";
+    for (int c : codes) h += fmt::format("  {:>3}  {}\n", c, lj_cli_exit_meaning(c));
+    if (std::string_view(v.path) == "lock run") h += "  else CMD's status (128+N for signal N); 126/127 CMD not run\n";
+    if (std::string_view(v.path) == "lease") h += "  (the script's own codes)\n";
   }
   return h;
 }
@@ -60,12 +104,11 @@ std::string list_help(std::string_view prefix) {
       continue;
     h += fmt::format("  {:<18} {}\n", path, v.summary);
   }
-  if (prefix.empty())
-    h += "\nExit codes: 0 done (lock judge: break), 1 no (held, none, refused), 2 usage, 3 unknown,\n"
-         "4 store failed, 5 changed (a write lost its race), 6 a write's outcome unknown, 7 failed,\n"
-         "8 a wait for a lock ended without it, 9 lock run: the lock was lost while the command ran,\n"
-         "130 interrupted; lock run otherwise exits with its command's status (128+N for signal N).\n"
-         "leasejudge(1) says more.\n";
+  if (prefix.empty()) {
+    h += "\nexit codes (each verb's --help lists those it gives):\n";
+    for (int c : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 130}) h += fmt::format("  {:>3}  {}\n", c, lj_cli_exit_meaning(c));
+    h += "lock run otherwise exits with its command's status (128+N for signal N). leasejudge(1) says more.\n";
+  }
   return h;
 }
 
@@ -125,6 +168,12 @@ int parse(Context& cx, const Verb& v, std::span<const char* const> words, Args& 
 
 std::span<const Verb> verbs() {
   return table();
+}
+
+std::span<const int> exits_of(std::string_view path) {
+  for (const auto& e : exit_table())
+    if (path == e.path) return e.codes;
+  return {};
 }
 
 }  // namespace leasejudge::cli

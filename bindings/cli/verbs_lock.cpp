@@ -16,19 +16,38 @@ int now_of(const Context& cx, const Args& args, int64_t& now_ms) {
   return exit_ok;
 }
 
+// A file store's file ("lj1 <revision>\n" then the value) as its value: the body a
+// lock judge of the file means; any other bytes as they are.
+std::string file_store_value(std::string bytes) {
+  constexpr std::string_view magic = "lj1 ";
+  if (bytes.compare(0, magic.size(), magic) != 0) return bytes;
+  auto newline = bytes.find('\n');
+  if (newline == std::string::npos || newline == magic.size()) return bytes;
+  for (std::size_t i = magic.size(); i < newline; ++i)
+    if (bytes[i] < '0' || bytes[i] > '9') return bytes;
+  return bytes.substr(newline + 1);
+}
+
 // The verdict written as the verb writes it, and its exit: 0 break, 1 held, 3 unknown.
+// Its why capped at text_cap bytes in either form; the text escaped for a terminal.
 int say_verdict(Context& cx, lj_lock_verdict_t& v) {
   char* text = nullptr;
   size_t len = 0;
   lj_error_t* err = nullptr;
+  std::string why = capped(std::string_view(v.why != nullptr ? v.why : "", v.why_len));
+  char* whole = v.why;
+  const size_t whole_len = v.why_len;
+  v.why = why.data(), v.why_len = why.size();  // the capped why, read during the call only
   int rc = cx.json ? lj_lock_verdict_json(&text, &len, &v, &err) : lj_lock_verdict_text(&text, &len, &v, &err);
+  v.why = whole, v.why_len = whole_len;
   int exit = v.kind == LJ_LOCK_BREAK ? exit_ok : v.kind == LJ_LOCK_HELD ? exit_no : exit_unknown;
   lj_lock_verdict_clear(&v);
   if (rc != LJ_OK) {
     cx.failed("the verdict", rc, err);
     return exit_unknown;  // never "break" on that
   }
-  cx.out(taken(text, len));
+  std::string line = taken(text, len);
+  cx.out(cx.json ? line : terminal_text(line, line.size()));
   return exit;
 }
 
@@ -53,18 +72,15 @@ int run_judge(Context& cx, const Args& args) {
       cx.note(fmt::format("no lock at {}", key));
       return exit_no;
     }
-    if (rc != LJ_OK) {
-      cx.failed(fmt::format("reading {}", key), rc, err);
-      return exit_unknown;
-    }
+    if (rc != LJ_OK) return cx.store_failed(fmt::format("reading {}", key), rc, err);
     body = taken(value, len);
   } else {
     if (args.operands.size() > 1) return cx.usage(fmt::format("one FILE at most, not also {}", args.operands[1]));
     std::optional<std::string> path;
     if (!args.operands.empty()) path = args.operands[0];
     auto read = read_input(cx, path);
-    if (!read) return exit_unknown;
-    body = std::move(*read);
+    if (!read) return cx.interrupted() ? exit_interrupted : exit_failed;
+    body = file_store_value(std::move(*read));
   }
   lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
   opts.gcloud_env = const_cast<char* const*>(cx.host().environment);
@@ -72,7 +88,7 @@ int run_judge(Context& cx, const Args& args) {
   lj_error_t* err = nullptr;
   int rc = lj_lock_judge(&v, body.data(), body.size(), now_ms, &opts, &err);
   if (rc != LJ_OK) {
-    cx.failed("lock judge", rc, err);
+    cx.failed("judging the body", rc, err);
     return rc == LJ_EINVAL ? exit_usage : exit_unknown;  // no verdict: never "break"
   }
   return say_verdict(cx, v);
@@ -88,6 +104,9 @@ int run_acquire(Context& cx, const Args& args) {
   int64_t wait_ms = 0;
   if (int rc = wait_ms_of(cx, args, wait_ms); rc != exit_ok) return rc;
   const bool waiting = args.has("--wait");
+  int conflict = exit_no;
+  if (int rc = conflict_exit_of(cx, args, conflict); rc != exit_ok) return rc;
+  const bool flock_code = args.has("--conflict-exit-code");
   if (waiting && args.has("--now")) return cx.usage("--wait takes now from the clock: no --now with it");
   int32_t pid = cx.host().self_pid;
   if (auto p = args.value("--pid")) {
@@ -141,34 +160,36 @@ int run_acquire(Context& cx, const Args& args) {
             R"({{"key":{},"outcome":"acquired","revision":{},"id":{},"pid":{},"lease_ms":{},"broke_at":{}}})",
             quote(key), token, quote(id_text), pid, lease_ms, broke));
       else
-        cx.out(fmt::format("acquired {}: fencing token {}, id {}{}", key, token, id_text,
-                           broke != 0 ? fmt::format(" (broke the body at revision {}: {})", broke, why) : ""));
+        cx.out(fmt::format("acquired {}: fencing token {}, id {}{}", terminal_text(key), token, terminal_text(id_text),
+                           broke != 0 ? fmt::format(" (broke the body at revision {}: {})", broke, terminal_text(why))
+                                      : ""));
       return exit_ok;
     }
     case LJ_ACQUIRE_HELD:
     case LJ_ACQUIRE_UNKNOWN: {
       const char* name = outcome == LJ_ACQUIRE_HELD ? "held" : "unknown";
       if (cx.json)
-        cx.out(fmt::format(R"({{"key":{},"outcome":"{}","why":{}{}}})", quote(key), name, quote(why),
+        cx.out(fmt::format(R"({{"key":{},"outcome":"{}","why":{}{}}})", quote(key), name, quote(capped(why)),
                            waiting ? R"(,"wait":"ended")" : ""));
       else
-        cx.out(fmt::format("{} {}: {}{}", name, key, why,
-                           waiting ? fmt::format(" (the wait of {} ms ended)", wait_ms) : ""));
-      if (waiting) return exit_wait_ended;
-      return outcome == LJ_ACQUIRE_HELD ? exit_no : exit_unknown;
+        cx.out(fmt::format("{} {}: {}{}", name, terminal_text(key), terminal_text(why),
+                           waiting ? fmt::format(" (the wait of {} ended)", duration_text(wait_ms)) : ""));
+      if (waiting) return flock_code ? conflict : exit_wait_ended;
+      return outcome == LJ_ACQUIRE_HELD ? conflict : exit_unknown;
     }
     default:
       if (waiting) {
         cx.out(cx.json ? fmt::format(R"({{"key":{},"outcome":"lost-race","wait":"ended"}})", quote(key))
-                       : fmt::format("lost the race for {} as the wait of {} ms ended", key, wait_ms));
-        return exit_wait_ended;
+                       : fmt::format("lost the race for {} as the wait of {} ended", terminal_text(key),
+                                     duration_text(wait_ms)));
+        return flock_code ? conflict : exit_wait_ended;
       }
       if (cx.json)
         cx.out(fmt::format(R"({{"key":{},"outcome":"lost-race","why":"another writer moved the key meanwhile"}})",
                            quote(key)));
       else
         cx.out(fmt::format("lost the race for {}: another writer moved the key meanwhile", key));
-      return exit_changed;
+      return flock_code ? conflict : exit_changed;
   }
 }
 
@@ -203,7 +224,8 @@ int run_renew(Context& cx, const Args& args) {
   if (cx.json)
     cx.out(fmt::format(R"({{"key":{},"outcome":"renewed","revision":{},"lease_ms":{}}})", quote(key), token, lease_ms));
   else
-    cx.out(fmt::format("renewed {}: revision {}, the lease {} ms from now", key, token, lease_ms));
+    cx.out(fmt::format("renewed {}: revision {}, the lease {} from now", terminal_text(key), token,
+                       duration_text(lease_ms)));
   return exit_ok;
 }
 
@@ -244,6 +266,7 @@ std::vector<Verb> lock_verbs() {
              lease,
              {"--pid", "PID", "the holder process (default: this shell)"},
              {"--wait", "D", "while the lock is held, try again until D has passed (default: one try)"},
+             conflict_exit_option,
              now},
             store_options),
        run_acquire,

@@ -180,6 +180,7 @@ struct RunOptions {
   std::vector<std::string> command;
   std::int64_t wait_ms = 0, lease_ms = 0, grace_ms = default_grace_ms;
   std::string purpose;
+  int conflict_exit = exit_wait_ended;
 };
 
 int read_run_options(const Context& cx, const Args& args, RunOptions& o) {
@@ -194,6 +195,7 @@ int read_run_options(const Context& cx, const Args& args, RunOptions& o) {
     if (!ms || *ms > 86400000) return cx.usage(fmt::format("--grace {} is no duration of up to a day", *grace));
     o.grace_ms = *ms;
   }
+  if (int rc = conflict_exit_of(cx, args, o.conflict_exit); rc != exit_ok) return rc;
   o.purpose = args.value("--purpose").value_or(fmt::format("leasejudge lock run {} (pid {})", o.key, ::getpid()));
   return exit_ok;
 }
@@ -223,9 +225,10 @@ int take(const Context& cx, const RunOptions& o, lj_store_t* store, LockHandle& 
   const int outcome = a.outcome;
   lj_lock_acquisition_clear(&a);
   if (outcome == LJ_ACQUIRE_ACQUIRED) return exit_ok;
-  cx.note(fmt::format("the wait of {} ms for {} ended without the lock ({}): the command was not run", o.wait_ms, o.key,
-                      why.empty() ? "another writer won the race" : why));
-  return exit_wait_ended;
+  cx.note(fmt::format("the wait of {} for {} ended without the lock ({}): the command was not run",
+                      duration_text(o.wait_ms), terminal_text(o.key),
+                      why.empty() ? "another writer won the race" : terminal_text(why)));
+  return o.conflict_exit;
 }
 
 int run_lock_run(Context& cx, const Args& args) {
@@ -237,7 +240,12 @@ int run_lock_run(Context& cx, const Args& args) {
   StoreHandle store;
   if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
   LockHandle lock;
-  if (int rc = take(cx, o, store.p, lock); rc != exit_ok) return rc;
+  if (int rc = take(cx, o, store.p, lock); rc != exit_ok) {
+    if (cx.json && rc != exit_interrupted)
+      cx.out(fmt::format(R"({{"key":{},"outcome":"not-run","fencing_token":null,"exit_code":{}}})", quote(o.key), rc));
+    return rc;
+  }
+  const std::uint64_t token = lj_lock_revision(lock.p);
   if (cx.interrupted()) {  // between the wait and the command: it never runs
     lj_lock_release(lock.p, nullptr);
     cx.note(fmt::format("interrupted once {} was taken: released, the command was not run", o.key));
@@ -274,15 +282,19 @@ int run_lock_run(Context& cx, const Args& args) {
     else
       cx.failed(fmt::format("releasing {}", o.key), rc, err);
   }
+  int code = lost ? exit_lease_lost : status_exit(status);
   if (spawn_errno != 0) {
-    cx.note(fmt::format("{}: {}", o.command[0], std::strerror(spawn_errno)));
-    return spawn_errno == ENOENT ? 127 : 126;
+    cx.note(fmt::format("{}: {}", terminal_text(o.command[0]), std::strerror(spawn_errno)));
+    code = spawn_errno == ENOENT ? 127 : 126;
+  } else if (status == -1) {
+    cx.note(fmt::format("waiting for {}: {}", terminal_text(o.command[0]), std::strerror(errno)));
+    code = exit_failed;
   }
-  if (status == -1) {
-    cx.note(fmt::format("waiting for {}: {}", o.command[0], std::strerror(errno)));
-    return exit_failed;
-  }
-  return lost ? exit_lease_lost : status_exit(status);
+  // --json: one line once the command has ended, after its own output.
+  if (cx.json)
+    cx.out(fmt::format(R"({{"key":{},"outcome":"{}","fencing_token":{},"exit_code":{}}})", quote(o.key),
+                       spawn_errno != 0 ? "not-run" : lost ? "lost" : "ran", token, code));
+  return code;
 }
 
 }  // namespace
@@ -296,6 +308,7 @@ std::vector<Verb> lock_run_verbs() {
              {"--lease", "D", "the lease: 90, 90s, 500ms, 5m, 2h, up to a day (default 10m)"},
              {"--grace", "D", "once the lock is lost, SIGKILL the command D after SIGTERM (default 10s)"},
              {"--purpose", "TEXT", "what the lock is for (in its body)"},
+             conflict_exit_option,
          };
          o.insert(o.end(), store_options.begin(), store_options.end());
          return o;

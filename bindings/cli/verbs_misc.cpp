@@ -74,14 +74,47 @@ int run_version(Context& cx, const Args& args) {
 }
 
 // lease ...: the gstack-lease verbs, their lines and exit codes as the script's.
+// --json and --help after the verb are leasejudge's additions, taken out before the
+// script's parser reads the rest.
+struct LeaseRun {
+  Context* cx = nullptr;
+  std::string verb;  // touch, live, list
+};
+
+// A line of list (`<pid> <age>m <state>`) or live (`<pid> <age>m <command>`) as JSON.
+std::string lease_json(std::string_view verb, std::string_view line) {
+  auto first = line.find(' ');
+  auto second = first == std::string_view::npos ? first : line.find(' ', first + 1);
+  std::string_view age = second == std::string_view::npos ? "" : line.substr(first + 1, second - first - 1);
+  std::uint64_t minutes = 0;
+  bool ok = age.size() >= 2 && age.back() == 'm';
+  for (std::size_t i = 0; ok && i + 1 < age.size(); ++i) {
+    ok = age[i] >= '0' && age[i] <= '9';
+    minutes = minutes * 10 + static_cast<std::uint64_t>(age[i] - '0');
+  }
+  if (!ok) return fmt::format(R"({{"line":{}}})", quote(line));
+  return fmt::format(R"({{"pid":{},"age_min":{},"{}":{}}})", quote(line.substr(0, first)), minutes,
+                     verb == "list" ? "state" : "command", quote(line.substr(second + 1)));
+}
+
 int lease_line(int stream, const char* line, size_t len, void* payload) {
-  auto* cx = static_cast<Context*>(payload);
+  auto* run = static_cast<LeaseRun*>(payload);
+  std::string_view l(line, len);
   if (stream == LJ_LEASEDIR_STDERR)
-    cx->err_line(std::string_view(line, len));
+    run->cx->err_line(l);
   else
-    cx->out(std::string_view(line, len));
+    run->cx->out(run->cx->json ? lease_json(run->verb, l) : std::string(l));
   return 0;
 }
+
+const char* const lease_additions =
+    "\nleasejudge adds, after the verb:\n"
+    "  --json  list: {\"pid\",\"age_min\",\"state\"} a lease; live: {\"pid\",\"age_min\",\"command\"};\n"
+    "          touch: {\"verb\":\"touch\",\"exit_code\":N}; the script's codes as ever\n"
+    "  --help  this usage\n"
+    "environment: LEASEJUDGE_LEASE_DIR (or GSTACK_LEASE_DIR) names the lease directory\n"
+    "exit codes (the script's): 0 done, 1 live found none, 2 usage (not a checkout,\n"
+    "nothing written), 3 the directory's lock could not be taken\n";
 
 int lease_interrupted(void* payload) {
   return static_cast<Context*>(payload)->interrupted() ? 1 : 0;
@@ -89,7 +122,24 @@ int lease_interrupted(void* payload) {
 
 int run_lease(Context& cx, const Args& args) {
   std::vector<const char*> argv;
-  for (const auto& a : args.operands) argv.push_back(a.c_str());
+  bool help = false;
+  for (std::size_t i = 0; i < args.operands.size(); ++i) {
+    const std::string& a = args.operands[i];
+    if (i > 0 && a == "--json") {
+      cx.json = true;
+    } else if (i > 0 && (a == "--help" || a == "-h")) {
+      help = true;
+    } else {
+      argv.push_back(a.c_str());
+    }
+  }
+  if (help) {
+    argv.assign({"--help"});
+    cx.json = false;  // the usage is text
+  }
+  LeaseRun run;
+  run.cx = &cx;
+  run.verb = args.operands.empty() ? "" : args.operands[0];
   std::string pid = std::to_string(cx.host().self_pid);
   lj_leasedir_options_t opts = LJ_LEASEDIR_OPTIONS_INIT;
   opts.environment = cx.host().environment;
@@ -97,12 +147,14 @@ int run_lease(Context& cx, const Args& args) {
   opts.interrupted_payload = &cx;
   int code = exit_usage;
   lj_error_t* err = nullptr;
-  int rc = lj_leasedir_run(&code, argv.data(), argv.size(), nullptr, pid.c_str(), lease_line, &cx, &opts, &err);
+  int rc = lj_leasedir_run(&code, argv.data(), argv.size(), nullptr, pid.c_str(), lease_line, &run, &opts, &err);
   if (rc == LJ_EUSER) {
     lj_error_destroy(err);
     return exit_interrupted;
   }
-  if (rc != LJ_OK) return cx.failed("lease", rc, err);
+  if (rc != LJ_OK) return cx.failed("running the verb", rc, err);
+  if (help) std::fputs(lease_additions, cx.host().out);
+  if (cx.json && run.verb == "touch") cx.out(fmt::format(R"({{"verb":"touch","exit_code":{}}})", code));
   return code;
 }
 

@@ -1,5 +1,6 @@
 // The step verbs: plan, sweep, end, export, import.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -116,7 +117,7 @@ struct SweepOut {
   Context* cx = nullptr;
   bool dry_run = false;
   std::uint64_t keys = 0;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  Progress* progress = nullptr;
 };
 
 std::string key_text(const lj_sweep_key_t* k, int field) {
@@ -151,10 +152,7 @@ int on_key(const lj_sweep_key_t* k, void* payload) {
                        outcome == LJ_SWEEP_CHANGED ? " skipped, the key moved since it was read" : ": ",
                        outcome == LJ_SWEEP_CHANGED ? "" : key_text(k, LJ_SWEEP_KEY_ERROR)));
   }
-  if (so->keys % 4096 == 0) {
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - so->start).count();
-    cx.progress(fmt::format("{}: {} keys read, {:.0f} keys/s", cx.verb().path, so->keys, s > 0 ? so->keys / s : 0.0));
-  }
+  so->progress->tick(so->keys);
   return cx.interrupted() ? 1 : 0;
 }
 
@@ -188,6 +186,8 @@ int sweep(Context& cx, const Args& args, bool dry_run) {
   SweepOut so;
   so.cx = &cx;
   so.dry_run = dry_run;
+  Progress progress(cx, "keys");
+  so.progress = &progress;
   lj_sweep_options_t o = sweep_options(r);
   o.log = on_log;
   o.on_key = on_key;
@@ -263,18 +263,22 @@ int run_plan(Context& cx, const Args& args) {
       return exit_failed;
     }
   }
+  if (fd == 0) note_terminal_stdin(cx);
   lj_step_lines_plan_t* plan = nullptr;
   lj_error_t* err = nullptr;
   int rc = lj_step_lines_plan_create(&plan, &o, &err);
   if (rc != LJ_OK) {
     if (fd != 0) ::close(fd);
-    return cx.failed("step plan", rc, err);
+    return cx.failed("planning the lines", rc, err);
   }
   cx.note(rule_note(r));
   // The lines planned as they are read, the answers written as they come: a state of
   // any size in bounded memory.
   PlanOut po;
   po.cx = &cx;
+  struct stat st {};
+  Progress progress(cx, "bytes", ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
+  std::uint64_t fed = 0;
   // Read 512 KiB at a time: a piece that stays in cache while it is planned. A file is
   // read a piece ahead, as the one before is planned.
   int exit = exit_ok;
@@ -292,6 +296,7 @@ int run_plan(Context& cx, const Args& args) {
       if (got == 0) break;
       if ((rc = lj_step_lines_plan_feed(plan, data, static_cast<size_t>(got), write_answer, &po, &err)) != LJ_OK)
         break;
+      progress.tick(fed += static_cast<std::uint64_t>(got));
     }
   }
   lj_step_plan_summary_t summary{};
@@ -305,7 +310,7 @@ int run_plan(Context& cx, const Args& args) {
       cx.note("writing the plan failed");
       return exit_failed;
     }
-    return cx.failed("step plan", rc, err);
+    return cx.failed("planning the lines", rc, err);
   }
   char* line = nullptr;
   size_t len = 0;
@@ -313,7 +318,8 @@ int run_plan(Context& cx, const Args& args) {
     cx.err_line(std::string_view(line, len));
     lj_free(line);
   }
-  return exit_ok;
+  // A malformed line fails the plan as it fails an import (the summary counts them).
+  return summary.malformed > 0 ? exit_failed : exit_ok;
 }
 
 int run_sweep(Context& cx, const Args& args) {
@@ -329,6 +335,8 @@ int run_end(Context& cx, const Args& args) {
   std::string node;
   if (auto dot = id.find('.'); dot != std::string::npos && !args.has("--node")) {
     node = id.substr(0, dot);
+  } else if (!args.has("--node")) {
+    return cx.usage(fmt::format("the key {} has no node: give <node>.<id>, or the id with --node N", id));
   } else if (int rc = node_of(cx, args, node); rc != exit_ok) {
     return rc;
   }
@@ -347,7 +355,8 @@ int run_end(Context& cx, const Args& args) {
   if (rc != LJ_OK) {
     // The seed's refusals are answers: no, with its sentence.
     int code = rc == LJ_EPARSE || rc == LJ_EREFUSED || rc == LJ_ENOTFOUND ? exit_no : exit_of(rc);
-    cx.failed("step end", rc, err);
+    cx.failed(fmt::format("ending {}", id.find('.') != std::string::npos ? id : fmt::format("{}.{}", node, id)), rc,
+              err);
     return code;
   }
   size_t n = 0;
@@ -360,7 +369,7 @@ int run_end(Context& cx, const Args& args) {
   if (cx.json)
     cx.out(fmt::format(R"({{"key":{},"id":{},"tool":{},"action":"end","state":"failed","why":{},"value":{}}})",
                        quote(key), quote(step_id), quote(tool_text), quote(*why),
-                       quote(std::string_view(value, value_len))));
+                       json_value(std::string_view(value, value_len))));
   else
     cx.out(fmt::format("ended {} ({}): failed, {}", key, tool_text, *why));
   lj_free(value);
@@ -370,6 +379,7 @@ int run_end(Context& cx, const Args& args) {
 struct ExportOut {
   Context* cx = nullptr;
   std::uint64_t lines = 0, lossy = 0;
+  Progress* progress = nullptr;
 };
 int export_batch(const char* buffer, size_t, size_t, const lj_step_entry_t* entries, size_t count, void* payload) {
   auto* eo = static_cast<ExportOut*>(payload);
@@ -386,6 +396,7 @@ int export_batch(const char* buffer, size_t, size_t, const lj_step_entry_t* entr
     ++eo->lines;
     if (!kept) ++eo->lossy;
   }
+  eo->progress->tick(eo->lines);
   return eo->cx->interrupted() ? 1 : 0;
 }
 
@@ -402,13 +413,15 @@ int run_export(Context& cx, const Args& args) {
   if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
   ExportOut eo;
   eo.cx = &cx;
+  Progress progress(cx, "keys");
+  eo.progress = &progress;
   lj_error_t* err = nullptr;
   int rc = lj_store_scan(store.p, prefix.data(), prefix.size(), export_batch, &eo, &err);
   if (rc == LJ_EUSER && cx.interrupted()) {
     lj_error_destroy(err);
     return exit_interrupted;
   }
-  if (rc != LJ_OK) return cx.failed("step export", rc, err);
+  if (rc != LJ_OK) return cx.store_failed("reading the store", rc, err);
   if (eo.lossy > 0)
     cx.note(fmt::format("{} {} bytes that are no UTF-8: written with U+FFFD, they do not import back the same",
                         counted(eo.lossy, "key"), eo.lossy == 1 ? "holds" : "hold"));
@@ -420,16 +433,21 @@ struct ImportIn {
   Context* cx = nullptr;
   lj_store_t* store = nullptr;
   std::uint64_t created = 0, existed = 0, malformed = 0, line = 0;
+  Progress* progress = nullptr;
   int failed = LJ_OK;
   std::string failure;
 };
 int import_line(const char* key, size_t key_len, uint64_t, const char* value, size_t value_len, const char* malformed,
                 void* payload) {
   auto* in = static_cast<ImportIn*>(payload);
-  ++in->line;
+  in->progress->tick(++in->line);
   if (malformed != nullptr || key == nullptr) {
     ++in->malformed;
-    in->cx->note(fmt::format("line {}: {}", in->line, malformed != nullptr ? malformed : "it names no key"));
+    std::string why = malformed != nullptr ? malformed : "it names no key";
+    in->cx->note(fmt::format("line {}: {}", in->line, terminal_text(why)));
+    if (in->cx->json)
+      in->cx->out(fmt::format(R"({{"line":{},"key":null,"revision":null,"outcome":"malformed","why":{}}})", in->line,
+                              quote(capped(why))));
     return 0;
   }
   uint64_t revision = 0;
@@ -438,6 +456,9 @@ int import_line(const char* key, size_t key_len, uint64_t, const char* value, si
   if (rc == LJ_EEXISTS) {
     lj_error_destroy(err);
     ++in->existed;
+    if (in->cx->json)
+      in->cx->out(fmt::format(R"({{"line":{},"key":{},"revision":null,"outcome":"exists"}})", in->line,
+                              quote(std::string_view(key, key_len))));
     return 0;
   }
   if (rc != LJ_OK) {
@@ -448,8 +469,8 @@ int import_line(const char* key, size_t key_len, uint64_t, const char* value, si
   }
   ++in->created;
   if (in->cx->json)
-    in->cx->out(fmt::format(R"({{"key":{},"revision":{},"outcome":"created"}})", quote(std::string_view(key, key_len)),
-                            revision));
+    in->cx->out(fmt::format(R"({{"line":{},"key":{},"revision":{},"outcome":"created"}})", in->line,
+                            quote(std::string_view(key, key_len)), revision));
   return in->cx->interrupted() ? 1 : 0;
 }
 
@@ -461,24 +482,31 @@ int run_import(Context& cx, const Args& args) {
   std::optional<std::string> path;
   if (!args.operands.empty()) path = args.operands[0];
   auto input = read_input(cx, path);
-  if (!input) return exit_failed;
+  if (!input) return cx.interrupted() ? exit_interrupted : exit_failed;
   ImportIn in;
   in.cx = &cx;
   in.store = store.p;
+  Progress progress(cx, "lines", static_cast<std::uint64_t>(std::count(input->begin(), input->end(), '\n')));
+  in.progress = &progress;
   lj_error_t* err = nullptr;
   int rc = lj_step_lines_read(input->data(), input->size(), import_line, &in, &err);
-  cx.note(fmt::format("{} created, {} already held a value (left as they are), {} malformed",
-                      counted(in.created, "key"), in.existed, counted(in.malformed, "line")));
+  if (in.failed != LJ_OK) cx.note(fmt::format("stopped: {}", in.failure));  // said before the counts
+  if (std::uint64_t lossy = lines_not_utf8(*input); lossy > 0)
+    cx.note(fmt::format("{} {} bytes that are no UTF-8: written with U+FFFD, they do not export back the same",
+                        counted(lossy, "line"), lossy == 1 ? "holds" : "hold"));
+  cx.note(fmt::format("{} created, {} already held a value (left as they are), {} malformed{}",
+                      counted(in.created, "key"), in.existed, counted(in.malformed, "line"),
+                      in.failed != LJ_OK ? fmt::format(", stopped at line {}", in.line) : ""));
   if (in.failed != LJ_OK) {
     lj_error_destroy(err);
-    cx.note(in.failure);
-    return exit_of(in.failed);
+    // The store refused the write or failed: a store failure, whatever its code.
+    return in.failed == LJ_EINVAL || in.failed == LJ_EVERSION ? exit_store : exit_of(in.failed);
   }
   if (rc == LJ_EUSER) {
     lj_error_destroy(err);
     return exit_interrupted;
   }
-  if (rc != LJ_OK) return cx.failed("step import", rc, err);
+  if (rc != LJ_OK) return cx.failed("reading the lines", rc, err);
   return in.malformed > 0 ? exit_failed : exit_ok;
 }
 

@@ -19,6 +19,10 @@ struct WatchHandle {
 // What the callbacks of a run share: how to speak, and why the run stopped.
 struct WatchRun {
   Context* cx = nullptr;
+  const lj_step_watch_t* watch = nullptr;
+  Progress* progress = nullptr;  // the first sweep's, on a terminal
+  std::uint64_t first_keys = 0;
+  bool first_done = false;
   bool interrupted = false;  // SIGINT, SIGTERM: the watch ends
   bool hangup = false;       // SIGHUP: the store is opened again
 };
@@ -35,10 +39,10 @@ int on_log(const char* line, size_t len, void* payload) {
   auto* run = static_cast<WatchRun*>(payload);
   std::string_view l(line, len);
   if (l.rfind("the step ", 0) == 0 && !run->cx->json) {
-    run->cx->out(l);
+    run->cx->out(terminal_text(l, l.size()));
     std::fflush(run->cx->host().out);  // a service's lines are read as they come
   } else if (l.rfind("the step ", 0) != 0)
-    run->cx->note(l);
+    run->cx->note(terminal_text(l, l.size()));
   return 0;
 }
 
@@ -51,6 +55,14 @@ std::string key_text(const lj_sweep_key_t* k, int field) {
 // --json: one line per end or delete with its outcome (the keys left are counted only).
 int on_key(const lj_sweep_key_t* k, void* payload) {
   auto* run = static_cast<WatchRun*>(payload);
+  if (!run->first_done) {  // the first sweep's progress, until a sweep has ended
+    if (lj_step_watch_figure(run->watch, LJ_WATCH_SWEEPS) == 0) {
+      run->progress->tick(++run->first_keys);
+    } else {
+      run->first_done = true;
+      run->cx->progress_done();
+    }
+  }
   lj_step_action_t a{};
   uint64_t revision = 0;
   int outcome = 0;
@@ -111,6 +123,8 @@ int run_watch(Context& cx, const Args& args) {
   if (!interval) return exit;
   auto poll = ms_option(cx, args, "--poll", 1000, 1, exit);
   if (!poll) return exit;
+  if (auto addr = args.value("--metrics"); addr && !metrics_address_valid(*addr))
+    return cx.usage(fmt::format("--metrics {} is no HOST:PORT (an IPv4 address or localhost, a port from 0 to 65535)", *addr));
   uint32_t window = 256;
   if (auto w = args.value("--window")) {
     auto n = count_arg(*w, 65536);
@@ -122,7 +136,7 @@ int run_watch(Context& cx, const Args& args) {
   WatchHandle watch;
   lj_error_t* err = nullptr;
   if (int rc = lj_step_watch_create(&watch.p, node.data(), node.size(), r.before_ns, &err); rc != LJ_OK)
-    return cx.failed("step watch", rc, err);
+    return cx.failed("starting the watch", rc, err);
   std::unique_ptr<MetricsServer> metrics;
   if (auto addr = args.value("--metrics")) {
     std::string why;
@@ -134,6 +148,9 @@ int run_watch(Context& cx, const Args& args) {
   }
   WatchRun run;
   run.cx = &cx;
+  run.watch = watch.p;
+  Progress progress(cx, "keys");
+  run.progress = &progress;
   cx.host().hangup(cx.host().payload);  // armed: a hangup from now on opens the store again
   lj_sweep_options_t so = sweep_options(r);
   so.log = on_log;
@@ -147,11 +164,11 @@ int run_watch(Context& cx, const Args& args) {
   wo.stop = stop_run;
   wo.payload = &run;
   cx.note(rule_note(r));
-  cx.note(fmt::format("watching the steps of {}, a round every {} ms", node, *interval));
+  cx.note(fmt::format("watching the steps of {}, a round every {}", node, duration_text(*interval)));
   for (;;) {
     run.hangup = false;
     int rc = lj_step_watch_run(watch.p, store->p, &wo, &err);
-    if (rc != LJ_OK) return cx.failed("step watch", rc, err);
+    if (rc != LJ_OK) return cx.store_failed("watching", rc, err);
     if (run.interrupted) break;
     // A hangup: the store opened again; the old one is kept when the new one fails.
     cx.note("hangup: opening the store again");

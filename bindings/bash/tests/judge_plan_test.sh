@@ -56,7 +56,7 @@ for bad in "--now bogus" "--now" "--zz" "a b" "--now 2024-05-01"; do
 done
 # A body that cannot be read gives no verdict: unknown, never break.
 out=$(cd "$WORK" && leasejudge lock judge nosuch-file 2>"$WORK/err" </dev/null)
-same "lock judge nosuch-file: unknown, exit 3" "3 " "$? $out"
+same "lock judge nosuch-file: a file that cannot be read, exit 7 (one code for every verb)" "7 " "$? $out"
 same "... saying why" "leasejudge lock judge: nosuch-file: No such file or directory" "$(cat "$WORK/err")"
 for bad in "" "bogus"; do
   # shellcheck disable=SC2086
@@ -91,7 +91,8 @@ expected='{"key":"n1.a","action":"end","reason":"owner-gone",'$restart'}
 {"key":"n1.f","action":"leave","reason":"started-since","why":"it names no owner and started since this process began"}
 {"key":"n1.g","action":"leave","reason":"no-value","why":"the key holds no value"}
 {"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","action":"end","reason":"ask-past-bound","why":"past the step bound: its asker stopped waiting at 2024-05-01T11:00:00Z"}
-rc=0'
+rc=7'
+# A malformed line among them: exit 7, as step import gives.
 # Without --owner: the shell's token and start, and the rule provably-dead (pid 1 with
 # another start is proven gone; the shell's own step is left).
 same "step plan: one line per key in order; the shell's token and start as defaults" "$expected" \
@@ -100,7 +101,7 @@ same "... and the rule, and the summary, on stderr" \
   "leasejudge step plan: rule provably-dead (no --owner): only owners proven gone (dead, recycled, rebooted) are ended, never a step whose owner is alive on this node
 step plan: 8 keys: 3 end, 0 delete, 3 leave, 1 no-step, 1 other-node, 1 malformed line" "$(cat "$WORK/err")"
 (leasejudge step plan --node n1 --now 2024-05-01T12:00:00Z <"$WORK/steps.jsonl" >"$WORK/sub.out" 2>/dev/null)
-same "from stdin, in a subshell: still the shell's token" "$expected" "$(cat "$WORK/sub.out"; echo rc=0)"
+same "from stdin, in a subshell: still the shell's token" "$expected" "$(cat "$WORK/sub.out"; echo rc=7)"
 expected='{"key":"n1.a","action":"end","reason":"owner-gone",'$restart'}
 {"key":"n1.b","action":"leave","reason":"not-running","why":"the step is not running"}
 {"key":"n2.c","action":"leave","reason":"other-node","why":"the key is no step key of this node"}
@@ -110,7 +111,7 @@ expected='{"key":"n1.a","action":"end","reason":"owner-gone",'$restart'}
 {"key":"n1.f","action":"leave","reason":"started-since","why":"it names no owner and started since this process began"}
 {"key":"n1.g","action":"leave","reason":"no-value","why":"the key holds no value"}
 {"key":"n1.0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6","action":"leave","reason":"ask-within-bound","why":"its asker still waits for it"}
-rc=0'
+rc=7'
 same "--owner, --before, --bound, --rule" "$expected" "$(run leasejudge step plan --node n1 --owner no-boot-id.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
   --rule provably-dead --now 2024-05-01T12:00:00Z "$WORK/steps.jsonl")"
 # A state larger than a read (1 MiB), read from a pipe as it comes: 3,000 copies of the
@@ -118,7 +119,7 @@ same "--owner, --before, --bound, --rule" "$expected" "$(run leasejudge step pla
 copies=3000
 lines=$(<"$WORK/steps.jsonl")
 for ((i = 0; i < copies; i++)); do printf '%s\n' "$lines"; done >"$WORK/big.jsonl"
-for ((i = 0; i < copies; i++)); do printf '%s\n' "${expected%$'\n'rc=0}"; done >"$WORK/big.expected"
+for ((i = 0; i < copies; i++)); do printf '%s\n' "${expected%$'\n'rc=7}"; done >"$WORK/big.expected"
 (cat "$WORK/big.jsonl" | leasejudge step plan --node n1 --owner no-boot-id.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
   --rule provably-dead --now 2024-05-01T12:00:00Z >"$WORK/big.out" 2>"$WORK/big.err")
 same "a state of $(($(wc -c <"$WORK/big.jsonl") / 1024)) KiB through a pipe: every answer, in order" "same" \

@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# Every verb of the leasejudge command by one table: --help exits 0 and lists the exit
+# codes the verb gives; --json writes lines python3's json reads as objects; each exit
+# code a verb's help lists is triggered here once, with that exact code (the codes no
+# case here can bring about are named in $untriggered, and the test fails when the
+# help lists another one without a case). The lock verbs show, list and hold against
+# a real nats-server and a file store; lock judge text on bodies with ESC, NUL,
+# invalid UTF-8 and a 1 MiB purpose; the store from the environment; the man page
+# and the completion cover every verb and option the help lists.
+set -u
+src=${LEASEJUDGE_SOURCE_DIR:?}
+build=${LEASEJUDGE_BINARY_DIR:?}
+. "$src/tests/skip.sh"
+. "$src/tests/nats_server.sh"
+need_nats_server
+command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
+lj=$build/leasejudge
+[ -x "$lj" ] || skip_or_fail "$lj is not built"
+
+w=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  stop_nats_server
+  rm -rf "$w"
+}
+trap cleanup EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+same() {
+  if [ "$2" = "$3" ]; then ok "$1"; else
+    notok "$1"
+    { echo "expected:"; printf '%s\n' "$2"; echo "actual:"; printf '%s\n' "$3"; } | sed 's/^/# /'
+  fi
+}
+run() { "$lj" "$@" >"$w/out" 2>"$w/err" </dev/null; echo $?; }
+
+start_nats_server "$w/nats" || exit 1
+nats=nats://127.0.0.1:$NATS_PORT
+fs=file:$w/fs
+"$lj" step export --store "$fs" --create-bucket >/dev/null 2>&1
+"$lj" step export --store "$nats/locks" --create-bucket >/dev/null 2>&1
+"$lj" step export --store "$nats/steps" --create-bucket >/dev/null 2>&1
+
+verbs=("step plan" "step sweep" "step end" "step export" "step import" "step watch" "lock judge" "lock acquire"
+  "lock renew" "lock release" "lock show" "lock list" "lock hold" "lock run" "lease" "identity" "owner"
+  "machine-id" "version" "bench")
+
+# --- the cases: VERB CODE ARGS... ------------------------------------------------------
+declare -A triggered
+# The codes a verb's help lists that no case here brings about: a write whose answer
+# never comes (6) and a lost race (5) need a store failing mid-write or a writer
+# between a read and a write; lock run's loss (9) is lock_run_test.sh's; lease's 3 a
+# live lock holder of the script's; machine-id's 1 a machine without one.
+untriggered_list="step sweep:6 step sweep:130 step end:5 step end:6 step export:130 step import:6 lock acquire:5 lock acquire:6
+  lock renew:6 lock release:6 lock run:7 lock run:9 lease:3 machine-id:1 machine-id:0"
+head -c 4096 /dev/urandom | tr -d '\n' >"$w/garbage"
+printf '\n' >>"$w/garbage"
+echo '{"key":"n1.a","revision":1,"value":{"id":"a","tool":"t","state":"succeeded"}}' >"$w/good.jsonl"
+sleep 600 &
+live=$!
+pids+=("$live")
+live_tok=$("$lj" owner $live)
+echo "{\"key\":\"n1.live\",\"value\":{\"id\":\"live\",\"tool\":\"t\",\"state\":\"running\",\"owner\":\"$live_tok\"}}" |
+  "$lj" step import --store "$fs" >/dev/null 2>&1
+# A lock body naming a Cloud Run execution, with no gcloud to ask: unknown.
+exec_body='{"purpose":"p","id":"x","execution":{"projectId":"p","region":"r","name":"e"},"leaseUntil":"2999-01-01T00:00:00.000Z"}'
+printf '%s' "$exec_body" >"$w/exec.json"
+# A held lock (for conflicts) and its id.
+"$lj" lock acquire --store "$fs" held --pid $live --json >"$w/held.json" 2>/dev/null
+held_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$w/held.json")
+
+case_() {  # VERB CODE ARGS...
+  local verb=$1 want=$2
+  shift 2
+  local rc
+  rc=$(env -u LEASEJUDGE_STORE PATH=/usr/bin:/bin "$lj" "$@" >"$w/out" 2>"$w/err" </dev/null; echo $?)
+  if [ "$rc" = "$want" ]; then
+    ok "$verb: exit $want ($*)"
+    triggered["$verb $want"]=1
+  else
+    notok "$verb: exit $want ($*): got $rc"
+    sed 's/^/# /' "$w/err" | head -5
+  fi
+}
+# interrupt_case VERB ARGS...: SIGINT while it waits on stdin (a fifo) or a lock: 130.
+interrupt_case() {
+  local verb=$1
+  shift
+  rm -f "$w/fifo" && mkfifo "$w/fifo"
+  "$lj" "$@" <"$w/fifo" >"$w/out" 2>"$w/err" &
+  local p=$!
+  exec 7>"$w/fifo"
+  sleep 0.5
+  kill -INT $p
+  wait $p
+  local rc=$?
+  exec 7>&-
+  if [ "$rc" = 130 ]; then ok "$verb: exit 130 on SIGINT"; triggered["$verb 130"]=1; else
+    notok "$verb: exit 130 on SIGINT: got $rc"; sed 's/^/# /' "$w/err" | head -5; fi
+}
+
+case_ "step plan" 0 step plan --node n1 "$w/good.jsonl"
+case_ "step plan" 2 step plan --node n1 --threads 0 "$w/good.jsonl"
+case_ "step plan" 4 step plan --node n1 --store "nats://127.0.0.1:1/x"
+case_ "step plan" 7 step plan --node n1 "$w/garbage"
+case_ "step plan" 7 step plan --node n1 "$w/nonexistent"
+interrupt_case "step plan" step plan --node n1 -
+case_ "step sweep" 0 step sweep --store "$fs" --node n1
+case_ "step sweep" 2 step sweep --store "$fs"
+case_ "step sweep" 4 step sweep --store "file:$w/typo" --node n1
+"$lj" step import --store "$fs" >/dev/null 2>&1 <<<"{\"key\":\"n1.gone0\",\"value\":{\"id\":\"gone0\",\"tool\":\"t\",\"state\":\"running\",\"owner\":\"00000000-0000-4000-8000-000000000000.1.1\"}}"
+case_ "step end" 0 step end --store "$fs" n1.gone0 --why "by hand"
+case_ "step end" 1 step end --store "$fs" n1.live --why manual
+case_ "step end" 2 step end --store "$fs" nodot --why manual
+case_ "step end" 4 step end --store "file:$w/typo" n1.live --why manual
+case_ "step export" 0 step export --store "$fs"
+case_ "step export" 2 step export --store bogus:x
+case_ "step export" 4 step export --store "nats://127.0.0.1:1/x"
+same "step export into a full disk: exit 7" 7 "$("$lj" step export --store "$fs" >/dev/full 2>/dev/null; echo $?)"
+triggered["step export 7"]=1
+case_ "step import" 0 step import --store "$fs" "$w/good.jsonl"
+case_ "step import" 2 step import --store "$fs" a b
+case_ "step import" 4 step import --store "nats://127.0.0.1:1/x" "$w/good.jsonl"
+case_ "step import" 7 step import --store "$fs" "$w/garbage"
+case_ "step import" 7 step import --store "$fs" "$w/nonexistent"
+interrupt_case "step import" step import --store "$fs" -
+"$lj" step watch --store "$fs" --node n1 >/dev/null 2>"$w/watch.err" &
+p=$!
+sleep 1
+kill -TERM $p
+wait $p
+same "step watch: SIGTERM ends it, exit 0" 0 "$?"
+triggered["step watch 0"]=1
+case_ "step watch" 2 step watch --store "$fs" --node n1 --metrics localhost
+case_ "step watch" 4 step watch --store "file:$w/typo" --node n1
+case_ "step watch" 7 step watch --store "$fs" --node n1 --metrics 203.0.113.1:1
+sleep 600 &
+dying=$!
+"$lj" lock acquire --store "$fs" gone --pid $dying >/dev/null 2>&1
+kill $dying
+wait $dying 2>/dev/null
+case_ "lock judge" 0 lock judge --store "$fs" gone
+case_ "lock judge" 1 lock judge --store "$fs" held
+case_ "lock judge" 2 lock judge --now 2024-05-01 "$w/exec.json"
+case_ "lock judge" 3 lock judge "$w/exec.json"
+case_ "lock judge" 4 lock judge --store "nats://127.0.0.1:1/x" held
+case_ "lock judge" 7 lock judge /nonexistent
+interrupt_case "lock judge" lock judge -
+case_ "lock acquire" 1 lock acquire --store "$fs" held
+case_ "lock acquire" 2 lock acquire --store "$fs" held --lease 0
+case_ "lock acquire" 4 lock acquire --store "file:$w/typo" k
+case_ "lock acquire" 8 lock acquire --store "$fs" held --wait 300ms
+case_ "lock acquire" 42 lock acquire --store "$fs" held --conflict-exit-code 42
+case_ "lock run" 42 lock run --store "$fs" held --conflict-exit-code 42 -- true
+case_ "lock hold" 42 lock hold --store "$fs" held --conflict-exit-code 42
+case_ "lock acquire" 2 lock acquire --store "$fs" held --conflict-exit-code 0
+"$lj" step import --store "$fs" >/dev/null 2>&1 <<<"{\"key\":\"execlock\",\"value\":$exec_body}"
+case_ "lock acquire" 3 lock acquire --store "$fs" execlock
+case_ "lock acquire" 0 lock acquire --store "$fs" free1 --json
+free_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$w/out")
+case_ "lock renew" 0 lock renew --store "$fs" free1 --id "$free_id"
+case_ "lock renew" 1 lock renew --store "$fs" nolock --id "$free_id"
+case_ "lock renew" 2 lock renew --store "$fs" free1
+case_ "lock renew" 4 lock renew --store "file:$w/typo" free1 --id "$free_id"
+case_ "lock renew" 5 lock renew --store "$fs" held --id "$free_id"
+case_ "lock release" 5 lock release --store "$fs" held --id "$free_id"
+case_ "lock release" 0 lock release --store "$fs" free1 --id "$free_id"
+case_ "lock release" 1 lock release --store "$fs" free1 --id "$free_id"
+case_ "lock release" 2 lock release --store "$fs" free1
+case_ "lock release" 4 lock release --store "file:$w/typo" free1 --id "$free_id"
+case_ "lock show" 0 lock show --store "$fs" held
+case_ "lock show" 1 lock show --store "$fs" nolock
+case_ "lock show" 2 lock show --store "$fs"
+case_ "lock show" 4 lock show --store "file:$w/typo" held
+case_ "lock list" 0 lock list --store "$fs"
+case_ "lock list" 2 lock list --store "$fs" a b
+case_ "lock list" 4 lock list --store "file:$w/typo"
+case_ "lock hold" 1 lock hold --store "$fs" held
+case_ "lock hold" 2 lock hold --store "$fs"
+case_ "lock hold" 3 lock hold --store "$fs" execlock
+case_ "lock hold" 4 lock hold --store "file:$w/typo" k
+case_ "lock hold" 8 lock hold --store "$fs" held --wait 300ms
+interrupt_case "lock hold" lock hold --store "$fs" held --wait 1m
+interrupt_case "lock acquire" lock acquire --store "$fs" held --wait 1m
+case_ "lock run" 2 lock run --store "$fs" k
+case_ "lock run" 4 lock run --store "file:$w/typo" k -- true
+case_ "lock run" 8 lock run --store "$fs" held -- true
+interrupt_case "lock run" lock run --store "$fs" held --wait 1m -- true
+git init -q "$w/repo" && git init -q "$w/empty"
+case_ "lease" 0 lease touch --root "$w/repo" --pid $live
+case_ "lease" 2 lease list --root "$w"
+case_ "lease" 1 lease live --root "$w/empty" --exclude-ancestry-of $$
+case_ "identity" 0 identity
+case_ "identity" 1 identity 999999
+case_ "identity" 2 identity x
+case_ "owner" 0 owner
+case_ "owner" 1 owner 999999
+case_ "owner" 2 owner x
+case_ "machine-id" 0 machine-id
+case_ "machine-id" 2 machine-id x
+case_ "version" 0 version
+case_ "version" 2 version x
+
+# lock hold: the fencing token printed, renewed until SIGTERM, released, exit 0; a
+# lock lost under it (its file rewritten by another writer) exit 9.
+hold_case() {  # STORE KEY
+  "$lj" lock hold --store "$1" "$2" --lease 1s >"$w/hold.out" 2>"$w/hold.err" &
+  local p=$!
+  for _ in $(seq 50); do [ -s "$w/hold.out" ] && break; sleep 0.1; done
+  sleep 1.5  # past the 1 s lease: kept only by its renewals
+  "$lj" lock show --store "$1" "$2" --json >"$w/show.json" 2>/dev/null
+  kill -TERM $p
+  wait $p
+  local rc=$?
+  same "lock hold on ${1%%:*}: the token printed, renewed past its lease, released on SIGTERM, exit 0" \
+    "0 yes held released" \
+    "$rc $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=open(sys.argv[2]).readline().strip(); print("yes" if int(t) < d["fencing_token"] else f"no {t} {d}", d["verdict"]["kind"])' "$w/show.json" "$w/hold.out") $(tail -1 "$w/hold.out" | cut -d' ' -f1)"
+  case_ "lock show" 1 lock show --store "$1" "$2"
+}
+hold_case "$fs" hk
+hold_case "$nats/locks" hk
+"$lj" lock hold --store "$fs" lost --lease 1s >"$w/hold.out" 2>"$w/hold.err" &
+p=$!
+for _ in $(seq 50); do [ -s "$w/hold.out" ] && break; sleep 0.1; done
+f=$(grep -l '"purpose":"leasejudge lock hold lost"' "$w"/fs/* 2>/dev/null | head -1)
+python3 - "$f" <<'PY'
+import sys
+p = sys.argv[1]
+head, body = open(p, "rb").read().split(b"\n", 1)
+open(p, "wb").write(b"lj1 999999\n" + body.replace(b'"id":"', b'"id":"other-'))
+PY
+wait $p
+rc=$?
+same "lock hold: the lock rewritten by another writer: exit 9, said" "9 yes" \
+  "$rc $(grep -q 'lost the lock' "$w/hold.err" && echo yes)"
+triggered["lock hold 9"]=1
+"$lj" lock release --store "$fs" lost --id x >/dev/null 2>&1
+
+# lock hold --wait, woken once the holder releases it: exit 0 after SIGTERM.
+"$lj" lock acquire --store "$nats/locks" wk --pid $live --json >"$w/wk.json" 2>/dev/null
+wk_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$w/wk.json")
+"$lj" lock hold --store "$nats/locks" wk --wait 30s >"$w/wait.out" 2>"$w/wait.err" &
+p=$!
+sleep 0.5
+same "lock hold --wait: nothing printed while another holds it" "" "$(cat "$w/wait.out")"
+"$lj" lock release --store "$nats/locks" wk --id "$wk_id" >/dev/null 2>&1
+for _ in $(seq 50); do [ -s "$w/wait.out" ] && break; sleep 0.1; done
+kill -TERM $p
+wait $p
+rc=$?
+same "... then the token, once released by its holder; exit 0" "0 yes" \
+  "$rc $(head -1 "$w/wait.out" | grep -qx '[0-9]\+' && echo yes)"
+triggered["lock hold 0"]=1
+
+# --- --help and --json on every verb ---------------------------------------------------
+for v in "${verbs[@]}"; do
+  # shellcheck disable=SC2086
+  rc=$(run $v --help)
+  if [ "$v" = bench ] || [ "$v" = lease ]; then
+    same "$v --help: exit 0" 0 "$rc"
+    continue
+  fi
+  same "$v --help: exit 0, its usage, its exit codes" "0 usage: leasejudge $v yes" \
+    "$rc $(head -1 "$w/out" | cut -c1-$((18 + ${#v}))) $(grep -q '^exit codes:' "$w/out" && echo yes)"
+  codes=$(sed -n '/^exit codes:/,$p' "$w/out" | sed -n 's/^ *\([0-9]\+\)  .*/\1/p' | paste -sd' ')
+  for c in $codes; do
+    [ -n "${triggered["$v $c"]:-}" ] && continue
+    case " $(tr -s ' \n' '  ' <<<"$untriggered_list") " in *" $v:$c "*) continue ;; esac
+    notok "$v: exit $c is in its help, and no case here triggers it"
+  done
+  if grep -q -- '--store' "$w/out"; then
+    grep -q '^  LEASEJUDGE_STORE ' "$w/out" && ok "$v --help names LEASEJUDGE_STORE" ||
+      notok "$v --help names LEASEJUDGE_STORE"
+  fi
+done
+for v in "lease touch" "lease live" "lease list"; do
+  # shellcheck disable=SC2086
+  rc=$(run $v --help)
+  same "$v --help: exit 0, the script's usage and the additions" "0 yes" \
+    "$rc $(grep -q 'leasejudge adds, after the verb' "$w/out" && echo yes)"
+done
+
+json_case() {  # CODES ARGS...: exit in CODES, stdout lines JSON objects (at least one)
+  local codes=$1
+  shift
+  local rc
+  local args=() a seen=""
+  for a in "$@"; do  # --json before a command's --, else last
+    [ "$a" = -- ] && [ -z "$seen" ] && args+=(--json) && seen=1
+    args+=("$a")
+  done
+  [ -z "$seen" ] && args+=(--json)
+  rc=$("$lj" "${args[@]}" >"$w/out" 2>"$w/err" </dev/null; echo $?)
+  local parsed
+  parsed=$(python3 -c '
+import json, sys
+lines = open(sys.argv[1], "rb").read().splitlines()
+assert lines, "no line"
+for l in lines:
+    d = json.loads(l)
+    assert isinstance(d, dict), l
+    for k in ("value", "body"):
+        assert not isinstance(d.get(k), str) or not d[k].lstrip().startswith("{"), ("a string of JSON", k, l)
+print("ok")' "$w/out" 2>&1 | tail -1)
+  case " $codes " in *" $rc "*) ;; *) parsed="exit $rc: $(head -3 "$w/err")" ;; esac
+  same "$* --json: JSON objects" ok "$parsed"
+}
+"$lj" step import --store "$fs" >/dev/null 2>&1 <<<"{\"key\":\"n1.gone\",\"value\":{\"id\":\"gone\",\"tool\":\"t\",\"state\":\"running\",\"owner\":\"00000000-0000-4000-8000-000000000000.1.1\"}}"
+json_case 0 step plan --node n1 "$w/good.jsonl"
+json_case 0 step sweep --store "$fs" --node n1 --dry-run
+json_case 0 step end --store "$fs" n1.gone --why "by hand"
+json_case 0 step export --store "$fs"
+json_case 0 step import --store "$fs" "$w/good.jsonl"
+json_case "0 3" lock judge --store "$fs" execlock --now 2024-05-01T00:00:00Z
+json_case 1 lock judge --store "$fs" held
+json_case 0 lock acquire --store "$fs" j1
+json_case 0 lock show --store "$fs" held
+json_case 0 lock list --store "$fs"
+"$lj" lock acquire --store "$nats/locks" j3 --pid $live >/dev/null 2>&1
+json_case 0 lock list --store "$nats/locks"
+json_case 0 lock run --store "$fs" j2 -- true
+json_case 0 lease list --root "$w/repo"
+json_case 0 lease touch --root "$w/repo" --pid $live
+json_case 0 lease live --root "$w/repo" --exclude-ancestry-of $$
+json_case 0 identity
+json_case 0 owner
+json_case "0 1" machine-id
+json_case 0 version
+same "step end --json: value is the ended step, an object" "failed" \
+  "$("$lj" step export --store "$fs" 2>/dev/null | python3 -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if d["key"] == "n1.gone": print(d["value"]["state"])')"
+
+# --- text safe on a terminal: lock judge and show on hostile bodies -------------------
+python3 - "$w" <<'PY'
+import json, sys
+w = sys.argv[1]
+def body(purpose): return b'{"purpose":"' + purpose + b'","id":"x","host":"h","pid":999999,"leaseUntil":"2999-01-01T00:00:00.000Z"}'
+open(f"{w}/esc.json", "wb").write(body(b"\\u001b]0;owned\\u0007\\u001b[2J"))
+open(f"{w}/nul.json", "wb").write(body(b"a\\u0000b"))
+open(f"{w}/bad.json", "wb").write(body(b"\xff\xfe\xc0\xaf"))
+open(f"{w}/raw.json", "wb").write(b'\x1b[31mnot json\x1b[0m\x00\xff')
+open(f"{w}/big.json", "wb").write(body(b"p" * (1 << 20)))
+PY
+for b in esc nul bad raw big; do
+  "$lj" lock judge "$w/$b.json" >"$w/$b.out" 2>"$w/$b.err"
+  "$lj" lock judge --json "$w/$b.json" >"$w/$b.jout" 2>/dev/null
+  same "lock judge of a body with $b bytes: no raw control byte, valid UTF-8, at most 4096 bytes of why plus escapes" "ok" \
+    "$(python3 - "$w/$b.out" "$w/$b.jout" <<'PY'
+import json, re, sys
+t = open(sys.argv[1], "rb").read()
+assert t.endswith(b"\n") and t.count(b"\n") == 1, t[:200]
+line = t[:-1]
+assert not re.search(rb"[\x00-\x1f\x7f]", line), line[:200]
+s = line.decode("utf-8")
+assert not re.search("[\x80-\x9f]", s), s[:200]
+assert len(line) <= 4096 * 4 + 200, len(line)
+d = json.loads(open(sys.argv[2], "rb").read())
+assert len(d["why"].encode()) <= 4096 + 40, len(d["why"])
+print("ok")
+PY
+)"
+done
+same "a 1 MiB purpose: cut with the marker and its whole length" yes \
+  "$(grep -q '\[cut: [0-9]\+ bytes in all\]' "$w/big.out" && grep -q 'cut: [0-9]\+ bytes in all' "$w/big.jout" && echo yes)"
+same "an ESC in a body is shown escaped" yes "$(grep -qF '\x1b' "$w/esc.out" && echo yes)"
+# lock judge of a file store's own file: the body it holds, not "not readable".
+f=$(grep -l '"purpose":"leasejudge lock held' "$w"/fs/* 2>/dev/null | head -1)
+[ -z "$f" ] && f=$(grep -l "$held_id" "$w"/fs/* | head -1)
+same "lock judge FILE of a file store's lock file: its body judged (held, the holder alive)" "1 held lease_runs" \
+  "$("$lj" lock judge "$f" >"$w/out" 2>/dev/null; echo $?) $(cut -d' ' -f1,2 "$w/out")"
+
+# --- the store from the environment; a flag wins ----------------------------------------
+same "LEASEJUDGE_STORE names the store" "0 held" \
+  "$(LEASEJUDGE_STORE=$fs "$lj" lock show held --json >"$w/out" 2>"$w/err"; echo $?) $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["verdict"]["kind"])' "$w/out")"
+same "--store wins over LEASEJUDGE_STORE" 0 \
+  "$(LEASEJUDGE_STORE=file:$w/typo "$lj" lock show --store "$fs" held >/dev/null 2>&1; echo $?)"
+same "LEASEJUDGE_STORE that names no store: exit 4" 4 \
+  "$(LEASEJUDGE_STORE=file:$w/typo "$lj" lock show held >/dev/null 2>&1; echo $?)"
+same "LEASEJUDGE_CREDS is read (a file that is not there: the store cannot be opened)" yes \
+  "$(LEASEJUDGE_CREDS=$w/nocreds "$lj" step export --store "$nats/steps" >/dev/null 2>"$w/err"; grep -q nocreds "$w/err" && echo yes)"
+
+# --- the man page and the completion cover every verb and option ------------------------
+man=$src/bindings/cli/leasejudge.1
+comp=$src/bindings/cli/leasejudge.bash-completion
+for v in "${verbs[@]}"; do
+  [ "$v" = bench ] || [ "$v" = lease ] && continue
+  # shellcheck disable=SC2086
+  "$lj" $v --help >"$w/help" 2>/dev/null
+  grep -q "^\.B.*${v//-/\\\\-}\|^\.BR.*${v//-/\\\\-}" "$man" && ok "the man page names $v" || notok "the man page names $v"
+  missing=""
+  for o in $(sed -n '/^options:/,/^$/p' "$w/help" | grep -o '^  --[a-z-]*'); do
+    got=$(bash -c "source '$comp'; COMP_WORDS=(leasejudge $v $o); COMP_CWORD=$(( $(wc -w <<<"$v") + 1 )); _leasejudge; printf '%s\n' \"\${COMPREPLY[@]}\"" 2>&1)
+    grep -qx -- "$o" <<<"$got" || missing="$missing $o"
+  done
+  same "the completion offers every option of $v" "" "$missing"
+done
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
