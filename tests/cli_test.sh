@@ -306,7 +306,7 @@ same "... its lease ends 30 s + 5 min after" "1 held lease_runs 2024-05-01T12:05
   "$rc $(cut -d' ' -f1,2 "$w/out") $(grep -o 'until [^ ]*' "$w/out" | cut -c7-)"
 rc=$(run lock renew --store "$lurl" lease --id "$lid" --now 2024-05-01T12:00:10Z)
 same "lock renew without --lease: the lease it was taken with" \
-  "0 renewed lease: revision $(($(cut -d' ' -f4 "$w/out" | tr -d ,))), the lease 30000 ms from now" "$rc $(cat "$w/out")"
+  "0 renewed lease: revision $(($(cut -d' ' -f4 "$w/out" | tr -d ,))), the lease 30s from now" "$rc $(cat "$w/out")"
 rc=$(run lock judge --store "$lurl" lease --now 2024-05-01T12:00:11Z)
 same "... the body's end moved by that lease" "1 2024-05-01T12:05:40.000Z" "$rc $(grep -o 'until [^ ]*' "$w/out" | cut -c7-)"
 rc=$(run lock renew --store "$lurl" lease --id "$lid" --lease 2m --now 2024-05-01T12:00:20Z --json)
