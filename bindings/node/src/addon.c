@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hold.h"
 #include "lock.h"
 #include "napi_util.h"
 #include "step.h"
@@ -42,7 +43,8 @@ static napi_value init(napi_env env, napi_value exports) {
   LJN_CALL(env, napi_create_double(env, LJ_LOCK_LEASE_SKEW_MS, &skew));
   LJN_CALL(env, napi_set_named_property(env, exports, "processLeaseMs", lease));
   LJN_CALL(env, napi_set_named_property(env, exports, "leaseSkewMs", skew));
-  if (ljn_lock_init(env, exports) != 0 || ljn_store_init(env, exports) != 0 || ljn_step_init(env, exports) != 0)
+  if (ljn_lock_init(env, exports) != 0 || ljn_store_init(env, exports) != 0 || ljn_step_init(env, exports) != 0 ||
+      ljn_hold_init(env, exports) != 0)
     return NULL;
   return exports;
 }

@@ -370,10 +370,19 @@ static napi_value store_keys(napi_env env, napi_callback_info info) {
 
 /* --- the lock's life ----------------------------------------------------------------------- */
 
+void ljn_lock_stop_beat(ljn_lock* l) {
+  if (l->beat == NULL) return;
+  lj_lock_heartbeat_destroy(l->beat); /* on_lost is not called after this */
+  l->beat = NULL;
+  napi_release_threadsafe_function(l->on_lost, napi_tsfn_release);
+  l->on_lost = NULL;
+}
+
 static void lock_collected(napi_env env, void* data, void* hint) {
   ljn_lock* l = (ljn_lock*)data;
   (void)env;
   (void)hint;
+  ljn_lock_stop_beat(l);
   lj_lock_destroy(l->lock);
   l->store->locks--;
   ljn_store_settle(l->store);

@@ -1,9 +1,10 @@
 /*
  * The addon's store part (store.c): stores (memory, file, NATS) as externals, their
- * operations, and the lock's life on them; its handles.
+ * operations, and the lock's life on them; the handles the hold part (hold.c) waits
+ * for and keeps renewed.
  *
  * A store is closed by close() or when its JavaScript object is collected, but
- * lj_store_destroy runs only once no lock handle borrows it
+ * lj_store_destroy runs only once no lock handle (nor a wait in flight) borrows it
  * any more: a held lock keeps its store alive.
  */
 #ifndef LEASEJUDGE_NODE_STORE_H
@@ -14,13 +15,15 @@
 typedef struct ljn_store {
   lj_store_t* store; /* NULL once destroyed */
   bool handle;       /* its JS object is not collected yet */
-  int locks;         /* lock handles that borrow it */
+  int locks;         /* lock handles and waits in flight that borrow it */
   bool closed;
 } ljn_store;
 
 typedef struct ljn_lock {
   lj_lock_t* lock;
   ljn_store* store;
+  lj_lock_heartbeat_t* beat;         /* while a heartbeat runs */
+  napi_threadsafe_function on_lost;  /* its loss, to the JavaScript callback */
 } ljn_lock;
 
 /* Defines the part's functions on exports; -1 after a thrown exception. */
@@ -38,5 +41,7 @@ ljn_lock* ljn_lock_of(napi_env env, napi_value v);
 napi_value ljn_lock_wrap(napi_env env, lj_lock_t* lock, ljn_store* s);
 /* What an acquisition gave: { outcome, verdict, brokeAt, revision, lock }. */
 napi_value ljn_acquisition_object(napi_env env, const lj_lock_acquisition_t* a, napi_value lock);
+/* Stop l's heartbeat, if one runs (waits for a renewal in flight). */
+void ljn_lock_stop_beat(ljn_lock* l);
 
 #endif
