@@ -301,7 +301,10 @@ export interface LostError extends Error {
 
 /**
  * The library's heartbeat on a HeldLock. Emits "lost" once, on the main thread, when
- * the lock is lost, and never after stop(). It does not keep the process alive.
+ * the lock is lost, and never after stop(). It runs until stop(), the lock's
+ * release() or the process's end (a HeldLock dropped with one running is renewed
+ * until then); it does not keep the process alive. Its lock's store stays open while
+ * it runs, even after store.close().
  */
 export declare class Heartbeat extends EventEmitter {
   private constructor();
