@@ -154,7 +154,8 @@ class Heartbeat:
     called once, on that thread, when the lock is lost (ChangedError: someone else's;
     TimedOutError: the lease ended unrenewed). While it runs the lock's renew() and
     release() are BusyError and its revision is the one last renewed. stop() (or
-    closing the lock or its store) ends it; on_lost is never called after."""
+    closing the lock or its store) ends it; on_lost is never called after. On a
+    callback_store the backend is called from the heartbeat's thread too."""
 
     def __init__(self, lock: Lock, on_lost: Optional[OnLost] = None) -> None:
         if not isinstance(lock, Lock):
