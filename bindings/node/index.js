@@ -438,7 +438,8 @@ function acquireLockWait(store, key, options) {
     if (o.describe !== undefined || o.here !== undefined)
       throw typeError('acquireLockWait judges on this machine: options.describe and options.here are acquireLock\'s');
     const signal = o.signal;
-    if (signal !== undefined && !(signal instanceof AbortSignal)) throw typeError('options.signal must be an AbortSignal');
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      throw typeError('options.signal must be an AbortSignal');
     const timeoutMs = o.timeoutMs;
     if (timeoutMs !== undefined && typeof timeoutMs !== 'number') throw typeError('options.timeoutMs must be a number');
     const h = holderArgs(o.holder);
@@ -452,9 +453,9 @@ function acquireLockWait(store, key, options) {
     const turn = () => {
       const [promise, handle] = native.lockAcquireWait(
           store[storeHandle], key, o.purpose, h[0], h[1], h[2], h[3], h[4], opt(o.gcloudTimeoutMs),
-          timeoutMs === undefined ? WAIT_TURN_MS : timeoutMs, opt(o.pollMinMs), opt(o.pollMaxMs));
+          timeoutMs === undefined ? WAIT_TURN_MS : timeoutMs, opt(o.pollMinMs), opt(o.pollMaxMs),
+          signal !== undefined && signal.aborted);
       cancel = handle;
-      if (signal !== undefined && signal.aborted) native.lockWaitCancel(handle);
       promise.then((got) => {
         if (got.lock === null && timeoutMs === undefined) return turn();
         settle(resolve, {

@@ -35,7 +35,9 @@ static void flag_collected(napi_env env, void* data, void* hint) {
   flag_drop((cancel_flag*)data);
 }
 
-static int flag_asked(void* payload) { return atomic_load(&((cancel_flag*)payload)->set); }
+static int flag_asked(void* payload) {
+  return atomic_load(&((cancel_flag*)payload)->set);
+}
 
 /* lockWaitCancel(handle): the wait stops within 20 ms with LJ_EUSER. */
 static napi_value wait_cancel(napi_env env, napi_callback_info info) {
@@ -44,8 +46,9 @@ static napi_value wait_cancel(napi_env env, napi_callback_info info) {
   bool tagged = false;
   void* data = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, NULL));
-  if (argc < 1 || ljn_type(env, arg) != napi_external || napi_check_object_type_tag(env, arg, &cancel_tag, &tagged) != napi_ok ||
-      !tagged || napi_get_value_external(env, arg, &data) != napi_ok)
+  if (argc < 1 || ljn_type(env, arg) != napi_external ||
+      napi_check_object_type_tag(env, arg, &cancel_tag, &tagged) != napi_ok || !tagged ||
+      napi_get_value_external(env, arg, &data) != napi_ok)
     return ljn_throw_type(env, "the handle must be a wait's cancel handle");
   atomic_store(&((cancel_flag*)data)->set, 1);
   LJN_CALL(env, napi_get_undefined(env, &undefined));
@@ -55,8 +58,8 @@ static napi_value wait_cancel(napi_env env, napi_callback_info info) {
 /* --- the wait ---------------------------------------------------------------------------- */
 
 typedef struct wait_job {
-  ljn_store* s;                /* borrowed (s->locks) until complete */
-  char* copy;                  /* key, purpose and the execution's fields, one block */
+  ljn_store* s; /* borrowed (s->locks) until complete */
+  char* copy;   /* key, purpose and the execution's fields, one block */
   const char* key;
   size_t key_len;
   const char* purpose;
@@ -67,7 +70,7 @@ typedef struct wait_job {
   cancel_flag* flag;
   napi_deferred deferred;
   napi_async_work work;
-  int rc;                      /* the answer, left by execute */
+  int rc; /* the answer, left by execute */
   lj_error_t* err;
   lj_lock_t* lock;
   lj_lock_acquisition_t acq;
@@ -195,12 +198,16 @@ static napi_value wait_flag(napi_env env, wait_job* job) {
 }
 
 /* lockAcquireWait(store, key, purpose, holderKind, leaseMs, projectId, region, name,
- *                 gcloudTimeoutMs, timeoutMs, pollMinMs, pollMaxMs): [promise, cancel]. */
+ *                 gcloudTimeoutMs, timeoutMs, pollMinMs, pollMaxMs, cancelled):
+ * [promise, cancel]; cancelled true: cancelled before the first try. */
 static napi_value lock_wait(napi_env env, napi_callback_info info) {
-  napi_value args[12], promise, handle, name, pair;
-  size_t argc = 12;
+  napi_value args[13], promise, handle, name, pair;
+  size_t argc = 13;
+  bool cancelled = false;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  if (argc < 12) return ljn_throw_type(env, "lockAcquireWait takes 12 arguments");
+  if (argc < 13) return ljn_throw_type(env, "lockAcquireWait takes 13 arguments");
+  if (napi_get_value_bool(env, args[12], &cancelled) != napi_ok)
+    return ljn_throw_type(env, "cancelled must be a boolean");
   wait_job* job = (wait_job*)calloc(1, sizeof *job);
   if (job == NULL) return ljn_throw_code(env, LJ_ENOMEM, NULL);
   if (wait_args(env, args, job) != 0 || (handle = wait_flag(env, job)) == NULL) {
@@ -216,6 +223,7 @@ static napi_value lock_wait(napi_env env, napi_callback_info info) {
     free(job);
     return ljn_napi_failed(env);
   }
+  atomic_store(&job->flag->set, cancelled ? 1 : 0);
   job->s->locks++; /* the store stays open while the wait runs */
   if (napi_queue_async_work(env, job->work) != napi_ok) return ljn_napi_failed(env);
   LJN_CALL(env, napi_create_array_with_length(env, 2, &pair));
@@ -316,7 +324,7 @@ static napi_value beat_stop(napi_env env, napi_callback_info info) {
 
 int ljn_hold_init(napi_env env, napi_value exports) {
   static const ljn_function fns[] = {
-      {"lockAcquireWait", lock_wait},     {"lockWaitCancel", wait_cancel},   {"lockHeartbeatStart", beat_start},
+      {"lockAcquireWait", lock_wait},     {"lockWaitCancel", wait_cancel},  {"lockHeartbeatStart", beat_start},
       {"lockHeartbeatState", beat_state}, {"lockHeartbeatStop", beat_stop},
   };
   return ljn_define(env, exports, fns, sizeof fns / sizeof fns[0]);

@@ -22,8 +22,8 @@ typedef struct ljn_store {
 typedef struct ljn_lock {
   lj_lock_t* lock;
   ljn_store* store;
-  lj_lock_heartbeat_t* beat;         /* while a heartbeat runs */
-  napi_threadsafe_function on_lost;  /* its loss, to the JavaScript callback */
+  lj_lock_heartbeat_t* beat;        /* while a heartbeat runs */
+  napi_threadsafe_function on_lost; /* its loss, to the JavaScript callback */
 } ljn_lock;
 
 /* Defines the part's functions on exports; -1 after a thrown exception. */
