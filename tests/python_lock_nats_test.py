@@ -60,7 +60,9 @@ def test_a_renewal_failing_within_the_lease_recovers(server):
     lost = []
     with bucket(url, "renew") as store:
         with lj.lock(store, "lock.r", timeout=5, holder=lj.LockHolder(lease_ms=4000), on_lost=lost.append) as held:
-            time.sleep(1.5)  # one renewal (every 1333 ms)
+            deadline = time.monotonic() + 5
+            while held.heartbeat.renewals < 1 and time.monotonic() < deadline:
+                time.sleep(0.02)  # one renewal (every 1333 ms)
             before = held.heartbeat.renewals
             assert before >= 1
             stopped(proc, 2.0)  # shorter than the lease: at least one renewal fails
