@@ -146,6 +146,27 @@ def test_heartbeat_reports_a_lock_taken_by_another_writer_once(store):
     assert store.get("hb").value == b'{"purpose":"another writer"}'
 
 
+def test_an_on_lost_that_raises_or_stops_its_heartbeat_is_kept_not_lost(store):
+    got, _ = lj.acquire_lock(store, "hb", "beat", holder=lj.LockHolder(lease_ms=600))
+    fired = threading.Event()
+    beat = None
+
+    def on_lost(err):
+        fired.set()
+        beat.stop()  # the heartbeat's own thread: refused
+    beat = lj.start_heartbeat(got, on_lost)
+    store.update("hb", b'{"purpose":"another writer"}', store.get("hb").revision)
+    assert fired.wait(5)
+    deadline = time.monotonic() + 5
+    while beat.callback_error is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert isinstance(beat.callback_error, RuntimeError) and "own on_lost" in str(beat.callback_error)
+    assert beat.running and beat.lost
+    beat.stop()
+    assert not beat.running
+    got.close()
+
+
 def test_with_lock_acquires_renews_and_releases(store):
     with lj.lock(store, "w", timeout=5, holder=lj.LockHolder(lease_ms=600)) as held:
         assert held.token == held.revision == store.get("w").revision

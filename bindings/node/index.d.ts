@@ -304,7 +304,8 @@ export interface LostError extends Error {
  * the lock is lost, and never after stop(). It runs until stop(), the lock's
  * release() or the process's end (a HeldLock dropped with one running is renewed
  * until then); it does not keep the process alive. Its lock's store stays open while
- * it runs, even after store.close().
+ * it runs, even after store.close(). A "lost" listener may call stop(); one that
+ * throws is an uncaught exception, as in any event's listener.
  */
 export declare class Heartbeat extends EventEmitter {
   private constructor();

@@ -121,13 +121,16 @@ async function main() {
     const { lock } = lj.acquireLock(store, "hb", { purpose: "beat", holder: { leaseMs: 600 } });
     const seen = [];
     const beat = lock.startHeartbeat((e) => seen.push(["callback", e.code]));
-    beat.on("lost", (e) => seen.push(["event", e.code, e instanceof Error]));
+    beat.on("lost", (e) => {
+      seen.push(["event", e.code, e instanceof Error]);
+      beat.stop(); // on the main thread: allowed from a listener
+    });
     const entry = store.get("hb");
     store.update("hb", '{"purpose":"another writer"}', entry.revision);
     assert.ok(await until(() => seen.length >= 2, 5000));
     await sleep(500);
     assert.deepStrictEqual(seen, [["callback", "LJ_ECHANGED"], ["event", "LJ_ECHANGED", true]]);
-    assert.ok(beat.lost && beat.error.code === "LJ_ECHANGED");
+    assert.ok(beat.lost && beat.error.code === "LJ_ECHANGED" && !beat.running && lock.heartbeat === null);
     assert.throws(() => lock.release(), (e) => e.code === "LJ_ECHANGED");
     assert.strictEqual(String(store.get("hb").value), '{"purpose":"another writer"}');
   });
