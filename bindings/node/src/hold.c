@@ -266,28 +266,45 @@ static void call_lost(napi_env env, napi_value js_fn, void* context, void* data)
   free(note);
 }
 
+/* The thread-safe function's end: after stop (b->beat NULL), or at the environment's
+ * end with the heartbeat still running, which is stopped here first. */
+static void beat_finalized(napi_env env, void* data, void* hint) {
+  ljn_beat* b = (ljn_beat*)data;
+  (void)env;
+  (void)hint;
+  if (b->beat != NULL) lj_lock_heartbeat_destroy(b->beat);
+  if (b->lock != NULL) b->lock->beat = NULL;
+  free(b);
+}
+
 /* lockHeartbeatStart(lock, onLost(code, message)). */
 static napi_value beat_start(napi_env env, napi_callback_info info) {
   napi_value args[2], name, undefined;
   size_t argc = 2;
-  napi_threadsafe_function fn = NULL;
   lj_error_t* err = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
   if (argc < 2) return ljn_throw_type(env, "lockHeartbeatStart takes 2 arguments");
   ljn_lock* l = ljn_lock_of(env, args[0]);
   if (l == NULL || ljn_function_of(env, args[1], "onLost") != 0) return NULL;
   if (l->beat != NULL) return ljn_throw_code(env, LJ_EBUSY, NULL);
-  LJN_CALL(env, napi_create_string_utf8(env, "leasejudge.heartbeat", NAPI_AUTO_LENGTH, &name));
-  LJN_CALL(env, napi_create_threadsafe_function(env, args[1], NULL, name, 0, 1, NULL, NULL, NULL, call_lost, &fn));
-  int rc = lj_lock_heartbeat_start(&l->beat, l->lock, beat_lost, fn, &err);
+  ljn_beat* b = (ljn_beat*)calloc(1, sizeof *b);
+  if (b == NULL) return ljn_throw_code(env, LJ_ENOMEM, NULL);
+  if (napi_create_string_utf8(env, "leasejudge.heartbeat", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_threadsafe_function(env, args[1], NULL, name, 0, 1, b, beat_finalized, NULL, call_lost, &b->fn) !=
+          napi_ok) {
+    free(b);
+    return ljn_napi_failed(env);
+  }
+  int rc = lj_lock_heartbeat_start(&b->beat, l->lock, beat_lost, b->fn, &err);
   if (rc != LJ_OK) {
-    l->beat = NULL;
-    napi_release_threadsafe_function(fn, napi_tsfn_release);
+    b->beat = NULL;
+    napi_release_threadsafe_function(b->fn, napi_tsfn_release); /* frees b */
     return ljn_throw_code(env, rc, err);
   }
-  l->on_lost = fn;
+  b->lock = l;
+  l->beat = b;
   /* A heartbeat does not keep the process alive; stop() or the lock's collection ends it. */
-  LJN_CALL(env, napi_unref_threadsafe_function(env, fn));
+  LJN_CALL(env, napi_unref_threadsafe_function(env, b->fn));
   LJN_CALL(env, napi_get_undefined(env, &undefined));
   return undefined;
 }
@@ -300,10 +317,11 @@ static napi_value beat_state(napi_env env, napi_callback_info info) {
   ljn_lock* l = ljn_lock_of(env, argc < 1 ? NULL : arg);
   if (l == NULL) return NULL;
   LJN_CALL(env, napi_create_object(env, &obj));
-  LJN_CALL(env, napi_get_boolean(env, l->beat != NULL, &running));
-  LJN_CALL(env, napi_get_boolean(env, lj_lock_heartbeat_lost(l->beat) != 0, &lost));
-  LJN_CALL(env, napi_create_double(env, (double)lj_lock_heartbeat_renewals(l->beat), &renewals));
-  LJN_CALL(env, napi_create_double(env, (double)lj_lock_heartbeat_retries(l->beat), &retries));
+  const lj_lock_heartbeat_t* beat = l->beat != NULL ? l->beat->beat : NULL;
+  LJN_CALL(env, napi_get_boolean(env, beat != NULL, &running));
+  LJN_CALL(env, napi_get_boolean(env, lj_lock_heartbeat_lost(beat) != 0, &lost));
+  LJN_CALL(env, napi_create_double(env, (double)lj_lock_heartbeat_renewals(beat), &renewals));
+  LJN_CALL(env, napi_create_double(env, (double)lj_lock_heartbeat_retries(beat), &retries));
   if (ljn_set(env, obj, "running", running) != 0 || ljn_set(env, obj, "lost", lost) != 0 ||
       ljn_set(env, obj, "renewals", renewals) != 0 || ljn_set(env, obj, "retries", retries) != 0)
     return NULL;

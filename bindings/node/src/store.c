@@ -2,11 +2,12 @@
  * The addon's store part: stores (memory, file, NATS) as externals, their
  * operations, and the lock's life on them (acquire, renew, release). See store.h.
  */
+#include "store.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "lock.h"
-#include "store.h"
 
 /* Tags that tell a store's external from a lock's. */
 static const napi_type_tag store_tag = {0x6c6a2d73746f7265ULL, 0x6e6f64652d616464ULL};
@@ -371,11 +372,13 @@ static napi_value store_keys(napi_env env, napi_callback_info info) {
 /* --- the lock's life ----------------------------------------------------------------------- */
 
 void ljn_lock_stop_beat(ljn_lock* l) {
-  if (l->beat == NULL) return;
-  lj_lock_heartbeat_destroy(l->beat); /* on_lost is not called after this */
+  ljn_beat* b = l->beat;
+  if (b == NULL) return;
+  lj_lock_heartbeat_destroy(b->beat); /* on_lost is not called after this */
+  b->beat = NULL;
+  b->lock = NULL;
   l->beat = NULL;
-  napi_release_threadsafe_function(l->on_lost, napi_tsfn_release);
-  l->on_lost = NULL;
+  napi_release_threadsafe_function(b->fn, napi_tsfn_release); /* its finalizer frees b */
 }
 
 static void lock_collected(napi_env env, void* data, void* hint) {
@@ -540,11 +543,11 @@ static napi_value lock_state(napi_env env, napi_callback_info info) {
 
 int ljn_store_init(napi_env env, napi_value exports) {
   static const ljn_function fns[] = {
-      {"storeMemory", store_memory}, {"storeFile", store_file},     {"storeNats", store_nats}, {"storeOpenUrl", store_open_url},
-      {"storeClose", store_close},   {"storeGet", store_get},       {"storeCreate", store_create},
-      {"storeUpdate", store_update}, {"storeRemove", store_remove}, {"storeKeys", store_keys},
-      {"lockAcquire", lock_acquire}, {"lockRenew", lock_renew},     {"lockRelease", lock_release},
-      {"lockState", lock_state},
+      {"storeMemory", store_memory},    {"storeFile", store_file},     {"storeNats", store_nats},
+      {"storeOpenUrl", store_open_url}, {"storeClose", store_close},   {"storeGet", store_get},
+      {"storeCreate", store_create},    {"storeUpdate", store_update}, {"storeRemove", store_remove},
+      {"storeKeys", store_keys},        {"lockAcquire", lock_acquire}, {"lockRenew", lock_renew},
+      {"lockRelease", lock_release},    {"lockState", lock_state},
   };
   return ljn_define(env, exports, fns, sizeof fns / sizeof fns[0]);
 }

@@ -19,11 +19,20 @@ typedef struct ljn_store {
   bool closed;
 } ljn_store;
 
+/* A heartbeat and the thread-safe function its loss goes through. Freed by that
+ * function's finalizer, which Node runs once: after the heartbeat is stopped and the
+ * function released, or at the environment's end (the heartbeat then stopped there
+ * first, so its thread never calls a function that is gone). */
+typedef struct ljn_beat {
+  lj_lock_heartbeat_t* beat;   /* NULL once stopped */
+  struct ljn_lock* lock;       /* the lock it renews; NULL once stopped */
+  napi_threadsafe_function fn; /* on_lost to the JavaScript callback */
+} ljn_beat;
+
 typedef struct ljn_lock {
   lj_lock_t* lock;
   ljn_store* store;
-  lj_lock_heartbeat_t* beat;        /* while a heartbeat runs */
-  napi_threadsafe_function on_lost; /* its loss, to the JavaScript callback */
+  ljn_beat* beat; /* while a heartbeat runs */
 } ljn_lock;
 
 /* Defines the part's functions on exports; -1 after a thrown exception. */

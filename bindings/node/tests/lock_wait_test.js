@@ -9,6 +9,7 @@ const assert = require("assert");
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
+const { spawnSync } = require("child_process");
 
 const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
 const SKEW_MS = 300000; // LJ_LOCK_LEASE_SKEW_MS, capi/include/leasejudge/lj_lock.h
@@ -39,6 +40,17 @@ async function rejectsWith(promise, Type, code, message) {
     if (message) assert.match(e.message, message);
     return true;
   });
+}
+// The store's entry at a moment the lock's token stands still and equals its
+// revision (a renewal may land between two reads); null when none came.
+async function settled(lock, store, key) {
+  for (let i = 0; i < 100; i++) {
+    const before = lock.token;
+    const entry = store.get(key);
+    if (lock.token === before && entry !== null && entry.revision === before) return entry;
+    await sleep(5);
+  }
+  return null;
 }
 async function until(check, ms) {
   const end = Date.now() + ms;
@@ -103,8 +115,8 @@ async function main() {
     await sleep(900); // a renewal every 200 ms
     assert.ok(beat.renewals >= 2, String(beat.renewals));
     assert.deepStrictEqual([beat.retries, beat.lost, beat.running], [0, false, true]);
-    const entry = store.get("hb");
-    assert.ok(lock.token === entry.revision && entry.revision > taken);
+    const entry = await settled(lock, store, "hb");
+    assert.ok(entry !== null && entry.revision > taken);
     const body = JSON.parse(entry.value);
     assert.strictEqual(body.id, id);
     const until = Date.parse(body.leaseUntil) - Date.now();
@@ -133,6 +145,28 @@ async function main() {
     assert.ok(beat.lost && beat.error.code === "LJ_ECHANGED" && !beat.running && lock.heartbeat === null);
     assert.throws(() => lock.release(), (e) => e.code === "LJ_ECHANGED");
     assert.strictEqual(String(store.get("hb").value), '{"purpose":"another writer"}');
+  });
+
+  await test("a process ending with heartbeats running (one lost) exits cleanly", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lj-node-exit-"));
+    const child = `
+      const lj = require(${JSON.stringify(process.env.LEASEJUDGE_NODE_PACKAGE)});
+      const s = lj.openStore(${JSON.stringify(`file:${dir}/l`)}, { create: true });
+      const k = process.argv[1];
+      const a = lj.acquireLock(s, "a" + k, { purpose: "a", holder: { leaseMs: 300 } }).lock;
+      const b = lj.acquireLock(s, "b" + k, { purpose: "b", holder: { leaseMs: 300 } }).lock;
+      a.startHeartbeat();
+      const beat = b.startHeartbeat();
+      s.update("b" + k, "{}", s.get("b" + k).revision);
+      setTimeout(() => console.log(a.heartbeat.renewals > 0, beat.lost), 600);`;
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = spawnSync(process.execPath, ["-e", child, String(i)], { encoding: "utf8", timeout: 20000 });
+        assert.deepStrictEqual([r.status, r.signal, r.stdout], [0, null, "true true\n"], r.stderr);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   await test("bad input on every new entry point", async (store) => {
