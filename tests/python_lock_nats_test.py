@@ -69,7 +69,13 @@ def test_a_renewal_failing_within_the_lease_recovers(server):
             time.sleep(2.0)
             beat = held.heartbeat
             assert (beat.retries >= 1, beat.renewals > before, beat.lost, lost) == (True, True, False, [])
-            entry = store.get("lock.r")
+            entry = None
+            for _ in range(100):  # at a moment no renewal lands between the reads
+                before = held.token
+                entry = store.get("lock.r")
+                if held.token == before == entry.revision:
+                    break
+                time.sleep(0.005)
             assert held.token == entry.revision
             assert json.loads(entry.value)["id"] == held.lock.id
         with pytest.raises(lj.NotFoundError):
@@ -99,12 +105,12 @@ def test_a_lock_taken_by_another_writer_is_reported_once(server):
     _, url = server
     lost = []
     with bucket(url, "other") as store:
-        with lj.lock(store, "lock.o", timeout=5, holder=lj.LockHolder(lease_ms=900), on_lost=lost.append) as held:
+        with lj.lock(store, "lock.o", timeout=5, holder=lj.LockHolder(lease_ms=3000), on_lost=lost.append) as held:
             entry = store.get("lock.o")
             store.update("lock.o", b'{"purpose":"another writer"}', entry.revision)
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + 8
             while not lost and time.monotonic() < deadline:
-                time.sleep(0.02)
+                time.sleep(0.02)  # the next renewal, within 1 s
             time.sleep(0.6)
             assert [(type(e), e.code) for e in lost] == [(lj.ChangedError, LJ_ECHANGED)] and held.lost
         assert store.get("lock.o").value == b'{"purpose":"another writer"}'

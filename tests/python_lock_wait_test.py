@@ -35,6 +35,18 @@ def later(seconds, action):
     return t
 
 
+def settled(got, store, key):
+    """The store's entry at a moment the lock's token stands still and equals its
+    revision (a renewal may land between two reads); None when none came."""
+    for _ in range(100):
+        before = got.revision
+        entry = store.get(key)
+        if got.revision == before and entry.revision == before:
+            return entry
+        time.sleep(0.005)
+    return None
+
+
 def test_a_wait_that_times_out_answers_the_holders_verdict(store):
     mine, _ = lj.acquire_lock(store, "deploy", "first")
     body = store.get("deploy")
@@ -112,8 +124,8 @@ def test_heartbeat_renews_keeping_the_lease_taken(store):
         lj.start_heartbeat(got)
     time.sleep(0.9)  # a renewal every 200 ms
     assert beat.renewals >= 2 and beat.retries == 0 and not beat.lost
-    entry = store.get("hb")
-    assert got.revision == entry.revision > acq.revision
+    entry = settled(got, store, "hb")
+    assert entry is not None and entry.revision > acq.revision
     body = json.loads(entry.value)
     assert body["id"] == first["id"]
     # now + 600 ms + the skew: the lease taken, not the 10-minute default.
@@ -169,10 +181,10 @@ def test_an_on_lost_that_raises_or_stops_its_heartbeat_is_kept_not_lost(store):
 
 def test_with_lock_acquires_renews_and_releases(store):
     with lj.lock(store, "w", timeout=5, holder=lj.LockHolder(lease_ms=600)) as held:
-        assert held.token == held.revision == store.get("w").revision
+        assert held.token == held.revision and settled(held.lock, store, "w") is not None
         assert json.loads(store.get("w").value)["purpose"] == "leasejudge lock w (pid %d)" % os.getpid()
         time.sleep(0.5)
-        assert held.token == store.get("w").revision and held.heartbeat.renewals >= 1 and not held.lost
+        assert settled(held.lock, store, "w") is not None and held.heartbeat.renewals >= 1 and not held.lost
         with pytest.raises(lj.TimedOutError) as e:
             with lj.lock(store, "w", timeout=0.2, purpose="second"):
                 pass

@@ -30,6 +30,17 @@ async function test(name, fn) {
   }
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// The store's entry at a moment the lock's token stands still and equals its
+// revision (a renewal may land between two reads); null when none came.
+async function settled(lock, store, key) {
+  for (let i = 0; i < 100; i++) {
+    const before = lock.token;
+    const entry = store.get(key);
+    if (lock.token === before && entry !== null && entry.revision === before) return entry;
+    await sleep(5);
+  }
+  return null;
+}
 async function until(check, ms) {
   const end = Date.now() + ms;
   while (!check() && Date.now() < end) await sleep(10);
@@ -91,8 +102,8 @@ async function main() {
     await stopped(2000); // shorter than the lease: at least one renewal fails
     await sleep(2000);
     assert.deepStrictEqual([beat.retries >= 1, beat.renewals > before, beat.lost, lost], [true, true, false, []]);
-    const entry = store.get("lock.r");
-    assert.ok(lock.token === entry.revision && JSON.parse(entry.value).id === lock.id);
+    const entry = await settled(lock, store, "lock.r");
+    assert.ok(entry !== null && JSON.parse(entry.value).id === lock.id);
     lock.release();
     assert.strictEqual(store.get("lock.r"), null);
     store.close();
@@ -113,12 +124,12 @@ async function main() {
 
   await test("a lock taken by another writer is reported once, LJ_ECHANGED", async () => {
     const store = await bucket("other");
-    const { lock } = lj.acquireLock(store, "lock.o", { purpose: "mine", holder: { leaseMs: 900 } });
+    const { lock } = lj.acquireLock(store, "lock.o", { purpose: "mine", holder: { leaseMs: 3000 } });
     const lost = [];
     lock.startHeartbeat().on("lost", (e) => lost.push(e.code));
     const entry = store.get("lock.o");
     store.update("lock.o", '{"purpose":"another writer"}', entry.revision);
-    assert.ok(await until(() => lost.length > 0, 5000));
+    assert.ok(await until(() => lost.length > 0, 8000)); // the next renewal, within 1 s
     await sleep(600);
     assert.deepStrictEqual(lost, ["LJ_ECHANGED"]);
     assert.throws(() => lock.release(), (e) => e.code === "LJ_ECHANGED");
