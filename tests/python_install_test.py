@@ -69,8 +69,8 @@ def test_installed_with_its_types(venv):
                           env=clean_env(), cwd=venv, check=True).stdout.strip()
     assert site.startswith(venv + os.sep)
     assert sorted(f for f in os.listdir(site) if not f.startswith("__pycache__")) == [
-        "__init__.py", "_lib.py", "errors.py", "identity.py", "leasedir.py", "lock.py", "py.typed", "step.py",
-        "store.py"]
+        "__init__.py", "_lib.py", "errors.py", "holding.py", "identity.py", "leasedir.py", "lock.py", "py.typed",
+        "step.py", "store.py"]
 
 
 def test_library_from_the_environment(venv):

@@ -1,4 +1,5 @@
 /// <reference types="node" />
+import {EventEmitter} from 'events';
 // leasejudge for Node: the lock-lease module's API under its own names and shapes,
 // answered by libleasejudge, plus reason codes, the lock's life on a store and the
 // step plan over JSON lines. Every error thrown is an Error whose `code` is the C
@@ -40,9 +41,17 @@ export interface ProcessLockHolder {
 /** Who takes a lock: a Cloud Run execution, or a renewing process. */
 export type LockHolder = ExecutionLockHolder|ProcessLockHolder;
 
-/** The lease of a process holder's lock (10 minutes); renewed every third of it. */
+/**
+ * The lease of a process holder's lock (10 minutes, the library's default) unless its
+ * holder says another; renewed every third of it, keeping the lease it was taken
+ * with.
+ */
 export declare const PROCESS_LEASE_MS: number;
-/** Added to every lease for clock skew between holder and judge (5 minutes). */
+/**
+ * Added by every judge to every lease for clock skew between holder and judge
+ * (5 minutes): a body taken with a 30 s lease says leaseUntil 5 min 30 s ahead, and
+ * another process breaks it only after that.
+ */
 export declare const LEASE_SKEW_MS: number;
 
 /** A lock body as the schema reads it (unknown keys dropped). */
@@ -258,14 +267,64 @@ export declare class HeldLock {
   readonly key: string;
   readonly id: string;
   readonly body: string;
-  /** The store revision of our body: the fencing token. */
+  /** The store revision of our body (as last renewed while a heartbeat runs): the fencing token. */
   readonly revision: number;
+  /** The fencing token: the same as revision. */
+  readonly token: number;
   /** A third of the lease (0 without a lease). */
   readonly renewIntervalMs: number;
-  /** Move the lease forward; throws code LJ_ECHANGED when the lock is no longer ours. */
+  /** The heartbeat renewing the lock, or null. */
+  readonly heartbeat: Heartbeat|null;
+  /**
+   * Move the lease forward, keeping the lease the lock was taken with; throws code
+   * LJ_ECHANGED when the lock is no longer ours, LJ_EBUSY while a heartbeat runs.
+   */
   renew(now?: Date): void;
-  /** Remove the lock while it is ours; LJ_ENOTFOUND, LJ_ECHANGED otherwise. */
+  /** Stop its heartbeat, then remove the lock while it is ours; LJ_ENOTFOUND, LJ_ECHANGED otherwise. */
   release(): void;
+  /**
+   * Renew the lock on a thread of the library every third of its lease, keeping the
+   * lease it was taken with (not PROCESS_LEASE_MS); a renewal that fails is tried
+   * again while the lease still runs (counted from the last renewal that succeeded,
+   * without LEASE_SKEW_MS), so one failed renewal is no loss. onLost listens to the
+   * heartbeat's "lost" event. Throws code LJ_EINVAL for a lock without a lease,
+   * LJ_EBUSY when a heartbeat runs already; a TypeError for an onLost that is no
+   * function.
+   */
+  startHeartbeat(onLost?: (error: LostError) => void): Heartbeat;
+}
+
+/** Why a lock was lost: someone else's now (LJ_ECHANGED), or its lease ended unrenewed (LJ_ETIMEOUT). */
+export interface LostError extends Error {
+  readonly code: 'LJ_ECHANGED'|'LJ_ETIMEOUT';
+}
+
+/**
+ * The library's heartbeat on a HeldLock. Emits "lost" once, on the main thread, when
+ * the lock is lost, and never after stop(). It runs until stop(), the lock's
+ * release() or the process's end (a HeldLock dropped with one running is renewed
+ * until then); it does not keep the process alive. Its lock's store stays open while
+ * it runs, even after store.close(). A "lost" listener may call stop(); one that
+ * throws is an uncaught exception, as in any event's listener.
+ */
+export declare class Heartbeat extends EventEmitter {
+  private constructor();
+  /** The loss, once reported. */
+  readonly error: LostError|null;
+  readonly running: boolean;
+  /**
+   * True once the lock is lost, or as soon as its lease's end passed without a
+   * renewal that succeeded (maybe before "lost" is emitted): stop the work it guards.
+   */
+  readonly lost: boolean;
+  /** Renewals that succeeded so far. */
+  readonly renewals: number;
+  /** Failed renewals tried again so far. */
+  readonly retries: number;
+  /** Stop renewing (waits for a renewal in flight); the numbers stay as they were. */
+  stop(): void;
+  on(event: 'lost', listener: (error: LostError) => void): this;
+  once(event: 'lost', listener: (error: LostError) => void): this;
 }
 
 export interface AcquireOptions {
@@ -293,6 +352,35 @@ export interface Acquisition {
  *  "break" delete its body at the revision judged, then create ours.
  */
 export declare function acquireLock(store: Store, key: string, options: AcquireOptions): Acquisition;
+
+export interface AcquireWaitOptions {
+  purpose: string;
+  /** Default { leaseMs: PROCESS_LEASE_MS }; null: no lease (judged by its pid alone). */
+  holder?: LockHolder|null;
+  /**
+   * How long to keep trying, in ms: 0 one try; left out, until acquired or aborted.
+   * Negative or over a day (86400000): code LJ_EINVAL; no whole number: a RangeError.
+   */
+  timeoutMs?: number;
+  /** Aborting it stops the wait within 20 ms: the promise rejects with code LJ_EUSER. */
+  signal?: AbortSignal;
+  /** The first sleep between tries (0: 50 ms), doubled up to pollMaxMs (0: 1 s). */
+  pollMinMs?: number;
+  pollMaxMs?: number;
+  gcloudTimeoutMs?: number;
+}
+
+/**
+ * acquireLock, tried again on a worker thread while a live holder keeps the lock,
+ * its holder is unknown or a race is lost; a holder provably gone is broken at once.
+ * Resolves with the first acquisition, or the last try's outcome (lock null) when
+ * timeoutMs ran out; rejects with code LJ_EUSER when signal aborts (nothing of ours
+ * left in the store), with the store's error at once (a write whose outcome is
+ * unknown, LJ_EUNKNOWN, is never tried again), and for bad arguments (a TypeError,
+ * code LJ_EINVAL, for a wrong type). Judging is this machine's with gcloud on PATH:
+ * describe and here are acquireLock's only.
+ */
+export declare function acquireLockWait(store: Store, key: string, options: AcquireWaitOptions): Promise<Acquisition>;
 
 export interface StepPlanOptions {
   /** The node whose keys are judged. */

@@ -2,13 +2,15 @@
 // (lockBody, renewedLockBody, processAlive, machineId, parseLockBody,
 // parseExecutionState, describeExecutionArgs, judgeHeldLock, PROCESS_LEASE_MS,
 // LEASE_SKEW_MS), answered by libleasejudge through its C ABI, plus the reason codes,
-// the lock's life on a store (memory, file, NATS) and the step plan over JSON lines.
+// the lock's life on a store (memory, file, NATS: acquire, a wait for it on a worker
+// thread, the library's heartbeat, release) and the step plan over JSON lines.
 //
 // This file only adapts: it checks JavaScript types, turns Dates into milliseconds
 // and objects into the addon's arguments, and builds the result objects the
 // JavaScript code returns. Every rule lives in the library.
 'use strict';
 
+const {EventEmitter} = require('events');
 const native = require('./leasejudge.node');
 
 const numbers = native.numbers;
@@ -280,16 +282,99 @@ class HeldLock {
     this[lockHandle] = handle;
     this.store = store;
     this.key = key;
+    this[beatOf] = null;
   }
   get id() { return native.lockState(this[lockHandle]).id; }
   get body() { return native.lockState(this[lockHandle]).body; }
+  /** Our body's revision (as last renewed while a heartbeat runs): the fencing token. */
   get revision() { return native.lockState(this[lockHandle]).revision; }
+  /** The fencing token: the revision. */
+  get token() { return this.revision; }
   /** How often to renew: a third of the lease (0 without a lease). */
   get renewIntervalMs() { return native.lockState(this[lockHandle]).renewIntervalMs; }
-  /** Move the lease forward; code LJ_ECHANGED when the lock is no longer ours. */
+  /** The heartbeat running on this lock, or null. */
+  get heartbeat() { return this[beatOf]; }
+  /**
+   * Move the lease forward; code LJ_ECHANGED when the lock is no longer ours,
+   * LJ_EBUSY while a heartbeat renews it.
+   */
   renew(now) { native.lockRenew(this[lockHandle], now === undefined ? LIBRARY_NOW : writeTime(now, 'now')); }
-  /** Remove the lock while it is still ours (LJ_ENOTFOUND, LJ_ECHANGED otherwise). */
-  release() { native.lockRelease(this[lockHandle]); }
+  /**
+   * Stop its heartbeat, if one runs, and remove the lock while it is still ours
+   * (LJ_ENOTFOUND, LJ_ECHANGED otherwise).
+   */
+  release() {
+    if (this[beatOf] !== null) this[beatOf].stop();
+    native.lockRelease(this[lockHandle]);
+  }
+  /**
+   * Renew the lock on a thread of the library, every third of its lease, keeping the
+   * lease it was taken with; a failed renewal is tried again while the lease runs.
+   * The Heartbeat emits "lost" once (onLost, if given, listens) with an Error whose
+   * code is LJ_ECHANGED (someone else's now) or LJ_ETIMEOUT (the lease ended
+   * unrenewed). LJ_EINVAL for a lock without a lease, LJ_EBUSY when one runs.
+   */
+  startHeartbeat(onLost) {
+    if (onLost !== undefined && typeof onLost !== 'function') throw typeError('onLost must be a function');
+    if (this[beatOf] !== null) {
+      const e = new Error('the lock has a heartbeat already');
+      e.code = 'LJ_EBUSY';
+      throw e;
+    }
+    const beat = new Heartbeat(this, lockHandle);
+    if (onLost !== undefined) beat.on('lost', onLost);
+    native.lockHeartbeatStart(this[lockHandle], (code, message) => beat[lostWith](code, message));
+    this[beatOf] = beat;
+    return beat;
+  }
+}
+
+const beatOf = Symbol('leasejudge heartbeat');
+const lostWith = Symbol('leasejudge lost');
+const beatLock = Symbol('leasejudge heartbeat lock');
+const finalState = Symbol('leasejudge heartbeat final state');
+
+/**
+ * The library's heartbeat on a HeldLock. Emits "lost" (an Error, code LJ_ECHANGED or
+ * LJ_ETIMEOUT) once when the lock is lost; never after stop(). It does not keep the
+ * process alive.
+ */
+class Heartbeat extends EventEmitter {
+  constructor(lock, key) {
+    if (key !== lockHandle) throw typeError('start a Heartbeat with HeldLock.startHeartbeat');
+    super();
+    this[beatLock] = lock;
+    this[finalState] = null;
+    this.error = null;
+  }
+  [lostWith](code, message) {
+    const e = new Error(message);
+    e.code = code;
+    this.error = e;
+    this.emit('lost', e);
+  }
+  state() {
+    return this[finalState] !== null ? this[finalState] : native.lockHeartbeatState(this[beatLock][lockHandle]);
+  }
+  /** Whether it still runs. */
+  get running() { return this.state().running; }
+  /**
+   * True once the lock is lost, or its lease's end passed without a renewal (maybe
+   * before "lost" is emitted): stop the work it guards.
+   */
+  get lost() { return this.state().lost; }
+  /** Renewals that succeeded, and failed renewals tried again. */
+  get renewals() { return this.state().renewals; }
+  get retries() { return this.state().retries; }
+  /** Stop renewing (waits for a renewal in flight); the numbers stay as they were. */
+  stop() {
+    if (this[finalState] !== null) return;
+    const lock = this[beatLock];
+    const last = native.lockHeartbeatState(lock[lockHandle]);
+    native.lockHeartbeatStop(lock[lockHandle]);
+    this[finalState] = {running: false, lost: last.lost, renewals: last.renewals, retries: last.retries};
+    lock[beatOf] = null;
+  }
 }
 
 function holderArgs(holder) {
@@ -329,6 +414,61 @@ function acquireLock(store, key, options) {
     brokeAt: got.brokeAt,
     lock: got.lock === null ? null : new HeldLock(got.lock, store, key),
   };
+}
+
+// The longest wait one call of the library takes (a day): a wait without timeoutMs
+// is made of turns of it.
+const WAIT_TURN_MS = 86400000;
+
+/**
+ * acquireLock, tried again with the library's backoff (pollMinMs, 0 its 50 ms,
+ * doubling to pollMaxMs, 0 its 1 s) while a live holder keeps the lock, its holder is
+ * unknown or a race is lost, on a worker thread. options: { purpose, holder,
+ * timeoutMs (0 one try; left out: until acquired or aborted), signal (an
+ * AbortSignal), pollMinMs, pollMaxMs, gcloudTimeoutMs }. Resolves with what
+ * acquireLock returns (a wait that ran out: the last try's outcome, lock null);
+ * rejects with code LJ_EUSER when the signal aborts (seen within 20 ms, nothing of
+ * ours left in the store), LJ_EINVAL for a negative timeout or one over a day, or the
+ * store's error. Judging is this machine's (describe and here are acquireLock's).
+ */
+function acquireLockWait(store, key, options) {
+  return new Promise((resolve, reject) => {
+    if (!(store instanceof Store)) throw typeError('store must be a Store');
+    const o = objectOf(options, 'options');
+    if (o.describe !== undefined || o.here !== undefined)
+      throw typeError('acquireLockWait judges on this machine: options.describe and options.here are acquireLock\'s');
+    const signal = o.signal;
+    if (signal !== undefined && !(signal instanceof AbortSignal))
+      throw typeError('options.signal must be an AbortSignal');
+    const timeoutMs = o.timeoutMs;
+    if (timeoutMs !== undefined && typeof timeoutMs !== 'number') throw typeError('options.timeoutMs must be a number');
+    const h = holderArgs(o.holder);
+    const opt = (v) => v === undefined ? 0 : v;
+    let cancel = null;
+    const onAbort = () => native.lockWaitCancel(cancel);
+    const settle = (f, v) => {
+      if (signal !== undefined) signal.removeEventListener('abort', onAbort);
+      f(v);
+    };
+    const turn = () => {
+      const [promise, handle] = native.lockAcquireWait(
+          store[storeHandle], key, o.purpose, h[0], h[1], h[2], h[3], h[4], opt(o.gcloudTimeoutMs),
+          timeoutMs === undefined ? WAIT_TURN_MS : timeoutMs, opt(o.pollMinMs), opt(o.pollMaxMs),
+          signal !== undefined && signal.aborted);
+      cancel = handle;
+      promise.then((got) => {
+        if (got.lock === null && timeoutMs === undefined) return turn();
+        settle(resolve, {
+          outcome: OUTCOMES[got.outcome],
+          verdict: verdictOf(got.verdict),
+          brokeAt: got.brokeAt,
+          lock: got.lock === null ? null : new HeldLock(got.lock, store, key),
+        });
+      }, (e) => settle(reject, e));
+    };
+    turn();
+    if (signal !== undefined) signal.addEventListener('abort', onAbort, {once: true});
+  });
 }
 
 // --- the step plan ----------------------------------------------------------------------------
@@ -383,7 +523,9 @@ module.exports = {
   Store,
   openStore,
   HeldLock,
+  Heartbeat,
   acquireLock,
+  acquireLockWait,
   planStepLines,
   version : native.version,
 };

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "addon.h"
+#include "lock.h"
 
 /* --- the callbacks ------------------------------------------------------------------------ */
 
@@ -228,10 +228,6 @@ static int ref_of(napi_env env, napi_value* args, ljn_text texts[3], lj_executio
   ref->name = texts[2].data;
   ref->name_len = texts[2].len;
   return 0;
-}
-
-void ljn_texts_release(ljn_text* texts, int n) {
-  for (int k = 0; k < n; k++) ljn_text_release(&texts[k]);
 }
 
 int ljn_holder_of(napi_env env, napi_value* args, ljn_text texts[3], lj_lock_holder_t* holder) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "addon.h"
+#include "step.h"
 
 static void lines_free(napi_env env, void* data, void* hint) {
   (void)env;

@@ -1,35 +1,19 @@
 /*
  * The addon's store part: stores (memory, file, NATS) as externals, their
- * operations, and the lock's life on them (acquire, renew, release).
- *
- * A store is closed by close() or when its JavaScript object is collected, but
- * lj_store_destroy runs only once no lock handle borrows it any more: a held lock
- * keeps its store alive.
+ * operations, and the lock's life on them (acquire, renew, release). See store.h.
  */
+#include "store.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "addon.h"
-
-typedef struct ljn_store {
-  lj_store_t* store; /* NULL once destroyed */
-  bool handle;       /* its JS object is not collected yet */
-  int locks;         /* lock handles that borrow it */
-  bool closed;
-} ljn_store;
-
-typedef struct ljn_lock {
-  lj_lock_t* lock;
-  ljn_store* store;
-} ljn_lock;
+#include "lock.h"
 
 /* Tags that tell a store's external from a lock's. */
 static const napi_type_tag store_tag = {0x6c6a2d73746f7265ULL, 0x6e6f64652d616464ULL};
 static const napi_type_tag lock_tag = {0x6c6a2d6c6f636b21ULL, 0x6e6f64652d616464ULL};
 
-/* Destroy the store once closed and borrowed by no lock; free s once nothing
- * points at it. */
-static void store_settle(ljn_store* s) {
+void ljn_store_settle(ljn_store* s) {
   if (s->store != NULL && s->closed && s->locks == 0) {
     lj_store_destroy(s->store);
     s->store = NULL;
@@ -43,7 +27,7 @@ static void store_collected(napi_env env, void* data, void* hint) {
   (void)hint;
   s->handle = false;
   s->closed = true;
-  store_settle(s);
+  ljn_store_settle(s);
 }
 
 static napi_value wrap_store(napi_env env, int rc, lj_store_t* store, lj_error_t* err) {
@@ -59,15 +43,14 @@ static napi_value wrap_store(napi_env env, int rc, lj_store_t* store, lj_error_t
   if (napi_create_external(env, s, store_collected, NULL, &ext) != napi_ok) {
     s->handle = false;
     s->closed = true;
-    store_settle(s);
+    ljn_store_settle(s);
     return ljn_napi_failed(env);
   }
   LJN_CALL(env, napi_type_tag_object(env, ext, &store_tag));
   return ext;
 }
 
-/* The open store an argument names; NULL after a TypeError (or an Error: closed). */
-static ljn_store* store_of(napi_env env, napi_value v) {
+ljn_store* ljn_store_of(napi_env env, napi_value v) {
   bool tagged = false;
   void* data = NULL;
   if (ljn_type(env, v) != napi_external || napi_check_object_type_tag(env, v, &store_tag, &tagged) != napi_ok ||
@@ -83,7 +66,7 @@ static ljn_store* store_of(napi_env env, napi_value v) {
   return s;
 }
 
-static ljn_lock* lock_of(napi_env env, napi_value v) {
+ljn_lock* ljn_lock_of(napi_env env, napi_value v) {
   bool tagged = false;
   void* data = NULL;
   if (ljn_type(env, v) != napi_external || napi_check_object_type_tag(env, v, &lock_tag, &tagged) != napi_ok ||
@@ -242,10 +225,10 @@ static napi_value store_close(napi_env env, napi_callback_info info) {
   napi_value arg, undefined;
   size_t argc = 1;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, NULL));
-  ljn_store* s = store_of(env, argc < 1 ? NULL : arg);
+  ljn_store* s = ljn_store_of(env, argc < 1 ? NULL : arg);
   if (s == NULL) return NULL;
   s->closed = true;
-  store_settle(s);
+  ljn_store_settle(s);
   LJN_CALL(env, napi_get_undefined(env, &undefined));
   return undefined;
 }
@@ -261,7 +244,7 @@ static int op_args(napi_env env, napi_value* args, size_t argc, size_t need, ljn
     ljn_throw_type(env, "too few arguments");
     return -1;
   }
-  if ((*s = store_of(env, args[0])) == NULL) return -1;
+  if ((*s = ljn_store_of(env, args[0])) == NULL) return -1;
   if (ljn_text_of(env, args[1], "key", LJN_TEXT_MAX, false, key) != 0) return -1;
   if (value != NULL && ljn_text_of(env, args[2], "value", (size_t)1 << 30, true, value) != 0) return -1;
   return 0;
@@ -379,7 +362,7 @@ static napi_value store_keys(napi_env env, napi_callback_info info) {
   struct key_list l = {env, NULL, 0};
   lj_error_t* err = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, NULL));
-  ljn_store* s = store_of(env, argc < 1 ? NULL : arg);
+  ljn_store* s = ljn_store_of(env, argc < 1 ? NULL : arg);
   if (s == NULL) return NULL;
   LJN_CALL(env, napi_create_array(env, &l.array));
   int rc = lj_store_keys(s->store, list_key, &l, &err);
@@ -388,13 +371,24 @@ static napi_value store_keys(napi_env env, napi_callback_info info) {
 
 /* --- the lock's life ----------------------------------------------------------------------- */
 
+void ljn_lock_stop_beat(ljn_lock* l) {
+  ljn_beat* b = l->beat;
+  if (b == NULL) return;
+  lj_lock_heartbeat_destroy(b->beat); /* on_lost is not called after this */
+  b->beat = NULL;
+  b->lock = NULL;
+  l->beat = NULL;
+  napi_release_threadsafe_function(b->fn, napi_tsfn_release); /* its finalizer frees b */
+}
+
 static void lock_collected(napi_env env, void* data, void* hint) {
   ljn_lock* l = (ljn_lock*)data;
   (void)env;
   (void)hint;
+  ljn_lock_stop_beat(l);
   lj_lock_destroy(l->lock);
   l->store->locks--;
-  store_settle(l->store);
+  ljn_store_settle(l->store);
   free(l);
 }
 
@@ -411,9 +405,7 @@ static napi_value verdict_object(napi_env env, const lj_lock_verdict_t* v) {
   return obj;
 }
 
-/* The handle of a lock just acquired on s (its owner from now on); NULL after an
- * exception, the lock destroyed. */
-static napi_value wrap_lock(napi_env env, lj_lock_t* lock, ljn_store* s) {
+napi_value ljn_lock_wrap(napi_env env, lj_lock_t* lock, ljn_store* s) {
   napi_value ext;
   ljn_lock* l = (ljn_lock*)calloc(1, sizeof *l);
   if (l == NULL) {
@@ -431,8 +423,7 @@ static napi_value wrap_lock(napi_env env, lj_lock_t* lock, ljn_store* s) {
   return ext;
 }
 
-/* What an acquisition gave: { outcome, verdict, brokeAt, revision, lock }. */
-static napi_value acquisition_object(napi_env env, const lj_lock_acquisition_t* a, napi_value lock) {
+napi_value ljn_acquisition_object(napi_env env, const lj_lock_acquisition_t* a, napi_value lock) {
   napi_value obj, outcome, verdict;
   LJN_CALL(env, napi_create_object(env, &obj));
   LJN_CALL(env, napi_create_int32(env, a->outcome, &outcome));
@@ -479,11 +470,11 @@ static napi_value lock_acquire(napi_env env, napi_callback_info info) {
     } else {
       napi_value handle = NULL;
       if (lock != NULL) {
-        handle = wrap_lock(env, lock, s);
+        handle = ljn_lock_wrap(env, lock, s);
       } else if (napi_get_null(env, &handle) != napi_ok) {
         handle = ljn_napi_failed(env);
       }
-      if (handle != NULL) result = acquisition_object(env, &a, handle);
+      if (handle != NULL) result = ljn_acquisition_object(env, &a, handle);
       lj_lock_acquisition_clear(&a);
     }
   }
@@ -502,7 +493,7 @@ static napi_value lock_renew(napi_env env, napi_callback_info info) {
   lj_error_t* err = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
   if (argc < 2) return ljn_throw_type(env, "lockRenew takes 2 arguments");
-  ljn_lock* l = lock_of(env, args[0]);
+  ljn_lock* l = ljn_lock_of(env, args[0]);
   if (l == NULL || ljn_int64_of(env, args[1], "now", &now_ms) != 0) return NULL;
   int rc = lj_lock_renew(l->lock, now_ms, &err);
   LJN_CALL(env, napi_get_undefined(env, &undefined));
@@ -515,7 +506,7 @@ static napi_value lock_release(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   lj_error_t* err = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, NULL));
-  ljn_lock* l = lock_of(env, argc < 1 ? NULL : arg);
+  ljn_lock* l = ljn_lock_of(env, argc < 1 ? NULL : arg);
   if (l == NULL) return NULL;
   int rc = lj_lock_release(l->lock, &err);
   LJN_CALL(env, napi_get_undefined(env, &undefined));
@@ -529,7 +520,7 @@ static napi_value lock_state(napi_env env, napi_callback_info info) {
   char *id = NULL, *body = NULL;
   lj_error_t* err = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, NULL));
-  ljn_lock* l = lock_of(env, argc < 1 ? NULL : arg);
+  ljn_lock* l = ljn_lock_of(env, argc < 1 ? NULL : arg);
   if (l == NULL) return NULL;
   int rc = lj_lock_id(&id, &id_len, l->lock, &err);
   if (rc == LJ_OK) rc = lj_lock_body(&body, &body_len, l->lock, &err);
@@ -552,11 +543,11 @@ static napi_value lock_state(napi_env env, napi_callback_info info) {
 
 int ljn_store_init(napi_env env, napi_value exports) {
   static const ljn_function fns[] = {
-      {"storeMemory", store_memory}, {"storeFile", store_file},     {"storeNats", store_nats}, {"storeOpenUrl", store_open_url},
-      {"storeClose", store_close},   {"storeGet", store_get},       {"storeCreate", store_create},
-      {"storeUpdate", store_update}, {"storeRemove", store_remove}, {"storeKeys", store_keys},
-      {"lockAcquire", lock_acquire}, {"lockRenew", lock_renew},     {"lockRelease", lock_release},
-      {"lockState", lock_state},
+      {"storeMemory", store_memory},    {"storeFile", store_file},     {"storeNats", store_nats},
+      {"storeOpenUrl", store_open_url}, {"storeClose", store_close},   {"storeGet", store_get},
+      {"storeCreate", store_create},    {"storeUpdate", store_update}, {"storeRemove", store_remove},
+      {"storeKeys", store_keys},        {"lockAcquire", lock_acquire}, {"lockRenew", lock_renew},
+      {"lockRelease", lock_release},    {"lockState", lock_state},
   };
   return ljn_define(env, exports, fns, sizeof fns / sizeof fns[0]);
 }

@@ -56,6 +56,15 @@ const plan = lj.planStepLines(Buffer.from(""), { node: "n", rule: "provably-dead
 const ends: number = plan.summary.ends;
 const lines: Buffer = plan.lines;
 console.log(renewed, manual, args, how, n, revision, ends, lines.length, lj.version);
+const waited: Promise<lj.Acquisition> =
+    lj.acquireLockWait(store, "k", { purpose: "p", timeoutMs: 100, signal: new AbortController().signal });
+waited.then((a) => {
+  const beat: lj.Heartbeat | undefined = a.lock?.startHeartbeat((e: lj.LostError) => console.log(e.code));
+  beat?.on("lost", (e) => console.log(e.message));
+  const token: number | undefined = a.lock?.token;
+  console.log(token, beat?.renewals, beat?.lost);
+  a.lock?.release();
+});
 
 // Wrong uses are errors.
 // @ts-expect-error a body is text
@@ -70,6 +79,10 @@ const bad: ExecutionState = { kind: "done" };
 const badCode: lj.LockReasonCode = "lease_over";
 // @ts-expect-error the rule is not-self or provably-dead
 lj.planStepLines("", { node: "n", rule: "everyone" });
+// @ts-expect-error timeoutMs is a number of ms
+lj.acquireLockWait(store, "k", { purpose: "p", timeoutMs: "1" });
+// @ts-expect-error signal is an AbortSignal
+lj.acquireLockWait(store, "k", { purpose: "p", signal: new AbortController() });
 // @ts-expect-error Store has no public constructor
 new lj.Store();
 console.log(bad, badCode);

@@ -19,6 +19,7 @@ from ._lib import candidates, load
 from .errors import (BusyError, ChangedError, ExistsError, InternalError, InvalidArgumentError, LeasejudgeError,
                      NotFoundError, OutcomeUnknownError, OutOfMemoryError, ParseError, RefusedError, StoppedError, StoreError,
                      SystemFailureError, TimedOutError, UnsupportedError, VersionError)
+from .holding import Heartbeat, HeldLock, acquire_lock_async, acquire_lock_wait, lock, start_heartbeat
 from .identity import (HolderState, HolderVerdict, OwnerToken, boot_id, judge_lease_identity, judge_owner,
                        lease_identity, machine_id, owner_token, parse_owner_token)
 from .leasedir import (LeaseDir, LeaseOptions, LeaseOutput, LeaseState, lease_dir_path, lease_state,
@@ -58,7 +59,7 @@ __all__ = [
     "AcquireOutcome", "LockVerdict", "Execution", "ExecutionState", "Here", "LockHolder", "Acquisition", "Lock",
     "judge_lock", "process_alive", "lock_body", "renew_lock_body", "parse_lock_body", "lock_body_id",
     "format_lock_time", "parse_lock_time", "parse_execution_state", "describe_execution_args", "acquire_lock",
-    "open_lock",
+    "open_lock", "acquire_lock_wait", "acquire_lock_async", "Heartbeat", "start_heartbeat", "HeldLock", "lock",
     "RESTART_REASON", "StepAction", "StepReason", "StepRule", "SweepOutcome", "StepVerdict", "PlanSummary",
     "LinesPlan", "SweepCounts", "SweepKey", "SweepWrite", "SweepReport", "plan_step", "plan_lines", "step_key",
     "end_value",    "sweep", "end_one",

@@ -72,6 +72,15 @@ class LockAcquisition(ctypes.Structure):
                 ("revision", _u64)]
 
 
+CANCELLED_FN = ctypes.CFUNCTYPE(_int, _vp)
+LOST_FN = ctypes.CFUNCTYPE(None, _int, _vp, _sz, _vp)
+
+
+class LockWaitOptions(ctypes.Structure):
+    _fields_ = [("version", _u32), ("wait_ms", _i64), ("poll_min_ms", _i64), ("poll_max_ms", _i64),
+                ("cancelled", CANCELLED_FN), ("payload", _vp)]
+
+
 class OwnerOptions(ctypes.Structure):
     _fields_ = [("version", _u32), ("start_tolerance_ms", _i64)]
 
@@ -213,6 +222,14 @@ PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "lj_lock_body": (_int, _OUT_STR + [_vp, _ERR]),
     "lj_lock_destroy": (None, [_vp]),
     "lj_lock_open": (_int, [c_void_pp, _vp, _cp, _sz, _cp, _sz, _i64, _ERR]),
+    "lj_lock_wait_options_init": (_int, [_P(LockWaitOptions), _u32]),
+    "lj_lock_acquire_wait": (_int, [c_void_pp, _P(LockAcquisition), _vp, _cp, _sz, _cp, _sz, _P(LockHolder),
+                                    _P(LockWaitOptions), _P(LockOptions), _ERR]),
+    "lj_lock_heartbeat_start": (_int, [c_void_pp, _vp, LOST_FN, _vp, _ERR]),
+    "lj_lock_heartbeat_lost": (_int, [_vp]),
+    "lj_lock_heartbeat_renewals": (_u64, [_vp]),
+    "lj_lock_heartbeat_retries": (_u64, [_vp]),
+    "lj_lock_heartbeat_destroy": (None, [_vp]),
     # stores
     "lj_store_sink_put": (_int, [_vp, _cp, _sz, _u64]),
     "lj_store_sink_key": (_int, [_vp, _cp, _sz]),

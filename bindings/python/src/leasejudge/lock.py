@@ -347,6 +347,7 @@ class Lock:
     def __init__(self, handle: int, store: Store) -> None:
         self._handle: Optional[int] = handle
         self._store = store
+        self._beat: Any = None  # its Heartbeat while one runs (holding.py)
 
     def _h(self) -> int:
         self._store._ptr()  # the store must still be open
@@ -379,7 +380,11 @@ class Lock:
         return _lib.call_text("lj_lock_body", self._h()) or ""
 
     def close(self) -> None:
-        """Forget the handle (the lock stays in the store: release it first)."""
+        """Forget the handle (the lock stays in the store: release it first), stopping
+        its heartbeat."""
+        beat = self._beat
+        if beat is not None:
+            beat.stop()
         handle, self._handle = self._handle, None
         if handle is not None:
             _lib.lib().lj_lock_destroy(handle)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol, Union
 
@@ -35,6 +36,7 @@ class Store:
         self._handle: Optional[int] = handle
         self._keep = keep
         self._mutex = threading.Lock()
+        self._beats: Any = weakref.WeakSet()  # the heartbeats renewing locks on it
 
     def _ptr(self) -> int:
         handle = self._handle
@@ -47,6 +49,9 @@ class Store:
         return None
 
     def close(self) -> None:
+        """Close the store, stopping the heartbeats of locks on it first."""
+        for beat in list(self._beats):
+            beat.stop()
         with self._mutex:
             handle, self._handle = self._handle, None
         if handle is not None:

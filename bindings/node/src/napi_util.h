@@ -1,12 +1,13 @@
 /*
- * The Node-API addon over the C ABI: what its parts share. Every native function
+ * What the Node-API addon's parts share: the per-environment state, errors, argument
+ * conversions and results. Every native function
  * checks its arguments (a TypeError, code LJ_EINVAL, for a wrong type), calls the C
  * ABI and turns an LJ_E* code into a thrown Error whose `code` is the code's name.
  * A JavaScript callback that throws stops the C call (the callback returns non-zero,
  * the call LJ_EUSER) and its exception is the one the caller sees.
  */
-#ifndef LEASEJUDGE_NODE_ADDON_H
-#define LEASEJUDGE_NODE_ADDON_H
+#ifndef LEASEJUDGE_NODE_NAPI_UTIL_H
+#define LEASEJUDGE_NODE_NAPI_UTIL_H
 
 #include <node_api.h>
 #include <stdbool.h>
@@ -28,6 +29,8 @@ typedef struct ljn_module {
 enum { LJN_NUMBERS = 4 }; /* kind, reason, manual removal, spare */
 
 ljn_module* ljn_module_of(napi_env env);
+/* The instance data's finalizer. */
+void ljn_module_free(napi_env env, void* data, void* hint);
 
 /* --- errors: each returns NULL, for `return ljn_throw_...(...)` -------------------- */
 
@@ -39,6 +42,9 @@ napi_value ljn_throw_range(napi_env env, const char* message);
  * destroys err. With an exception already pending (a callback threw), that one
  * stays and nothing else is thrown. */
 napi_value ljn_throw_code(napi_env env, int rc, lj_error_t* err);
+/* The same Error, made and not thrown (to reject a promise with); destroys err. NULL
+ * when Node-API could not make it. */
+napi_value ljn_error(napi_env env, int rc, lj_error_t* err);
 /* A Node-API call failed: keep a pending exception, else throw what it said. */
 napi_value ljn_napi_failed(napi_env env);
 /* "LJ_EINVAL", ...; "LJ_E?" for a number that names none. */
@@ -73,6 +79,7 @@ int ljn_text_of(napi_env env, napi_value v, const char* what, size_t max, bool b
 void ljn_text_release(ljn_text* t);
 /* An empty text that release may be called on. */
 void ljn_text_init(ljn_text* t);
+void ljn_texts_release(ljn_text* texts, int n);
 
 /* A number argument: 0, or -1 with a TypeError thrown. */
 int ljn_number_of(napi_env env, napi_value v, const char* what, double* out);
@@ -100,41 +107,11 @@ napi_value ljn_revision(napi_env env, uint64_t revision);
 /* Set obj[name] = value; -1 after a thrown exception. */
 int ljn_set(napi_env env, napi_value obj, const char* name, napi_value value);
 
-/* --- the parts ------------------------------------------------------------------- */
-
-/* Each defines its functions on exports; -1 after a thrown exception. */
-int ljn_lock_init(napi_env env, napi_value exports);
-int ljn_store_init(napi_env env, napi_value exports);
-int ljn_step_init(napi_env env, napi_value exports);
-
+/* The native functions of a part, defined on exports; -1 after a thrown exception. */
 typedef struct ljn_function {
   const char* name;
   napi_callback call;
 } ljn_function;
 int ljn_define(napi_env env, napi_value exports, const ljn_function* fns, size_t count);
-
-/* --- judging with JavaScript callbacks (lock.c; store.c uses it for acquire) --------- */
-
-/* What a judging call hands its C callbacks: the JS functions to call, valid during
- * the native call that made it. */
-typedef struct ljn_judging {
-  napi_env env;
-  napi_value describe; /* a function, or NULL: the library's gcloud */
-  napi_value here;     /* the LocalHost object (the alive callback's this) */
-  napi_value alive;    /* a function, or NULL */
-  lj_lock_here_t c_here;
-  lj_lock_options_t opts;
-  ljn_text host, machine;
-} ljn_judging;
-
-/* A holder from args[0..4]: kind (0 none, 1 process, 2 execution), leaseMs, then
- * the execution's projectId, region and name (kind 2); texts hold its strings. */
-int ljn_holder_of(napi_env env, napi_value* args, ljn_text texts[3], lj_lock_holder_t* holder);
-void ljn_texts_release(ljn_text* texts, int n);
-
-/* Fill j from the arguments describe, here?, host, machine kind, machine, alive
- * (args[0..5]); 0, or -1 with a TypeError thrown. */
-int ljn_judging_of(napi_env env, napi_value* args, ljn_judging* j);
-void ljn_judging_release(ljn_judging* j);
 
 #endif
