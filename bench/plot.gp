@@ -57,7 +57,7 @@ if (base > 0) {
 }
 
 bar(g) = (column(2) == g) ? column(4) : NaN
-set terminal pngcairo size width, height font "sans,10" background rgb "white"
+set terminal pngcairo noenhanced size width, height font "sans,10" background rgb "white"
 set output out . ".png"
 plot rows using (bar(0)):1:(xmin):(bar(0)):($1 - half):($1 + half) with boxxyerror lc rgb "#4d4d4d" \
        title "the ratio's baseline (reference)", \
@@ -68,7 +68,7 @@ plot rows using (bar(0)):1:(xmin):(bar(0)):($1 - half):($1 + half) with boxxyerr
      rows using (xmin):1:ytic(3) with points ps 0 notitle, \
      rows using ($4 * 1.08):1:5 with labels left boxed font ",9" notitle
 
-set terminal svg size width, height font "sans,10" background rgb "white"
+set terminal svg noenhanced size width, height font "sans,10" background rgb "white"
 set output out . ".svg"
 replot
 set output
