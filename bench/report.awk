@@ -60,7 +60,6 @@ function times(x) { return x >= 10 ? sprintf("%.1fx", x) : sprintf("%.2fx", x) }
 function ranged(x) { return rn > 1 ? sprintf("%s (%s-%s)", times(x), times(rlo), times(rhi)) : times(x) }
 function verdict(ok) { return ok ? "met" : "**missed**" }
 
-
 # --- the charts: bench/plot.gp draws each from a file of rows (plotdir/NAME.tsv: y, group, name,
 # keys/s, bar label; group 0 the bar the ratios are taken to, 1 the other references, 2
 # leasejudge's contenders) listed in plotdir/charts.tsv (name, title, rows, x range, the
