@@ -5,7 +5,8 @@
 # reported as the median of the rounds' ratios with their range; a contender's keys/s is the
 # median of its rounds', its peak RSS the highest. ratio() serves any pair of contenders, so
 # rows added to bench/run get ratios as they are. Writes the CSV (csv), the allocations
-# (alloc), the plot (svg) and the Markdown report (md; extras is appended to it); state_bytes
+# (alloc), the charts' rows and their list (plotdir, charts: bench/plot.gp draws them) and
+# the Markdown report (md, which links the charts; extras is appended to it); state_bytes
 # (keys, bytes of the state's file) and loads (keys, round, load averages, cores the host
 # gave) come from bench/run. A lock-judge row (one judgment a "key"; lock-judge-capi,
 # -bash, -go, -node... for the bindings) goes to the CSV only.
@@ -25,7 +26,6 @@ function fmt_rate(x) {
 }
 function log10(x) { return log(x) / log(10) }
 function floor_(x) { return x == int(x) ? x : (x > 0 ? int(x) : int(x) - 1) }
-function ceil_(x) { return x == int(x) ? x : (x > 0 ? int(x) + 1 : int(x)) }
 # log10 of the largest 1, 2 or 5 times a power of ten at or below x, and of the smallest
 # at or above it.
 function snap_down(x,   e, m) {
@@ -59,6 +59,85 @@ function ratio(a, ta, b, tb, n,   r, k, list) {
 function times(x) { return x >= 10 ? sprintf("%.1fx", x) : sprintf("%.2fx", x) }
 function ranged(x) { return rn > 1 ? sprintf("%s (%s-%s)", times(x), times(rlo), times(rhi)) : times(x) }
 function verdict(ok) { return ok ? "met" : "**missed**" }
+
+# --- the charts: bench/plot.gp draws each from a file of rows (plotdir/NAME.tsv: y, group, name,
+# keys/s, bar label; group 0 the bar the ratios are taken to, 1 the other references, 2
+# leasejudge's contenders) listed in plotdir/charts.tsv (name, title, rows, x range, the
+# baseline's keys/s, the y of the line between references and leasejudge's contenders).
+# A store's rows: LABEL-scan-raw (its bulk read, the baseline) and LABEL-*, as bench/nats.sh
+# names them; the seed over nats.go runs on the one-server bucket, nats.
+function store_of(c,   i, p, l, best) {
+  if (c == "go-nats-seed") return ("nats-scan-raw" SUBSEP 1) in seen ? "nats" : ""
+  best = ""
+  for (i = 1; i <= nseries; i++) {
+    split(order[i], p, SUBSEP)
+    if (p[1] !~ /-scan-raw$/) continue
+    l = substr(p[1], 1, length(p[1]) - 9)
+    if (index(c, l "-") == 1 && length(l) > length(best)) best = l
+  }
+  return best
+}
+# What bench/nats.sh's labels stand for: one server or a three-node cluster with an R3
+# bucket, the system's nats-server or 2.10.27.
+function store_text(l,   t) {
+  if (l !~ /^nats/) return l
+  t = l ~ /^nats-r3/ ? "three nats-servers, an R3 bucket" : "one nats-server"
+  return t (l ~ /-2\.10$/ ? ", 2.10.27" : "")
+}
+# Adds (c, t) at n keys to the chart being built, in group g.
+function entry(c, t, n, g) { ne++; ec[ne] = c; et[ne] = t; en[ne] = n; eg[ne] = g }
+function memory_chart(n,   i, p, g) {
+  ne = 0
+  for (i = 1; i <= nseries; i++) {
+    split(order[i], p, SUBSEP)
+    if (!((p[1] SUBSEP p[2] SUBSEP n) in kps) || store_of(p[1]) != "") continue
+    g = p[1] == "go-encoding-json" ? 0 : (p[1] == "simdjson-raw" || p[1] == "plan-floor") ? 1 : 2
+    entry(p[1], p[2], n, g)
+  }
+  write_chart("sweep-" n, sprintf("%d keys in memory (%.0f MB of JSON lines): keys/s, %s", n, file_bytes[n] / 1e6, \
+    (("go-encoding-json" SUBSEP 1 SUBSEP n) in kps) ? "x the Go encoding/json sweep" : "no Go baseline in this run"), "go-encoding-json", 1, n)
+}
+function store_chart(l,   i, p, q, key, n, g) {
+  ne = 0
+  for (i = 1; i <= nseries; i++) {
+    split(order[i], p, SUBSEP)
+    if (store_of(p[1]) != l) continue
+    for (key in kps) {  # a store's rows have one size each
+      split(key, q, SUBSEP)
+      if (q[1] != p[1] || q[2] != p[2]) continue
+      g = p[1] == l "-scan-raw" ? 0 : (p[1] == l "-go-consumer" || p[1] == "go-nats-seed") ? 1 : 2
+      entry(p[1], p[2], q[3] + 0, g)
+      if (g == 0) n = q[3] + 0
+    }
+  }
+  write_chart("sweep-" l, sprintf("%s (%s): %d keys of this node: keys/s, x the bulk read", l, store_text(l), n), l "-scan-raw", 1, n)
+}
+# Writes the chart of entries 1..ne, references above leasejudge's contenders, each bar
+# labelled with its keys/s and its ratio to (bc, bt) at bn keys: the median of the rounds'
+# ratios, or, where no round holds both (another state: nats-r3-fleet8), of the medians.
+function write_chart(name, title, bc, bt, bn,   g, i, y, x, key, lo, hi, gap, out, base, txt) {
+  if (ne == 0) return
+  out = plotdir "/" name ".tsv"
+  base = ((bc SUBSEP bt SUBSEP bn) in kps) ? kps[bc, bt, bn] : 0
+  lo = 1e300; hi = 0; y = 0; gap = 0
+  for (g = 0; g <= 2; g++) for (i = 1; i <= ne; i++) {
+    if (eg[i] != g) continue
+    if (g == 2 && !gap && y > 0) { gap = y + 0.75; y += 0.5 }
+    key = ec[i] SUBSEP et[i] SUBSEP en[i]
+    x = ratio(ec[i], et[i], bc, bt, bn)
+    if (x <= 0 && base > 0) x = kps[key] / base
+    txt = fmt_rate(kps[key]) "/s" (x >= 0.1 ? "  " times(x) : x > 0 ? sprintf("  %.2gx", x) : "")
+    printf "%.2f\t%d\t%s\t%.3f\t%s\n", ++y, g, label(ec[i], et[i]), kps[key], txt > out
+    if (kps[key] < lo) lo = kps[key]
+    if (kps[key] > hi) hi = kps[key]
+  }
+  close(out)
+  # The x range: from below the shortest bar, with room right of the longest for its label.
+  lo = snap_down(lo / 3)
+  hi = snap_up(10 ^ (log10(hi) + 0.5 * (log10(hi) - lo) + 0.2))
+  chart_name[++nchart] = name; chart_title[nchart] = title
+  printf "%s\t%s\t%.2f\t%.3f\t%.3f\t%.3f\t%.2f\n", name, title, y, 10 ^ lo, 10 ^ hi, base, gap > charts
+}
 
 {
   c = $1; t = $2 + 0; n = $3 + 0; s = $4 + 0; r = ($11 == "" ? 1 : $11 + 0)
@@ -106,6 +185,14 @@ END {
   for (i = 1; i <= nlock; i++) print lock_rows[i] > csv
   close(csv); close(alloc)
 
+  # --- the charts, drawn by bench/plot.gp: one per state size and one per store -------------------
+  for (k = 1; k <= nsizes; k++) memory_chart(sizes[k])
+  for (i = 1; i <= nseries; i++) {
+    split(order[i], p, SUBSEP)
+    if (p[1] ~ /-scan-raw$/) store_chart(substr(p[1], 1, length(p[1]) - 9))
+  }
+  close(charts)
+
   # --- the table -----------------------------------------------------------------------------
   print "# Sweep throughput" > md
   print "" > md
@@ -120,6 +207,15 @@ END {
   print "last; the first in parentheses when it differs: buffers warming): every malloc and new of the" > md
   print "process for the C++ and C contenders, Go heap objects (runtime.MemStats.Mallocs) for the two Go" > md
   print "programs." > md
+  if (nchart > 0) {
+    print "" > md
+    print "## Charts" > md
+    print "" > md
+    print "keys/s on a log scale, one chart per state size and one per store; grey bars are the references" > md
+    print "(not leasejudge), the darkest the one each bar's ratio is taken to; blue bars are leasejudge's." > md
+    for (i = 1; i <= nchart; i++)
+      printf "\n![%s](%s.png)\n\n[%s.svg](%s.svg)\n", chart_title[i], chart_name[i], chart_name[i], chart_name[i] > md
+  }
   for (k = 1; k <= nsizes; k++) {
     n = sizes[k]
     print "" > md
@@ -229,56 +325,4 @@ END {
   while ((getline l < extras) > 0) { if (!hdr++) { print "" > md; print "## States, agreement, other figures" > md; print "" > md } print l > md }
   close(md)
 
-  # --- the plot: keys/s against keys, log-log ------------------------------------------------------
-  W = 860; H = 520; L = 90; R = 230; T = 50; B = 70
-  pw = W - L - R; ph = H - T - B
-  xmin = log10(sizes[1]); xmax = log10(sizes[nsizes])
-  if (xmax - xmin < 1e-9) { xmin -= 0.5; xmax += 0.5 }
-  ymin = 1e300; ymax = 0
-  for (key in kps) { if (kps[key] < ymin) ymin = kps[key]; if (kps[key] > ymax) ymax = kps[key] }
-  if (ymax <= 0) { ymin = 1; ymax = 10 }
-  # The range snapped outwards to 1, 2 or 5 times a power of ten.
-  ylo = snap_down(ymin); yhi = snap_up(ymax); if (yhi <= ylo) yhi = ylo + 1
-  split("#1f77b4 #d62728 #2ca02c #ff7f0e #9467bd #8c564b #e377c2 #17becf #7f7f7f #bcbd22", colors, " ")
-  printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H > svg
-  printf "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H > svg
-  printf "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">Sweep throughput: keys/s against keys (log-log)</text>\n", L > svg
-  for (e = floor_(ylo); e <= yhi; e++) for (m = 1; m <= 9; m++) {
-    v = e + log10(m)
-    if (v < ylo - 1e-9) continue
-    if (v > yhi + 1e-9) break
-    y = T + ph - (v - ylo) / (yhi - ylo) * ph
-    major = (m == 1 || m == 2 || m == 5)
-    printf "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n", L, y, L + pw, y, major ? "#bbbbbb" : "#eeeeee" > svg
-    if (major) printf "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", L - 8, y + 4, fmt_rate(m * 10 ^ e) > svg
-  }
-  for (k = 1; k <= nsizes; k++) {
-    x = L + (log10(sizes[k]) - xmin) / (xmax - xmin) * pw
-    printf "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#dddddd\"/>\n", x, T, x, T + ph > svg
-    printf "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, T + ph + 18, fmt_rate(sizes[k]) > svg
-  }
-  printf "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444444\"/>\n", L, T, pw, ph > svg
-  printf "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">keys in the state</text>\n", L + pw / 2, H - 22 > svg
-  printf "<text x=\"20\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 20 %d)\">keys judged per second</text>\n", T + ph / 2, T + ph / 2 > svg
-  for (i = 1; i <= nseries; i++) {
-    split(order[i], p, SUBSEP)
-    col = colors[(i - 1) % 10 + 1]
-    pts = ""
-    for (k = 1; k <= nsizes; k++) {
-      key = p[1] SUBSEP p[2] SUBSEP sizes[k]
-      if (!(key in kps)) continue
-      x = L + (log10(sizes[k]) - xmin) / (xmax - xmin) * pw
-      y = T + ph - (log10(kps[key]) - ylo) / (yhi - ylo) * ph
-      pts = pts sprintf("%.1f,%.1f ", x, y)
-      printf "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s, %d keys: %s keys/s</title></circle>\n", x, y, col, label(p[1], p[2]), sizes[k], fmt_rate(kps[key]) > svg
-    }
-    # Several threads: dashed, so a line on top of its one-thread twin still shows.
-    dash = p[2] > 1 ? " stroke-dasharray=\"7 4\"" : ""
-    if (pts != "") printf "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>\n", pts, col, dash > svg
-    ly = T + 10 + (i - 1) * 22
-    printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"%s/>\n", L + pw + 16, ly, L + pw + 40, ly, col, dash > svg
-    printf "<text x=\"%d\" y=\"%d\">%s</text>\n", L + pw + 46, ly + 4, label(p[1], p[2]) > svg
-  }
-  print "</svg>" > svg
-  close(svg)
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/run on a small state: the CSV has its header and a row per contender, every
 # leasejudge contender agreed with the Go baseline on every key (also on a state full of
-# values at the edges of Go's encoding/json), the report and the plot are written, and a
-# baseline that decides one key differently fails the run, loudly.
+# values at the edges of Go's encoding/json), the report and its charts (PNG and SVG, linked
+# from report.md) are written, and a baseline that decides one key differently fails the
+# run, loudly.
 # Registered in the plain build only: under the sanitizers the runtime preloaded into
 # bash would reach the Go programs, and the allocation counting is compiled out.
 # Skips where the benchmarks or the Go baseline are not built (fails under CI=true).
@@ -73,9 +74,28 @@ if grep -q "^plan," "$tmp/ok/allocations.csv"; then
 else
   fail "no allocation count for plan"
 fi
-head -c 200 "$tmp/ok/sweep.svg" | grep -q "^<svg " || fail "no SVG"
-tail -1 "$tmp/ok/sweep.svg" | grep -qx "</svg>" || fail "SVG not closed"
-python3 -c "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$tmp/ok/sweep.svg" || fail "SVG is no XML"
+# The charts (gnuplot): one for the 2000 keys in memory, one per NATS store, each a PNG and
+# an SVG that report.md links, each bar's words naming its contender and its ratio.
+charts="sweep-2000"
+[ -x "$bin/bench/leasejudge-bench-nats" ] && charts="$charts sweep-nats"
+for c in $charts; do
+  png=$tmp/ok/$c.png svg=$tmp/ok/$c.svg
+  [ -s "$png" ] || fail "no $c.png, or an empty one"
+  [ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$c.png is no PNG"
+  [ -s "$svg" ] || fail "no $c.svg, or an empty one"
+  python3 - "$svg" <<'PY' || fail "$c.svg is no SVG"
+import sys, xml.dom.minidom
+root = xml.dom.minidom.parse(sys.argv[1]).documentElement
+sys.exit(0 if root.tagName == "svg" else 1)
+PY
+  grep -q "<svg" "$svg" || fail "$c.svg has no <svg element"
+  grep -qF "]($c.png)" "$tmp/ok/report.md" || fail "report.md does not show $c.png"
+  grep -qF "]($c.svg)" "$tmp/ok/report.md" || fail "report.md does not link $c.svg"
+done
+grep -q ">go-encoding-json<" "$tmp/ok/sweep-2000.svg" || fail "the chart does not name the Go baseline"
+grep -q ">plan x2<" "$tmp/ok/sweep-2000.svg" || fail "the chart does not name plan over two threads"
+grep -q "/s  1\.00x<" "$tmp/ok/sweep-2000.svg" || fail "the Go baseline's bar is not labelled 1.00x"
+[ ! -e "$tmp/ok/sweep.svg" ] || fail "the hand-drawn sweep.svg is still written"
 
 # 2. Values at the edges of Go's encoding/json: every contender still decides as Go does.
 bash "$src/bench/run" --build "$bin" --out "$tmp/edges" --keys 1500 --edge-pct 60 --threads 2 --min-time 0.01 \
