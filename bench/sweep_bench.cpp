@@ -279,13 +279,14 @@ Outcome run_plan_floor(const Options& o, const StepLines& lines) {
   repeat(o, out, [&] {
     sum = BatchSummary{};
     OwnerVerdicts cache;
-    StepView view;
+    StepRead read;
     for (const StepLine& l : lines.lines) {
-      std::string_view key = lines.key(l), value = lines.value(l);
-      StepShape shape = StepShape::no_step;
-      if (is_step_key_of(key, rules.node) && !value.empty())
-        shape = floor_read(parser, copy.of(value), view) ? StepShape::step : StepShape::no_step;
-      sum.add(plan_read_step(key, value, shape, view, rules, &cache));
+      read.key = lines.key(l);
+      read.value = lines.value(l);
+      read.shape = StepShape::no_step;
+      if (is_step_key_of(read.key, rules.node) && !read.value.empty())
+        read.shape = floor_read(parser, copy.of(read.value), read.view) ? StepShape::step : StepShape::no_step;
+      sum.add(judge_step(read, rules, &cache));
     }
   });
   out.end = sum.end;
@@ -308,7 +309,7 @@ Outcome run_plan(const Options& o, const StepLines& lines, DecisionFile& decisio
   BatchSummary summary;
   Status status;
   repeat(o, out, [&] {
-    status = plan_batch(verdicts, lines.buffer(), StepLines::padding_bytes, entries, rules, o.threads, &summary);
+    status = plan_batch(verdicts, lines.buffer(), entries, rules, o.threads, &summary);
   });
   if (!status) {
     fmt::print(stderr, "leasejudge-bench-sweep: plan_batch: {}\n", status.error().message);

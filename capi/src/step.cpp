@@ -32,7 +32,6 @@ static_assert(offsetof(lj_step_entry_t, value_offset) == offsetof(BatchEntry, va
 static_assert(offsetof(lj_step_entry_t, key_len) == offsetof(BatchEntry, key_len));
 static_assert(offsetof(lj_step_entry_t, value_len) == offsetof(BatchEntry, value_len));
 static_assert(offsetof(lj_step_entry_t, revision) == offsetof(BatchEntry, revision));
-static_assert(LJ_STEP_PADDING >= step_padding);
 static_assert(LJ_STEP_WHY_MAX >= step_why_max);
 static_assert(static_cast<int>(StepReason::started_since) == LJ_STEP_STARTED_SINCE);
 static_assert(static_cast<int>(StepReason::ask_past_bound) == LJ_STEP_ASK_PAST_BOUND);
@@ -204,9 +203,10 @@ LJ_API int lj_step_plan(lj_step_action_t* out, char** why, size_t* why_len, char
     StaleRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
-    StepView view;
+    StepRead read = read_step(k, v, rules.node, codec);
+    const StepView& view = read.view;
     HolderJudgement judgement;
-    StepVerdict verdict = plan_step(k, v, rules, codec, &view, nullptr, &judgement);
+    StepVerdict verdict = judge_step(read, rules, nullptr, &judgement);
     if (stopped) return stopped_error(err);
     std::string said_text = step_said(verdict, view.owner, rules.self, &judgement);
     if (why != nullptr) {
@@ -239,14 +239,14 @@ LJ_API int lj_step_plan_batch(lj_step_action_t* out, size_t out_count, lj_step_p
       return fail(err, LJ_EINVAL, "entries and out must not be NULL");
     if (out_count < entry_count)
       return fail(err, LJ_EINVAL, fmt::format("out holds {} actions for {} entries", out_count, entry_count));
-    if (buf.empty()) buffer_padding = 0;  // nothing to read in place
+    (void)buffer_padding;  // kept in the signature; nothing past buffer_len is read
     StaleRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
     BatchSummary sum;
     std::span<BatchVerdict> verdicts(reinterpret_cast<BatchVerdict*>(out), entry_count);
     std::span<const BatchEntry> in(reinterpret_cast<const BatchEntry*>(entries), entry_count);
-    Status st = plan_batch(verdicts, buf, buffer_padding, in, rules, opts->threads, &sum);
+    Status st = plan_batch(verdicts, buf, in, rules, opts->threads, &sum);
     if (!st.ok()) return fail(err, st.error());
     if (stopped) return stopped_error(err);
     copy_summary(summary, sum, 0);

@@ -307,12 +307,10 @@ struct BatchSummary {
 };
 
 // Plan every entry of buffer into out[i] (out.size() >= entries.size()). Every value is
-// read where it is and nothing past it is read: `padding` (how many readable bytes
-// follow the buffer) is no longer needed and not read. threads > 1 splits the entries
-// into that many runs, one per thread. Errc::invalid_argument when an entry lies outside
-// the buffer or out is short. Allocates nothing per entry.
-Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::size_t padding,
-                  std::span<const BatchEntry> entries, const StaleRules& rules, unsigned threads = 1,
-                  BatchSummary* summary = nullptr);
+// read where it is and nothing past it is read. threads > 1 splits the entries into that
+// many runs, one per thread. Errc::invalid_argument when an entry lies outside the buffer
+// or out is short. Allocates nothing per entry.
+Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::span<const BatchEntry> entries,
+                  const StaleRules& rules, unsigned threads = 1, BatchSummary* summary = nullptr);
 
 }  // namespace leasejudge
