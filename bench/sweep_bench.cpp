@@ -231,12 +231,11 @@ Outcome run_simdjson_raw(const Options& o, const StepLines& lines) {
 
 StaleRules rules_of(const Options& o) {
   StaleRules rules;
+  static_cast<RuleOptions&>(rules) = rule_options(o);
   rules.node = o.node;
   rules.self = o.owner;
   rules.before = o.before;
   rules.now = o.now;
-  rules.bound_ns = o.bound_s * 1000000000LL;
-  rules.rule = OwnerRule::not_self;
   return rules;
 }
 
@@ -370,9 +369,9 @@ Outcome run_sweep_apply(const Options& o, const StepLines& lines, DecisionFile& 
   std::string log_text;
   std::vector<std::size_t> log_ends;
   SweepOptions opts;
+  static_cast<RuleOptions&>(opts) = rule_options(o);
   opts.owner = o.owner;
   opts.boot = o.before;
-  opts.bound_ns = o.bound_s * 1000000000LL;
   opts.clock = fixed_clock(o.now);
   SweepLog log = [&](std::string_view line) {
     log_text.append(line);

@@ -15,6 +15,7 @@
 #include "leasejudge/step_rule.hpp"
 #include "leasejudge/sweep.hpp"
 #include "options.hpp"
+#include "rule_options.hpp"
 #include "step_handle.hpp"
 
 using namespace leasejudge;
@@ -57,20 +58,11 @@ int rules_of(StaleRules& rules, std::atomic<bool>& stopped, const lj_step_plan_o
     return fail(err, LJ_EINVAL, "the plan options name no node");
   if (node.find('.') != std::string_view::npos)
     return fail(err, LJ_EINVAL, fmt::format("the node {} holds a '.', which ends a step key's node", node));
-  if (!view_of(o->owner, o->owner_len, owner)) return fail(err, LJ_EINVAL, "the owner is NULL with a length");
-  if (o->bound_seconds <= 0 || o->bound_seconds > std::numeric_limits<std::int64_t>::max() / 1000000000)
-    return fail(err, LJ_EINVAL, fmt::format("the step bound of {} seconds is out of range", o->bound_seconds));
-  auto rule = choose_owner_rule(o->rule, owner, false);
-  if (!rule) return fail(err, rule.error());
-  // A negative tolerance would take every live owner for another process.
-  if (o->start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
+  if (int rc = rule_options_of(rules, owner, *o, false, &stopped, err); rc != LJ_OK) return rc;
   rules.node = std::string(node);
   rules.self = owner.empty() ? self_owner_token() : std::string(owner);
   rules.before = o->before_ns == LJ_STEP_DEFAULT_TIME ? this_process_start() : instant_of_ns(o->before_ns);
   rules.now = o->now_ns == LJ_STEP_DEFAULT_TIME ? system_now() : instant_of_ns(o->now_ns);
-  rules.bound_ns = o->bound_seconds * 1000000000;
-  rules.rule = *rule;
-  rules.judge = owner_judge_of(o->owner_state, o->payload, o->start_tolerance_ms, &stopped);
   return LJ_OK;
 }
 

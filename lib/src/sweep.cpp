@@ -27,13 +27,11 @@ Instant sweep_now(const SweepOptions& opts) {
 
 StaleRules stale_rules(std::string_view node, Instant before, const SweepOptions& opts) {
   StaleRules rules;
+  static_cast<RuleOptions&>(rules) = opts;
   rules.node = std::string(node);
   rules.self = sweep_self(opts);
   rules.before = before;
   rules.now = sweep_now(opts);
-  rules.bound_ns = opts.bound_ns;
-  rules.rule = opts.rule;
-  rules.judge = opts.judge;
   return rules;
 }
 

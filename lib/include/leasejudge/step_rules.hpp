@@ -69,15 +69,22 @@ const char* step_reason_name(StepReason reason) noexcept;
 // Judges an owner token (tests pass their own; the default is judge_owner_token).
 using OwnerJudge = std::function<HolderJudgement(std::string_view owner)>;
 
+// The rule options every plan and sweep takes as they are given: the one struct of
+// them. StaleRules (a plan's rules, resolved) and SweepOptions (a sweep's options) hold
+// it as their base; the C ABI's two option structs convert to it in one place
+// (capi/src/rule_options.hpp). A new rule option is a field here.
+struct RuleOptions {
+  std::int64_t bound_ns = default_step_bound_ns;
+  OwnerRule rule = OwnerRule::not_self;
+  OwnerJudge judge;  // empty: judge_owner_token with its default options
+};
+
 // Everything a plan reads, resolved: no I/O but the owner judge's.
-struct StaleRules {
+struct StaleRules : RuleOptions {
   std::string node;
   std::string self;  // this process's owner token; never empty
   Instant before;    // a step with no owner started before it is a previous process's
   Instant now;
-  std::int64_t bound_ns = default_step_bound_ns;
-  OwnerRule rule = OwnerRule::not_self;
-  OwnerJudge judge;  // empty: judge_owner_token with its default options
 };
 
 struct StepVerdict {

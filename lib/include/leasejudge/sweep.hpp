@@ -40,12 +40,11 @@ struct SweepKey;
 // Told of every key a sweep reads (SweepOptions::on_key).
 using SweepObserver = std::function<void(const SweepKey& key)>;
 
-struct SweepOptions {
+// A sweep's options: the rule options (RuleOptions, its base), who this process is, and
+// how the sweep reads and writes.
+struct SweepOptions : RuleOptions {
   std::string owner;            // this process's owner token; empty: self_owner_token()
   std::optional<Instant> boot;  // this process's start; nullopt: this_process_start()
-  std::int64_t bound_ns = default_step_bound_ns;
-  OwnerRule rule = OwnerRule::not_self;
-  OwnerJudge judge;                       // empty: judge_owner_token
   Clock clock;                            // empty: the system clock
   int attempts = 6;                       // end_stale_at_start's tries (the seed's StaleAttempts)
   std::int64_t retry_ns = 5'000'000'000;  // and the wait between them (StaleRetry)
