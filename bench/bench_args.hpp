@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "leasejudge/clock.hpp"
+#include "leasejudge/step_rules.hpp"
 
 namespace leasejudge::bench {
 
@@ -16,6 +17,15 @@ struct RuleArgs {
   std::int64_t bound_s = 3600;
   bool have_now = false, have_before = false;
 };
+
+// The rule options of args: its bound, and the rule not-self (every benchmark names its
+// owner token, as the module's own sweep does).
+inline RuleOptions rule_options(const RuleArgs& args) {
+  RuleOptions o;
+  o.bound_ns = args.bound_s * 1000000000LL;
+  o.rule = OwnerRule::not_self;
+  return o;
+}
 
 // Prints why and the program's usage, and exits 2.
 using Usage = void (*)(std::string_view why);

@@ -187,9 +187,9 @@ int run(const NatsBenchOptions& o) {
     usage(fmt::format("unknown contender {}", o.contender));
 
   SweepOptions opts;
+  static_cast<RuleOptions&>(opts) = rule_options(o);
   opts.owner = o.owner;
   opts.boot = o.before;
-  opts.bound_ns = o.bound_s * 1000000000LL;
   opts.clock = fixed_clock(o.now);
   opts.dry_run = o.contender == "nats-dry-run";
   opts.window = o.window;

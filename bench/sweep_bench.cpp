@@ -231,12 +231,11 @@ Outcome run_simdjson_raw(const Options& o, const StepLines& lines) {
 
 StaleRules rules_of(const Options& o) {
   StaleRules rules;
+  static_cast<RuleOptions&>(rules) = rule_options(o);
   rules.node = o.node;
   rules.self = o.owner;
   rules.before = o.before;
   rules.now = o.now;
-  rules.bound_ns = o.bound_s * 1000000000LL;
-  rules.rule = OwnerRule::not_self;
   return rules;
 }
 
@@ -279,13 +278,14 @@ Outcome run_plan_floor(const Options& o, const StepLines& lines) {
   repeat(o, out, [&] {
     sum = BatchSummary{};
     OwnerVerdicts cache;
-    StepView view;
+    StepRead read;
     for (const StepLine& l : lines.lines) {
-      std::string_view key = lines.key(l), value = lines.value(l);
-      StepShape shape = StepShape::no_step;
-      if (is_step_key_of(key, rules.node) && !value.empty())
-        shape = floor_read(parser, copy.of(value), view) ? StepShape::step : StepShape::no_step;
-      sum.add(plan_read_step(key, value, shape, view, rules, &cache));
+      read.key = lines.key(l);
+      read.value = lines.value(l);
+      read.shape = StepShape::no_step;
+      if (is_step_key_of(read.key, rules.node) && !read.value.empty())
+        read.shape = floor_read(parser, copy.of(read.value), read.view) ? StepShape::step : StepShape::no_step;
+      sum.add(judge_step(read, rules, &cache));
     }
   });
   out.end = sum.end;
@@ -308,7 +308,7 @@ Outcome run_plan(const Options& o, const StepLines& lines, DecisionFile& decisio
   BatchSummary summary;
   Status status;
   repeat(o, out, [&] {
-    status = plan_batch(verdicts, lines.buffer(), StepLines::padding_bytes, entries, rules, o.threads, &summary);
+    status = plan_batch(verdicts, lines.buffer(), entries, rules, o.threads, &summary);
   });
   if (!status) {
     fmt::print(stderr, "leasejudge-bench-sweep: plan_batch: {}\n", status.error().message);
@@ -369,9 +369,9 @@ Outcome run_sweep_apply(const Options& o, const StepLines& lines, DecisionFile& 
   std::string log_text;
   std::vector<std::size_t> log_ends;
   SweepOptions opts;
+  static_cast<RuleOptions&>(opts) = rule_options(o);
   opts.owner = o.owner;
   opts.boot = o.before;
-  opts.bound_ns = o.bound_s * 1000000000LL;
   opts.clock = fixed_clock(o.now);
   SweepLog log = [&](std::string_view line) {
     log_text.append(line);

@@ -27,9 +27,23 @@ struct Rules {
 int rules_of(const Context& cx, const Args& args, Rules& r);
 // The note saying which rule a plan or sweep judged by, and why that one.
 std::string rule_note(const Rules& r);
-// The sweep options of r (owner, rule, times, bound), each callback and the rest left
-// to the caller.
-lj_sweep_options_t sweep_options(const Rules& r);
+// The rule fields (owner, rule, times, bound) of r in o, an options struct of either
+// kind (lj_sweep_options_t, lj_step_plan_options_t: the same fields); the rest as o had
+// them.
+template <typename Options>
+Options with_rules(Options o, const Rules& r) {
+  o.owner = r.owner.data();
+  o.owner_len = r.owner.size();
+  o.before_ns = r.before_ns;
+  o.now_ns = r.now_ns;
+  o.bound_seconds = r.bound_s;
+  o.rule = r.rule;
+  return o;
+}
+// The sweep options of r, each callback and the rest left to the caller.
+inline lj_sweep_options_t sweep_options(const Rules& r) {
+  return with_rules<lj_sweep_options_t>(LJ_SWEEP_OPTIONS_INIT, r);
+}
 // --node N: required, no '.'.
 int node_of(const Context& cx, const Args& args, std::string& node);
 

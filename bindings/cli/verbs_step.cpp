@@ -67,17 +67,6 @@ int rules_of(const Context& cx, const Args& args, Rules& r) {
   return exit_ok;
 }
 
-lj_sweep_options_t sweep_options(const Rules& r) {
-  lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
-  o.owner = r.owner.data();
-  o.owner_len = r.owner.size();
-  o.before_ns = r.before_ns;
-  o.now_ns = r.now_ns;
-  o.bound_seconds = r.bound_s;
-  o.rule = r.rule;
-  return o;
-}
-
 // The note saying which rule a plan or sweep judged by, and why that one.
 std::string rule_note(const Rules& r) {
   if (r.rule == LJ_STEP_RULE_PROVABLY_DEAD)
@@ -97,17 +86,11 @@ int node_of(const Context& cx, const Args& args, std::string& node) {
 
 namespace {
 
-// The plan options of r for node (the plan's twin of sweep_options).
+// The plan options of r for node.
 lj_step_plan_options_t plan_options(const Rules& r, const std::string& node) {
-  lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
+  lj_step_plan_options_t o = with_rules<lj_step_plan_options_t>(LJ_STEP_PLAN_OPTIONS_INIT, r);
   o.node = node.data();
   o.node_len = node.size();
-  o.owner = r.owner.data();
-  o.owner_len = r.owner.size();
-  o.before_ns = r.before_ns;
-  o.now_ns = r.now_ns;
-  o.bound_seconds = r.bound_s;
-  o.rule = r.rule;
   return o;
 }
 
@@ -234,6 +217,43 @@ int write_answer(const char* data, size_t len, void* payload) {
   return p->cx->interrupted() ? 1 : 0;
 }
 
+// Feed the lines read from fd (path: its name, or stdin) to plan as they come. Read 512
+// KiB at a time: a piece that stays in cache while it is planned; a file is read a
+// piece ahead, as the one before is planned. exit_ok, or how the read ended; rc holds
+// the last feed's code.
+int feed_lines(Context& cx, lj_step_lines_plan_t* plan, int fd, const std::optional<std::string>& path, PlanOut& po,
+               int& rc, lj_error_t** err) {
+  struct stat st {};
+  Progress progress(cx, "bytes", ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
+  std::uint64_t fed = 0;
+  ReadAhead in(fd, 512 << 10);
+  for (;;) {
+    const char* data = nullptr;
+    ssize_t got = in.next(&data);
+    if (got < 0 && errno == EINTR && !cx.interrupted()) continue;
+    if (got < 0) {
+      int exit = errno == EINTR ? exit_interrupted : exit_failed;
+      if (errno != EINTR) cx.note(fmt::format("{}: {}", path ? *path : "stdin", std::strerror(errno)));
+      return exit;
+    }
+    if (got == 0) return exit_ok;
+    if ((rc = lj_step_lines_plan_feed(plan, data, static_cast<size_t>(got), write_answer, &po, err)) != LJ_OK)
+      return exit_ok;
+    progress.tick(fed += static_cast<std::uint64_t>(got));
+  }
+}
+
+// --threads N into o.threads (default: the cores, at most 64); a usage error's exit.
+int plan_threads(const Context& cx, const Args& args, lj_step_plan_options_t& o) {
+  o.threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
+  if (auto t = args.value("--threads")) {
+    auto n = count_arg(*t, 64);
+    if (!n) return cx.usage(fmt::format("--threads {} is no count from 1 to 64", *t));
+    o.threads = static_cast<uint32_t>(*n);
+  }
+  return exit_ok;
+}
+
 int run_plan(Context& cx, const Args& args) {
   if (args.has("--store")) {
     if (!args.operands.empty()) return cx.usage("a plan reads FILE or --store, not both");
@@ -247,12 +267,7 @@ int run_plan(Context& cx, const Args& args) {
   Rules r;
   if (int rc = rules_of(cx, args, r); rc != exit_ok) return rc;
   lj_step_plan_options_t o = plan_options(r, node);
-  o.threads = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
-  if (auto t = args.value("--threads")) {
-    auto n = count_arg(*t, 64);
-    if (!n) return cx.usage(fmt::format("--threads {} is no count from 1 to 64", *t));
-    o.threads = static_cast<uint32_t>(*n);
-  }
+  if (int rc = plan_threads(cx, args, o); rc != exit_ok) return rc;
   std::optional<std::string> path;
   if (!args.operands.empty()) path = args.operands[0];
   int fd = 0;
@@ -276,29 +291,7 @@ int run_plan(Context& cx, const Args& args) {
   // any size in bounded memory.
   PlanOut po;
   po.cx = &cx;
-  struct stat st {};
-  Progress progress(cx, "bytes", ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
-  std::uint64_t fed = 0;
-  // Read 512 KiB at a time: a piece that stays in cache while it is planned. A file is
-  // read a piece ahead, as the one before is planned.
-  int exit = exit_ok;
-  {
-    ReadAhead in(fd, 512 << 10);
-    for (;;) {
-      const char* data = nullptr;
-      ssize_t got = in.next(&data);
-      if (got < 0 && errno == EINTR && !cx.interrupted()) continue;
-      if (got < 0) {
-        exit = errno == EINTR ? exit_interrupted : exit_failed;
-        if (errno != EINTR) cx.note(fmt::format("{}: {}", path ? *path : "stdin", std::strerror(errno)));
-        break;
-      }
-      if (got == 0) break;
-      if ((rc = lj_step_lines_plan_feed(plan, data, static_cast<size_t>(got), write_answer, &po, &err)) != LJ_OK)
-        break;
-      progress.tick(fed += static_cast<std::uint64_t>(got));
-    }
-  }
+  int exit = feed_lines(cx, plan, fd, path, po, rc, &err);
   lj_step_plan_summary_t summary{};
   if (exit == exit_ok && rc == LJ_OK) rc = lj_step_lines_plan_finish(&summary, plan, write_answer, &po, &err);
   lj_step_lines_plan_destroy(plan);

@@ -177,10 +177,9 @@ func planOptions(opts *PlanOptions) (*C.lj_step_plan_options_t, *stepCallbacks, 
 }
 
 // PlanBatch plans every entry of buffer into out[i], in one call into the library:
-// out must hold at least len(entries) actions. The bytes after len(buffer), up to its
-// capacity, are read as padding: with LJ_STEP_PADDING (64) of them, values are parsed
-// where they are, without a copy. ErrInvalid for an entry outside the buffer, a short
-// out, or no node. Empty entries plan nothing and do not call the library.
+// out must hold at least len(entries) actions. Values are read where they are, without a
+// copy, and no byte past len(buffer) is read. ErrInvalid for an entry outside the
+// buffer, a short out, or no node. Empty entries plan nothing and do not call the library.
 func PlanBatch(buffer []byte, entries []Entry, out []Action, opts *PlanOptions) (PlanSummary, error) {
 	if len(out) < len(entries) {
 		return PlanSummary{}, &Error{Code: ErrInvalid, Message: "out holds fewer actions than there are entries"}
@@ -193,18 +192,16 @@ func PlanBatch(buffer []byte, entries []Entry, out []Action, opts *PlanOptions) 
 	if len(entries) == 0 {
 		return PlanSummary{}, nil
 	}
-	// The buffer's spare capacity is readable memory of the same allocation.
-	full := buffer[:cap(buffer)]
 	var base *C.char
-	if len(full) > 0 {
-		base = (*C.char)(unsafe.Pointer(&full[0]))
+	if len(buffer) > 0 {
+		base = (*C.char)(unsafe.Pointer(&buffer[0]))
 	} else {
 		base = emptyC
 	}
 	var s C.lj_step_plan_summary_t
 	var cerr *C.lj_error_t
 	rc := C.lj_step_plan_batch((*C.lj_step_action_t)(unsafe.Pointer(&out[0])), C.size_t(len(out)), &s,
-		base, C.size_t(len(buffer)), C.size_t(cap(buffer)-len(buffer)),
+		base, C.size_t(len(buffer)), 0,
 		(*C.lj_step_entry_t)(unsafe.Pointer(&entries[0])), C.size_t(len(entries)), c, &cerr)
 	if err := errorOf(rc, cerr); err != nil {
 		return PlanSummary{}, withCallbackError(err, cb.took())
@@ -217,20 +214,17 @@ func summaryOf(s *C.lj_step_plan_summary_t) PlanSummary {
 		NoStep: uint64(s.no_step), OtherNode: uint64(s.other_node), Malformed: uint64(s.malformed)}
 }
 
-// Batch gathers keys and values into one buffer and its entries, for PlanBatch. Its
-// buffer keeps the padding the library parses in place with. Reset reuses it.
+// Batch gathers keys and values into one buffer and its entries, for PlanBatch. Reset
+// reuses it.
 type Batch struct {
 	Buffer  []byte
 	Entries []Entry
 	out     []Action
 }
 
-// batchPadding is LJ_STEP_PADDING: spare bytes kept after the buffer.
-const batchPadding = int(C.LJ_STEP_PADDING)
-
 // Add appends a key, the revision it was read at and its value (nil: none).
 func (b *Batch) Add(key string, revision uint64, value []byte) {
-	need := len(b.Buffer) + len(key) + len(value) + batchPadding
+	need := len(b.Buffer) + len(key) + len(value)
 	if cap(b.Buffer) < need {
 		grown := make([]byte, len(b.Buffer), 2*need)
 		copy(grown, b.Buffer)

@@ -272,56 +272,6 @@ void prepare_here(Judging& j, const lj_lock_here_t& h) {
   }
 }
 
-// What a thread keeps from one lj_lock_judge call to the next: the verdict judged
-// into, whose why keeps its room (no allocation for it once the room suffices; a room
-// beyond kept_why_room is given back, a body's purpose may be megabytes), and this
-// machine's kept evidence, taken again only when its generation changed. Both are the
-// outermost call's: a call made inside another's describer gets its own of each, so
-// nothing the outer call holds changes under it.
-class ThreadJudging {
- public:
-  ThreadJudging() : slot_(thread_slot()), outer_(!slot_.busy) { slot_.busy = true; }
-  ~ThreadJudging() {
-    if (!outer_) return;
-    if (slot_.verdict.why.capacity() > kept_why_room) std::string().swap(slot_.verdict.why);
-    slot_.busy = false;
-  }
-  ThreadJudging(const ThreadJudging&) = delete;
-  ThreadJudging& operator=(const ThreadJudging&) = delete;
-
-  LockVerdict& verdict() noexcept { return outer_ ? slot_.verdict : own_verdict_; }
-  const leasejudge::Here& machine() {
-    if (!outer_) {
-      own_machine_ = leasejudge::this_machine_kept();
-      return *own_machine_;
-    }
-    const std::uint64_t generation = leasejudge::this_machine_evidence().generation();
-    if (slot_.machine == nullptr || slot_.generation != generation) {
-      slot_.machine = leasejudge::this_machine_kept();
-      slot_.generation = generation;
-    }
-    return *slot_.machine;
-  }
-
- private:
-  static constexpr std::size_t kept_why_room = 4096;
-  struct Slot {
-    LockVerdict verdict;
-    std::shared_ptr<const leasejudge::Here> machine;
-    std::uint64_t generation = 0;
-    bool busy = false;
-  };
-  static Slot& thread_slot() {
-    thread_local Slot slot;
-    return slot;
-  }
-
-  Slot& slot_;
-  bool outer_;
-  LockVerdict own_verdict_;
-  std::shared_ptr<const leasejudge::Here> own_machine_;
-};
-
 // Call after check_options. The callbacks never throw into C; a non-zero return
 // marks the judging stopped and answers the safe way (alive, unknown). Without a
 // here, `machine` is used, or else this machine's kept evidence (read again at most
@@ -544,7 +494,7 @@ LJ_API int lj_lock_judge(lj_lock_verdict_t* out, const char* body, size_t body_l
   LockCall call;
   if (int rc = check_options(opts, call, err); rc != LJ_OK) return rc;
   return guard(err, [&] {
-    ThreadJudging thread;
+    leasejudge::ThreadJudging thread;
     Judging j;
     prepare(j, call, call.o.here == nullptr ? &thread.machine() : nullptr);
     LockVerdict& v = thread.verdict();
@@ -606,18 +556,7 @@ LJ_API int lj_lock_body_parse(char** out, size_t* out_len, const char* body, siz
   return guard(err, [&] {
     auto parsed = leasejudge::parse_lock_body(b);
     if (!parsed) return fail(err, parsed.error());
-    std::string text = leasejudge::format_lock_body(*parsed);
-    // JSON.stringify writes a pid of -0 as 0; JSON.parse must give the -0 back. The key
-    // is found as written: a quote inside a string value is always escaped.
-    if (parsed->pid && *parsed->pid == 0 && std::signbit(*parsed->pid)) {
-      if (auto at = text.find("\"pid\":0"); at != std::string::npos) {
-        std::string negative;
-        negative.reserve(text.size() + 1);
-        negative.append(text, 0, at + 6).append("-").append(text, at + 6);
-        text.swap(negative);
-      }
-    }
-    return give(out, out_len, text, err);
+    return give(out, out_len, leasejudge::format_parsed_lock_body(*parsed), err);
   });
 }
 

@@ -15,6 +15,7 @@
 #include "leasejudge/step_rule.hpp"
 #include "leasejudge/sweep.hpp"
 #include "options.hpp"
+#include "rule_options.hpp"
 #include "step_handle.hpp"
 
 using namespace leasejudge;
@@ -32,7 +33,6 @@ static_assert(offsetof(lj_step_entry_t, value_offset) == offsetof(BatchEntry, va
 static_assert(offsetof(lj_step_entry_t, key_len) == offsetof(BatchEntry, key_len));
 static_assert(offsetof(lj_step_entry_t, value_len) == offsetof(BatchEntry, value_len));
 static_assert(offsetof(lj_step_entry_t, revision) == offsetof(BatchEntry, revision));
-static_assert(LJ_STEP_PADDING >= step_padding);
 static_assert(LJ_STEP_WHY_MAX >= step_why_max);
 static_assert(static_cast<int>(StepReason::started_since) == LJ_STEP_STARTED_SINCE);
 static_assert(static_cast<int>(StepReason::ask_past_bound) == LJ_STEP_ASK_PAST_BOUND);
@@ -58,20 +58,11 @@ int rules_of(StaleRules& rules, std::atomic<bool>& stopped, const lj_step_plan_o
     return fail(err, LJ_EINVAL, "the plan options name no node");
   if (node.find('.') != std::string_view::npos)
     return fail(err, LJ_EINVAL, fmt::format("the node {} holds a '.', which ends a step key's node", node));
-  if (!view_of(o->owner, o->owner_len, owner)) return fail(err, LJ_EINVAL, "the owner is NULL with a length");
-  if (o->bound_seconds <= 0 || o->bound_seconds > std::numeric_limits<std::int64_t>::max() / 1000000000)
-    return fail(err, LJ_EINVAL, fmt::format("the step bound of {} seconds is out of range", o->bound_seconds));
-  auto rule = choose_owner_rule(o->rule, owner, false);
-  if (!rule) return fail(err, rule.error());
-  // A negative tolerance would take every live owner for another process.
-  if (o->start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
+  if (int rc = rule_options_of(rules, owner, *o, false, &stopped, err); rc != LJ_OK) return rc;
   rules.node = std::string(node);
   rules.self = owner.empty() ? self_owner_token() : std::string(owner);
   rules.before = o->before_ns == LJ_STEP_DEFAULT_TIME ? this_process_start() : instant_of_ns(o->before_ns);
   rules.now = o->now_ns == LJ_STEP_DEFAULT_TIME ? system_now() : instant_of_ns(o->now_ns);
-  rules.bound_ns = o->bound_seconds * 1000000000;
-  rules.rule = *rule;
-  rules.judge = owner_judge_of(o->owner_state, o->payload, o->start_tolerance_ms, &stopped);
   return LJ_OK;
 }
 
@@ -204,9 +195,10 @@ LJ_API int lj_step_plan(lj_step_action_t* out, char** why, size_t* why_len, char
     StaleRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
-    StepView view;
+    StepRead read = read_step(k, v, rules.node, codec);
+    const StepView& view = read.view;
     HolderJudgement judgement;
-    StepVerdict verdict = plan_step(k, v, rules, codec, &view, nullptr, &judgement);
+    StepVerdict verdict = judge_step(read, rules, nullptr, &judgement);
     if (stopped) return stopped_error(err);
     std::string said_text = step_said(verdict, view.owner, rules.self, &judgement);
     if (why != nullptr) {
@@ -239,14 +231,14 @@ LJ_API int lj_step_plan_batch(lj_step_action_t* out, size_t out_count, lj_step_p
       return fail(err, LJ_EINVAL, "entries and out must not be NULL");
     if (out_count < entry_count)
       return fail(err, LJ_EINVAL, fmt::format("out holds {} actions for {} entries", out_count, entry_count));
-    if (buf.empty()) buffer_padding = 0;  // nothing to read in place
+    (void)buffer_padding;  // kept in the signature; nothing past buffer_len is read
     StaleRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
     BatchSummary sum;
     std::span<BatchVerdict> verdicts(reinterpret_cast<BatchVerdict*>(out), entry_count);
     std::span<const BatchEntry> in(reinterpret_cast<const BatchEntry*>(entries), entry_count);
-    Status st = plan_batch(verdicts, buf, buffer_padding, in, rules, opts->threads, &sum);
+    Status st = plan_batch(verdicts, buf, in, rules, opts->threads, &sum);
     if (!st.ok()) return fail(err, st.error());
     if (stopped) return stopped_error(err);
     copy_summary(summary, sum, 0);

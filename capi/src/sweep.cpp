@@ -12,6 +12,7 @@
 
 #include "internal.hpp"
 #include "options.hpp"
+#include "rule_options.hpp"
 #include "step_handle.hpp"
 #include "store_handle.hpp"
 #include "sweep_call.hpp"
@@ -56,26 +57,17 @@ int call_of(SweepCall& call, const lj_sweep_options_t* in, bool in_process, lj_e
   lj_sweep_options_t read;
   if (int rc = read_options(read, in, sweep_options_versions, err); rc != LJ_OK) return rc;
   const lj_sweep_options_t* c = &read;
+  SweepOptions& o = call.options;
   std::string_view owner;
-  if (!view_of(c->owner, c->owner_len, owner)) return fail(err, LJ_EINVAL, "the owner is NULL with a length");
-  if (c->bound_seconds <= 0 || c->bound_seconds > std::numeric_limits<std::int64_t>::max() / 1000000000)
-    return fail(err, LJ_EINVAL, fmt::format("the step bound of {} seconds is out of range", c->bound_seconds));
-  auto rule = choose_owner_rule(c->rule, owner, in_process);
-  if (!rule) return fail(err, rule.error());
-  // A negative tolerance would take every live owner for another process.
-  if (c->start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
+  if (int rc = rule_options_of(o, owner, *c, in_process, &call.stopped, err); rc != LJ_OK) return rc;
   if (c->attempts <= 0) return fail(err, LJ_EINVAL, fmt::format("{} attempts is none", c->attempts));
   if (c->retry_ms < 0 || c->retry_ms > std::numeric_limits<std::int64_t>::max() / 1000000)
     return fail(err, LJ_EINVAL, fmt::format("a retry of {} ms is out of range", c->retry_ms));
   if (c->write_window == 0 || c->batch_keys == 0)
     return fail(err, LJ_EINVAL, "write_window and batch_keys are at least 1");
-  SweepOptions& o = call.options;
   o.owner = std::string(owner);
   if (c->before_ns != LJ_STEP_DEFAULT_TIME) o.boot = instant_of_ns(c->before_ns);
   if (c->now_ns != LJ_STEP_DEFAULT_TIME) o.clock = fixed_clock(instant_of_ns(c->now_ns));
-  o.bound_ns = c->bound_seconds * 1000000000;
-  o.rule = *rule;
-  o.judge = owner_judge_of(c->owner_state, c->payload, c->start_tolerance_ms, &call.stopped);
   o.attempts = c->attempts;
   o.retry_ns = c->retry_ms * 1000000;
   o.window = c->write_window;

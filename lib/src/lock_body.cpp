@@ -235,6 +235,15 @@ std::string format_lock_body(const LockBody& body) {
   return out;
 }
 
+std::string format_parsed_lock_body(const LockBody& body) {
+  std::string text = format_lock_body(body);
+  // The key is found as written: a quote inside a string value is always escaped.
+  if (body.pid && *body.pid == 0 && std::signbit(*body.pid)) {
+    if (auto at = text.find("\"pid\":0"); at != std::string::npos) text.insert(at + 6, 1, '-');
+  }
+  return text;
+}
+
 BodyAuthor this_author() {
   const auto evidence = this_machine_evidence().get();
   BodyAuthor author;

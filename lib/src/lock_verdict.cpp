@@ -330,4 +330,32 @@ std::string format_verdict_json(const LockVerdict& v) {
   return out;
 }
 
+ThreadJudging::ThreadJudging() : slot_(thread_slot()), outer_(!slot_.busy) {
+  slot_.busy = true;
+}
+
+ThreadJudging::~ThreadJudging() {
+  if (!outer_) return;
+  if (slot_.verdict.why.capacity() > kept_why_room) std::string().swap(slot_.verdict.why);
+  slot_.busy = false;
+}
+
+const Here& ThreadJudging::machine() {
+  if (!outer_) {
+    own_machine_ = this_machine_kept();
+    return *own_machine_;
+  }
+  const std::uint64_t generation = this_machine_evidence().generation();
+  if (slot_.machine == nullptr || slot_.generation != generation) {
+    slot_.machine = this_machine_kept();
+    slot_.generation = generation;
+  }
+  return *slot_.machine;
+}
+
+ThreadJudging::Slot& ThreadJudging::thread_slot() {
+  thread_local Slot slot;
+  return slot;
+}
+
 }  // namespace leasejudge

@@ -26,9 +26,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "step_codec.hpp"
+#include "step_codec_within.hpp"
 #include "step_json.hpp"
-#include "step_judge.hpp"
 
 namespace leasejudge {
 
@@ -499,7 +498,7 @@ void StepLinesPlan::Impl::Run::answer(const StepLine& l, std::string& out) {
   if (l.key_checked ? l.of_node : is_step_key_of(l.key, rules.node)) {
     StepShape shape = l.shape;
     if (!l.read && !l.value.empty()) shape = codec.read(l.value, view);
-    v = judge_read_step(l.key, l.value, shape, view, rules, &cache, nullptr);
+    v = judge_step(StepRead{l.key, l.value, shape, view}, rules, &cache);
   }
   summary.plan.add(v);
   append_step_plan_line(out, l.key, v);

@@ -9,7 +9,6 @@
 #include <iterator>
 #include <thread>
 
-#include "step_codec.hpp"
 #include "step_json.hpp"
 
 namespace leasejudge {
@@ -28,13 +27,11 @@ Instant sweep_now(const SweepOptions& opts) {
 
 StaleRules stale_rules(std::string_view node, Instant before, const SweepOptions& opts) {
   StaleRules rules;
+  static_cast<RuleOptions&>(rules) = opts;
   rules.node = std::string(node);
   rules.self = sweep_self(opts);
   rules.before = before;
   rules.now = sweep_now(opts);
-  rules.bound_ns = opts.bound_ns;
-  rules.rule = opts.rule;
-  rules.judge = opts.judge;
   return rules;
 }
 
@@ -123,9 +120,10 @@ void fill_planned(PlannedStep& p, const StepVerdict& v, const StepView& view, st
 // Plan one entry; an action only for end and delete.
 std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, const StaleRules& rules, StepCodec& codec,
                                       OwnerVerdicts* cache, SweepCounts& counts) {
-  StepView view;
+  const StepRead read = read_step(e.key, e.value, rules.node, codec);
   HolderJudgement judgement;
-  StepVerdict v = plan_step(e.key, e.value, rules, codec, &view, cache, &judgement);
+  StepVerdict v = judge_step(read, rules, cache, &judgement);
+  const StepView& view = read.view;
   if (v.action == StepAction::leave) {
     count_leave(counts, v);
     return std::nullopt;
@@ -164,7 +162,8 @@ class Applier {
 
   // Act on a planned step of entry e: a dry run reports it, a stopped sweep counts it
   // unsent, otherwise its write is sent.
-  void act(const SweepEntry& e, const PlannedStep& p, StepCodec& codec) {
+  // spans (optional) are those a read found in e.value's bytes.
+  void act(const SweepEntry& e, const PlannedStep& p, StepCodec& codec, const StepSpans* spans = nullptr) {
     if (opts_.dry_run) {
       count_action(report_.counts, p.verdict.action);
       observe(e.key, e.revision, p, SweepOutcome::planned, {});
@@ -189,7 +188,7 @@ class Applier {
       ++report_.counts.not_sent;
       observe(e.key, e.revision, p, SweepOutcome::not_sent, {});
     } else {
-      send(e, p, codec);
+      send(e, p, codec, spans);
       while (count_ > 0 && pipe_->ready() > 0) settle();  // what is known now stops the sweep now
     }
     report_.stats.apply_ns += steady_ns() - t0;
@@ -236,12 +235,12 @@ class Applier {
   // Sends the write. Its outcome, when the store knows it at once and no write is in
   // flight before it (a store that writes as it is sent), is concluded from the views
   // without holding them; otherwise the write takes the next slot.
-  void send(const SweepEntry& e, const PlannedStep& p, StepCodec& codec) {
+  void send(const SweepEntry& e, const PlannedStep& p, StepCodec& codec, const StepSpans* spans) {
     const Sent sent{e.key, p.id, p.tool, p.owner, p.why, p.said, p.started, p.verdict, e.revision};
     if (p.verdict.action == StepAction::remove) {
       pipe_->remove(e.key, e.revision);
     } else {
-      if (Status ended = codec.end(e.value, p.why, sweep_now(opts_), ended_); !ended.ok()) {
+      if (Status ended = codec.end(e.value, p.why, sweep_now(opts_), ended_, spans); !ended.ok()) {
         // Never sent: concluded once every write before it is.
         while (count_ > 0) settle();
         conclude(sent, WriteOutcome{WriteOutcome::Kind::failed, 0, ended.error()});
@@ -398,7 +397,6 @@ class BatchSweep {
       : rules_(rules), opts_(opts), applier_(applier), report_(report) {}
   BatchSweep(const BatchSweep&) = delete;
   BatchSweep& operator=(const BatchSweep&) = delete;
-  ~BatchSweep() { StepCodecAccess::keep_spans(codec_, kept_before_); }
 
   // Success, or why the batch could not be planned; Errc::user once the sweep stopped.
   Status operator()(const ScanBatch& batch) {
@@ -427,19 +425,21 @@ class BatchSweep {
 
  private:
   void sweep_entry(const SweepEntry& e) {
-    StepView view;
+    // The step's spans are kept from its read: it is ended right after, from the batch's
+    // unchanged bytes, with no second read.
+    const StepRead read = read_step(e.key, e.value, rules_.node, codec_, &spans_);
+    const StepView& view = read.view;
     HolderJudgement judgement;
-    StepVerdict v = plan_step(e.key, e.value, rules_, codec_, &view, &cache_);
-    // An owner judged gone is judged again for the judgement's words, from the step read
-    // (only a running step of this node, read whole, has an owner judged).
-    if (v.reason == StepReason::owner_gone) v = judge_running_step(e.key, view, rules_, &cache_, &judgement);
+    StepVerdict v = judge_step(read, rules_, &cache_);
+    // An owner judged gone is judged again for the judgement's words, from the step read.
+    if (v.reason == StepReason::owner_gone) v = judge_step(read, rules_, &cache_, &judgement);
     if (v.action == StepAction::leave) {
       count_leave(report_.counts, v);
       observe_leave(opts_, e, v, view);
       return;
     }
     fill_planned(planned_, v, view, rules_.self, judgement);  // its strings keep their capacity
-    applier_.act(e, planned_, codec_);
+    applier_.act(e, planned_, codec_, &spans_);
   }
 
   StaleRules& rules_;
@@ -447,9 +447,7 @@ class BatchSweep {
   Applier& applier_;
   SweepReport& report_;
   StepCodec& codec_ = tl_codec;
-  // A step is ended right after it is planned, from the batch's unchanged bytes: its
-  // end needs no second read.
-  bool kept_before_ = StepCodecAccess::keep_spans(codec_, true);
+  StepSpans spans_;  // the last step's, read and ended within sweep_entry
   OwnerVerdicts cache_;
   PlannedStep planned_;
   bool halted_ = false;
@@ -668,12 +666,11 @@ namespace {
 void plan_run(std::span<BatchVerdict> out, std::string_view buffer, std::span<const BatchEntry> entries,
               const StaleRules& rules, StepCodec& codec, BatchSummary& summary) {
   OwnerVerdicts cache;
-  StepView view;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const BatchEntry& e = entries[i];
     std::string_view key(buffer.data() + e.key_offset, e.key_len);
     std::string_view value(buffer.data() + e.value_offset, e.value_len);
-    StepVerdict v = plan_step(key, value, rules, codec, &view, &cache);
+    StepVerdict v = judge_step(read_step(key, value, rules.node, codec), rules, &cache);
     BatchVerdict& o = out[i];
     o.action = v.action;
     o.reason = v.reason;
@@ -686,14 +683,12 @@ void plan_run(std::span<BatchVerdict> out, std::string_view buffer, std::span<co
 
 }  // namespace
 
-Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::size_t padding,
-                  std::span<const BatchEntry> entries, const StaleRules& rules, unsigned threads,
-                  BatchSummary* summary) {
+Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::span<const BatchEntry> entries,
+                  const StaleRules& rules, unsigned threads, BatchSummary* summary) {
   if (out.size() < entries.size())
     return Status(Errc::invalid_argument,
                   fmt::format("the batch has {} entries and room for {} verdicts", entries.size(), out.size()));
   if (Status checked = check_batch(buffer, entries, rules); !checked.ok()) return checked;
-  (void)padding;  // every value is read where it is, never past its end
   BatchSummary total;
   // Below a few thousand entries a thread costs more than it saves.
   unsigned runs = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(entries.size() / 2048)));

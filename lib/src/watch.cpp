@@ -143,7 +143,7 @@ struct StepWatch::Run {
     if (c.written_unix_ns > 0) w.set(WatchFigure::lag_ns, std::max<std::int64_t>(0, unix_now_ns() - c.written_unix_ns));
     SweepEntry e{c.key, c.revision, *c.value};
     StaleRules rules = stale_rules(w.node_, w.before_, sweep);
-    StepVerdict v = plan_step(e.key, e.value, rules, codec);
+    StepVerdict v = judge_step(read_step(e.key, e.value, rules.node, codec), rules);
     if (v.action == StepAction::leave) {
       w.judged_[static_cast<std::size_t>(v.reason)].fetch_add(1, std::memory_order_relaxed);
       return;

@@ -43,8 +43,8 @@ extern "C" {
 /* The default of a time: now is the system clock, before and boot this process's
  * start (as the kernel recorded it). */
 #define LJ_STEP_DEFAULT_TIME LJ_TIME_DEFAULT
-/* Readable bytes a batch buffer once needed after its end for values to be parsed in
- * place; every value is read in place now, with no padding. */
+/* Readable bytes a store's scan keeps after each batch it hands over (lj_store.h).
+ * lj_step_plan_batch needs none: it reads no byte past an entry. */
 #define LJ_STEP_PADDING 64
 /* Room lj_step_why needs, its NUL included. */
 #define LJ_STEP_WHY_MAX 128
@@ -176,9 +176,9 @@ typedef struct lj_step_plan_summary_t {
 } lj_step_plan_summary_t;
 
 /* Plan every entry of buffer into out[i] (out_count >= entry_count), in one call.
- * Values are read where they are, and no byte past an entry is read: buffer_padding
- * (readable bytes after buffer + buffer_len) is no longer needed. summary may be NULL. LJ_EINVAL for an
- * entry outside the buffer, a short out, or no node. Nothing is allocated per key. */
+ * Values are read where they are, and no byte past an entry is read. buffer_padding is
+ * ignored (any value will do; it stays for the signature). summary may be NULL. LJ_EINVAL
+ * for an entry outside the buffer, a short out, or no node. Nothing is allocated per key. */
 LJ_API int lj_step_plan_batch(lj_step_action_t *out, size_t out_count, lj_step_plan_summary_t *summary,
                               const char *buffer, size_t buffer_len, size_t buffer_padding,
                               const lj_step_entry_t *entries, size_t entry_count,

@@ -102,6 +102,9 @@ Result<LockBody> parse_lock_body(std::string_view text);
 // machine, pid, startedAt, execution, leaseUntil), fields left out when absent,
 // then owner and leaseMs when present. A pid that is not finite is written as null.
 std::string format_lock_body(const LockBody& body);
+// The body as JSON.parse gave it, as JSON whose JSON.parse gives it again: format_lock_body
+// but a pid of -0 written -0 (JSON.stringify writes 0).
+std::string format_parsed_lock_body(const LockBody& body);
 
 // Who takes a lock: a renewing process, or a Cloud Run execution and its longest
 // run. none: the machine-local lock judged by its pid alone (no lease).

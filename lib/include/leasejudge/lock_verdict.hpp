@@ -10,6 +10,8 @@
 //   - a body that is not readable -> held for a person.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -88,6 +90,41 @@ LockVerdict judge_lock(std::string_view text, const Describer& describe, Instant
 // allocates no why once the room suffices. text may not view out's why; out is left
 // unspecified when judging throws.
 void judge_lock(LockVerdict& out, std::string_view text, const Describer& describe, Instant now, const Here& here);
+
+// What a thread keeps from one judge_lock call to the next (a C ABI judging many
+// bodies): the verdict judged
+// into, whose why keeps its room (no allocation for it once the room suffices; a room
+// beyond kept_why_room is given back, a body's purpose may be megabytes), and this
+// machine's kept evidence, taken again only when its generation changed. Both are the
+// outermost call's: a call made inside another's describer gets its own of each, so
+// nothing the outer call holds changes under it.
+class ThreadJudging {
+ public:
+  ThreadJudging();
+  ~ThreadJudging();
+  ThreadJudging(const ThreadJudging&) = delete;
+  ThreadJudging& operator=(const ThreadJudging&) = delete;
+
+  // The verdict to judge into.
+  LockVerdict& verdict() noexcept { return outer_ ? slot_.verdict : own_verdict_; }
+  // This machine's kept evidence.
+  const Here& machine();
+
+ private:
+  static constexpr std::size_t kept_why_room = 4096;
+  struct Slot {
+    LockVerdict verdict;
+    std::shared_ptr<const Here> machine;
+    std::uint64_t generation = 0;
+    bool busy = false;
+  };
+  static Slot& thread_slot();
+
+  Slot& slot_;
+  bool outer_;
+  LockVerdict own_verdict_;
+  std::shared_ptr<const Here> own_machine_;
+};
 
 // One-line forms of a verdict: `<kind> <reason code> <why>`, and the JSON object
 // {"kind","reason","manualRemoval","why"} (reason as its code name). The why may be

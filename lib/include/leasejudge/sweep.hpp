@@ -40,12 +40,11 @@ struct SweepKey;
 // Told of every key a sweep reads (SweepOptions::on_key).
 using SweepObserver = std::function<void(const SweepKey& key)>;
 
-struct SweepOptions {
+// A sweep's options: the rule options (RuleOptions, its base), who this process is, and
+// how the sweep reads and writes.
+struct SweepOptions : RuleOptions {
   std::string owner;            // this process's owner token; empty: self_owner_token()
   std::optional<Instant> boot;  // this process's start; nullopt: this_process_start()
-  std::int64_t bound_ns = default_step_bound_ns;
-  OwnerRule rule = OwnerRule::not_self;
-  OwnerJudge judge;                       // empty: judge_owner_token
   Clock clock;                            // empty: the system clock
   int attempts = 6;                       // end_stale_at_start's tries (the seed's StaleAttempts)
   std::int64_t retry_ns = 5'000'000'000;  // and the wait between them (StaleRetry)
@@ -307,12 +306,10 @@ struct BatchSummary {
 };
 
 // Plan every entry of buffer into out[i] (out.size() >= entries.size()). Every value is
-// read where it is and nothing past it is read: `padding` (how many readable bytes
-// follow the buffer) is no longer needed and not read. threads > 1 splits the entries
-// into that many runs, one per thread. Errc::invalid_argument when an entry lies outside
-// the buffer or out is short. Allocates nothing per entry.
-Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::size_t padding,
-                  std::span<const BatchEntry> entries, const StaleRules& rules, unsigned threads = 1,
-                  BatchSummary* summary = nullptr);
+// read where it is and nothing past it is read. threads > 1 splits the entries into that
+// many runs, one per thread. Errc::invalid_argument when an entry lies outside the buffer
+// or out is short. Allocates nothing per entry.
+Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::span<const BatchEntry> entries,
+                  const StaleRules& rules, unsigned threads = 1, BatchSummary* summary = nullptr);
 
 }  // namespace leasejudge

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
-#include "leasejudge/step.hpp"
+#include "leasejudge/step_codec.hpp"
 #include "step_json.hpp"
 
 namespace leasejudge {
@@ -22,11 +24,12 @@ struct StepCodecAccess {
   // whole value is checked, also when it is no step.
   static Within read(StepCodec& codec, const step_json::TokenText& text, bool masked, std::uint32_t first, int outer,
                      StepView& out);
-  // While keep is set, every read of a step keeps where its fields are, and StepCodec::end
-  // of the step read last ends it without reading it again: its bytes must not change
-  // in between (a sweep ends a value of the batch it has just planned). Returns the
-  // setting before.
-  static bool keep_spans(StepCodec& codec, bool keep);
 };
+
+// The value's bytes rewritten as ended (StepCodec::end) by spans a read found in these
+// very bytes: state "failed", reason why and ended at ended_at (each added before the
+// closing brace when missing), result removed, every other byte kept.
+void append_ended(std::string& out, std::string_view value, const StepSpans& spans, std::string_view why,
+                  Instant ended_at);
 
 }  // namespace leasejudge

@@ -1,26 +1,33 @@
-// Steps: keys, the codec (Go's decoder over simdjson's stage 1 tokens) and the staleness rules.
-#include "leasejudge/step.hpp"
+// The step codec (leasejudge/step_codec.hpp): Go's decoder over simdjson's stage 1
+// tokens, and the end rewrite.
+#include "leasejudge/step_codec.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <limits>
 
-#include "step_codec.hpp"
+#include "step_codec_within.hpp"
+#include "step_fields.hpp"
 #include "step_json.hpp"
-#include "step_judge.hpp"
 
 namespace leasejudge {
 
 namespace {
 
-// The fields of delivery.Step, and of its ask, by their JSON names.
-enum class Field : std::uint8_t { unknown, id, tool, state, owner, started, ended, reason, result, ask };
-enum class AskField : std::uint8_t { unknown, kind, check, build, compose };
-enum class PartField : std::uint8_t { unknown, fetch, levels, run, module, fp };
+using step_fields::AskField;
+using step_fields::exact_ask_field;
+using step_fields::exact_part_field;
+using step_fields::exact_step_field;
+using step_fields::Field;
+using step_fields::folded_name;
+using step_fields::match_name;
+using step_fields::NamesByLetter;
+using step_fields::PartField;
+
+constexpr const char* not_json = "the value is not valid JSON";
 
 // A string value found in the bytes: offsets of its body (between the quotes).
 struct RawString {
@@ -29,223 +36,30 @@ struct RawString {
   bool set = false;
 };
 
-// One top-level field as it sits in the bytes, for the end rewrite.
-struct FieldSpan {
-  std::uint32_t key_begin, value_begin, value_end;
-  Field field;
-};
-
-bool split_step_key(std::string_view key, StepKeyParts& out) noexcept {
-  auto dot = key.find('.');
-  if (dot == std::string_view::npos || dot == 0 || dot + 1 == key.size()) return false;
-  out.node = key.substr(0, dot);
-  out.id = key.substr(dot + 1);
-  return true;
-}
-
-// Which of names (ASCII lowercase) a decoded object key names, as encoding/json matches
-// names: exactly, else under case folding; -1 for none. Folded, an ASCII key is as long
-// as the name it names, so only a key with a non-ASCII rune (the Kelvin sign, the long
-// s) is folded against names of other lengths.
-inline bool same_bytes(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size() || a.empty() || a[0] != b[0]) return false;
-  for (std::size_t i = 1; i < a.size(); ++i)  // names are a few bytes: no call
-    if (a[i] != b[i]) return false;
-  return true;
-}
-template <std::size_t N>
-int exact_name(std::string_view key, const std::string_view (&names)[N]) noexcept {
-  for (std::size_t i = 0; i < N; ++i)
-    if (same_bytes(key, names[i])) return static_cast<int>(i);
-  return -1;
-}
-// The same for the step's own fields, the names nearly every key is: by length, then the
-// bytes (constant-length compares the compiler inlines).
-inline int exact_step_field(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 2:
-      return std::memcmp(k.data(), "id", 2) == 0 ? 0 : -1;
-    case 3:
-      return std::memcmp(k.data(), "ask", 3) == 0 ? 8 : -1;
-    case 4:
-      return std::memcmp(k.data(), "tool", 4) == 0 ? 1 : -1;
-    case 5:
-      if (std::memcmp(k.data(), "state", 5) == 0) return 2;
-      if (std::memcmp(k.data(), "owner", 5) == 0) return 3;
-      if (std::memcmp(k.data(), "ended", 5) == 0) return 5;
-      return -1;
-    case 6:
-      if (std::memcmp(k.data(), "reason", 6) == 0) return 6;
-      if (std::memcmp(k.data(), "result", 6) == 0) return 7;
-      return -1;
-    case 7:
-      return std::memcmp(k.data(), "started", 7) == 0 ? 4 : -1;
+// What StepCodec::end rewrites of a top-level field.
+constexpr StepSpans::Kind span_kind(Field field) noexcept {
+  switch (field) {
+    case Field::state:
+      return StepSpans::Kind::state;
+    case Field::reason:
+      return StepSpans::Kind::reason;
+    case Field::ended:
+      return StepSpans::Kind::ended;
+    case Field::result:
+      return StepSpans::Kind::result;
     default:
-      return -1;
+      return StepSpans::Kind::other;
   }
-}
-// The same for an ask's fields ("kind", "check", "build", "compose") and its
-// parts' fields ("fetch", "levels", "run", "module", "fp"), in the order of ask_names and part_names.
-// k's bytes are name's (k as long as name: the switches below test lengths first).
-template <std::size_t N>
-constexpr bool bytes_are(std::string_view k, const char (&name)[N]) noexcept {
-  return std::char_traits<char>::compare(k.data(), name, N - 1) == 0;
-}
-constexpr int exact_ask_field(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 4:
-      return bytes_are(k, "kind") ? 0 : -1;
-    case 5:
-      return bytes_are(k, "check") ? 1 : bytes_are(k, "build") ? 2 : -1;
-    case 7:
-      return bytes_are(k, "compose") ? 3 : -1;
-    default:
-      return -1;
-  }
-}
-constexpr int exact_part_field(std::string_view k) noexcept {
-  switch (k.size()) {
-    case 2:
-      return bytes_are(k, "fp") ? 4 : -1;
-    case 3:
-      return bytes_are(k, "run") ? 2 : -1;
-    case 5:
-      return bytes_are(k, "fetch") ? 0 : -1;
-    case 6:
-      return bytes_are(k, "levels") ? 1 : bytes_are(k, "module") ? 3 : -1;
-    default:
-      return -1;
-  }
-}
-
-// The names a key matches under case folding (exact matches tried already). A name's
-// first letter must fold from the key's first rune: an ASCII letter, or one of the two
-// non-ASCII runes that fold to ASCII (the Kelvin sign to k, the long s to s); and the key's
-// length must be one the name's letters can fold from: one byte each, or for a k the
-// Kelvin sign's three, for an s the long s's two. Tables of the names by first letter and
-// by length pick the few to fold against.
-template <std::size_t N>
-struct NamesByLetter {
-  static constexpr std::size_t longest = 16;  // no name folds from a key this long
-  std::uint32_t mask[128] = {};               // bit i: names[i] begins with this letter
-  std::uint32_t length[longest] = {};         // bit i: names[i] may fold from a key this long
-  constexpr explicit NamesByLetter(const std::string_view (&names)[N]) {
-    for (std::size_t i = 0; i < N; ++i) {
-      mask[static_cast<unsigned char>(names[i][0]) & 0x7F] |= 1u << i;
-      std::size_t most = names[i].size();
-      for (char c : names[i]) most += c == 'k' ? 2 : c == 's' ? 1 : 0;
-      if (most >= longest) throw "a name folds from keys longer than the table holds";  // a compile error
-      for (std::size_t len = names[i].size(); len <= most && len < longest; ++len) length[len] |= 1u << i;
-    }
-  }
-};
-template <std::size_t N>
-int folded_name(std::string_view key, const std::string_view (&names)[N], const NamesByLetter<N>& by_letter) noexcept {
-  static_assert(N <= 32);
-  if (key.empty() || key.size() >= NamesByLetter<N>::longest) return -1;
-  auto c0 = static_cast<unsigned char>(key[0]);
-  std::uint32_t candidates =
-      (c0 < 0x80 ? by_letter.mask[c0 >= 'A' && c0 <= 'Z' ? c0 + 32 : c0]
-                 : by_letter.mask[static_cast<unsigned char>('k')] | by_letter.mask[static_cast<unsigned char>('s')]) &
-      by_letter.length[key.size()];
-  for (; candidates != 0; candidates &= candidates - 1) {
-    int i = __builtin_ctz(candidates);
-    if (step_json::name_matches(key, names[i])) return i;
-  }
-  return -1;
-}
-template <std::size_t N>
-int match_name(std::string_view key, const std::string_view (&names)[N], const NamesByLetter<N>& by_letter) noexcept {
-  if (int i = exact_name(key, names); i >= 0) return i;
-  return folded_name(key, names, by_letter);
-}
-
-bool ends_with_ask(std::string_view tool) noexcept {
-  return tool.size() >= 4 && tool.compare(tool.size() - 4, 4, " ask") == 0;
 }
 
 }  // namespace
-
-// --- keys ----------------------------------------------------------------------------
-
-Instant this_process_start() {
-  static const Instant start = [] {
-    auto ps = process_start(static_cast<Pid>(::getpid()));
-    return ps ? Instant::from_unix_ms(ps->unix_ms) : system_now();
-  }();
-  return start;
-}
-
-Result<std::string> step_key(std::string_view node, std::string_view id) {
-  if (node.empty()) return Error{Errc::invalid_argument, "a step's node is empty"};
-  if (node.find('.') != std::string_view::npos)
-    return Error{Errc::invalid_argument, fmt::format("the node {} holds a '.', which ends a step key's node", node)};
-  if (id.empty()) return Error{Errc::invalid_argument, "a step's id is empty"};
-  std::string key;
-  key.reserve(node.size() + 1 + id.size());
-  key.append(node).append(".").append(id);
-  return key;
-}
-
-Result<StepKeyParts> parse_step_key(std::string_view key) {
-  StepKeyParts parts;
-  if (!split_step_key(key, parts)) return Error{Errc::parse, fmt::format("the key {} is no step key <node>.<id>", key)};
-  return parts;
-}
-
-bool is_canonical_uuid(std::string_view text) noexcept {
-  // libuuid's uuid_parse_range, which DESIGN.md names, at fixed places: 36 bytes,
-  // hyphens at 8, 13, 18 and 23, isxdigit elsewhere (then it converts with strtoul,
-  // which cannot fail on hex digits). tests/step_test.cpp compares the two on every byte
-  // at every place.
-  if (text.size() != 36) return false;
-  for (std::size_t i = 0; i < 36; ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (c != '-') return false;
-    } else if (!step_json::is_hex(c)) {
-      return false;
-    }
-  }
-  return true;
-}
-
-Result<std::int64_t> parse_step_time_ns(std::string_view text) {
-  auto at = parse_rfc3339(text);
-  if (!at) return Error{Errc::parse, fmt::format("{} is no RFC 3339 time", step_json::go_quote(text))};
-  constexpr std::int64_t max_sec = std::numeric_limits<std::int64_t>::max() / 1000000000 - 1;
-  if (at->sec > max_sec || at->sec < -max_sec)
-    return Error{Errc::invalid_argument, fmt::format("{} is beyond the years 1677 to 2262", step_json::go_quote(text))};
-  return at->sec * 1000000000 + at->nsec;
-}
-
-Result<StepKeyParts> parse_ask_step_key(std::string_view key) {
-  StepKeyParts parts;
-  if (!split_step_key(key, parts)) return Error{Errc::parse, fmt::format("the key {} is no step key <node>.<id>", key)};
-  if (!is_canonical_uuid(parts.id))
-    return Error{Errc::parse, fmt::format("the key {} is no ask's key: its id is no UUID", key)};
-  return parts;
-}
-
-bool is_ask_step(std::string_view key, std::string_view tool) noexcept {
-  StepKeyParts parts;
-  return split_step_key(key, parts) && is_canonical_uuid(parts.id) && ends_with_ask(tool);
-}
-
-// --- the codec -------------------------------------------------------------------------
-
-namespace {
-constexpr const char* not_json = "the value is not valid JSON";
-}
 
 struct StepCodec::Impl {
   step_json::Tokens tokens;
   std::string scratch;           // decoded strings of the last read
   std::string key_scratch;       // a decoded object key
-  std::vector<FieldSpan> spans;  // the top-level fields of the last read, for end()
-  bool want_spans = false;
-  bool keep_spans = false;    // every read keeps its spans (StepCodecAccess::keep_spans)
-  std::string_view spans_of;  // the step whose spans are kept, while they are complete
+  StepSpans* spans = nullptr;  // where the read in progress puts its fields' spans, if anywhere
+  StepSpans own;               // end's, for a value it reads itself
   step_json::NestStack nest;
 
   // The read in progress: the text strings decode from, and its tokens.
@@ -279,8 +93,7 @@ struct StepCodec::Impl {
     masked = invalid = false;
     refused = nullptr;
     after = step_json::no_token;
-    spans.clear();
-    spans_of = {};
+    spans = nullptr;
     scratch.clear();
     levels_backing.clear();
     levels_len = 0;
@@ -394,7 +207,7 @@ struct StepCodec::Impl {
 
   StepCodecAccess::Within read_within(const step_json::TokenText& text, bool text_masked, std::uint32_t first,
                                       int outer_depth, StepView& out);
-  StepShape parse(std::string_view value, bool padded, Step* full_out);
+  StepShape parse(std::string_view value, Step* full_out, StepSpans* spans_out);
   StepShape start(std::string_view value);
   bool index(std::string_view value);
   StepShape walk_step(std::uint32_t first);
@@ -494,16 +307,27 @@ std::uint32_t StepCodec::Impl::fields(std::uint32_t v, Each&& each) {
   }
 }
 
-StepShape StepCodec::Impl::parse(std::string_view value, bool, Step* full_out) {
-  // In place or not, the bytes are read where they are: stage 1 needs no padding.
+StepShape StepCodec::Impl::parse(std::string_view value, Step* full_out, StepSpans* spans_out) {
+  // The bytes are read where they are: stage 1 needs no padding.
   reset(full_out);
+  if (spans_out != nullptr) {
+    spans_out->fields.clear();
+    spans_out->of = {};
+  }
   t.text = value.data();
   outer = 0;
   StepShape shape = start(value);
-  if (shape != StepShape::step) return shape;
-  if (!index(value)) return fail(not_json);
-  shape = walk_step(0);
-  if (keep_spans && shape == StepShape::step) spans_of = value;
+  if (shape == StepShape::step) {
+    spans = spans_out;
+    shape = index(value) ? walk_step(0) : fail(not_json);
+    spans = nullptr;
+  }
+  if (spans_out != nullptr && shape == StepShape::step) {
+    spans_out->close = close;
+    spans_out->of = value;
+  } else if (spans_out != nullptr) {
+    spans_out->fields.clear();
+  }
   return shape;
 }
 
@@ -566,7 +390,7 @@ StepShape StepCodec::Impl::walk_step(std::uint32_t first) {
     Field field = refused || which < 0 ? Field::unknown : top_fields[which];
     std::uint32_t after_value = top_value(field, v);
     if (after_value != step_json::no_token)
-      if (want_spans) spans.push_back(FieldSpan{t.tok[k], t.tok[v], value_end(v, after_value), field});
+      if (spans != nullptr) spans->fields.push_back({t.tok[k], t.tok[v], value_end(v, after_value), span_kind(field)});
     return after_value;
   });
   if (next == step_json::no_token) return fail(not_json);
@@ -801,28 +625,17 @@ StepCodec::~StepCodec() = default;
 StepCodec::StepCodec(StepCodec&&) noexcept = default;
 StepCodec& StepCodec::operator=(StepCodec&&) noexcept = default;
 
-StepShape StepCodec::read(std::string_view value, StepView& out) {
-  return impl_->fill(impl_->parse(value, false, nullptr), out);
-}
-
-StepShape StepCodec::read_padded(std::string_view value, StepView& out) {
-  return impl_->fill(impl_->parse(value, true, nullptr), out);
+StepShape StepCodec::read(std::string_view value, StepView& out, StepSpans* spans) {
+  return impl_->fill(impl_->parse(value, nullptr, spans), out);
 }
 
 std::optional<Step> StepCodec::decode(std::string_view value) {
   Step step;
-  StepShape shape = impl_->parse(value, false, &step);
+  StepShape shape = impl_->parse(value, &step, nullptr);
   impl_->full = nullptr;
   if (shape == StepShape::no_step) return std::nullopt;
   if (shape == StepShape::null_value) return Step{};
   return step;
-}
-
-bool StepCodecAccess::keep_spans(StepCodec& codec, bool keep) {
-  bool was = codec.impl_->keep_spans;
-  codec.impl_->keep_spans = codec.impl_->want_spans = keep;
-  codec.impl_->spans_of = {};
-  return was;
 }
 
 StepCodecAccess::Within StepCodecAccess::read(StepCodec& codec, const step_json::TokenText& text, bool masked,
@@ -859,355 +672,19 @@ Result<std::string> StepCodec::end(std::string_view value, std::string_view why,
   return out;
 }
 
-Status StepCodec::end(std::string_view value, std::string_view why, Instant ended_at, std::string& out) {
+Status StepCodec::end(std::string_view value, std::string_view why, Instant ended_at, std::string& out,
+                      const StepSpans* spans) {
   out.clear();
-  // A step read last with its spans kept is not read again (its bytes are unchanged:
-  // keep_spans' contract).
-  if (!impl_->keep_spans || impl_->spans_of.data() != value.data() || impl_->spans_of.size() != value.size()) {
-    impl_->want_spans = true;
-    StepShape shape = impl_->parse(value, false, nullptr);
-    impl_->want_spans = impl_->keep_spans;
+  // Spans a read found in these very bytes spare reading them again.
+  if (spans == nullptr || spans->of.empty() || spans->of.data() != value.data() || spans->of.size() != value.size()) {
+    StepShape shape = impl_->parse(value, nullptr, &impl_->own);
     if (shape != StepShape::step)
       return Status(Errc::parse, fmt::format("the value is no step object: {}",
                                              shape == StepShape::null_value ? "it is null" : impl_->why));
+    spans = &impl_->own;
   }
-  const char* t = value.data();
-  const auto& spans = impl_->spans;
-  char when[rfc3339_max];
-  std::size_t when_len = format_rfc3339_nano(ended_at, when);
-
-  out.reserve(value.size() + why.size() * 6 + 96);
-  auto put_state = [&] { out.append("\"failed\""); };
-  auto put_reason = [&] { step_json::append_json_string(out, why); };
-  auto put_ended = [&] {
-    out.push_back('"');
-    out.append(when, when_len);
-    out.push_back('"');
-  };
-
-  std::uint32_t head = spans.empty() ? impl_->close : spans.front().key_begin;
-  out.append(t, head);
-  bool kept = false, has_state = false, has_reason = false, has_ended = false;
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    const FieldSpan& f = spans[i];
-    if (f.field == Field::result) continue;
-    // A kept field keeps the separator that stood before it, whatever was removed.
-    if (kept) out.append(t + spans[i - 1].value_end, f.key_begin - spans[i - 1].value_end);
-    kept = true;
-    switch (f.field) {
-      case Field::state:
-        out.append(t + f.key_begin, f.value_begin - f.key_begin);
-        put_state();
-        has_state = true;
-        break;
-      case Field::reason:
-        out.append(t + f.key_begin, f.value_begin - f.key_begin);
-        put_reason();
-        has_reason = true;
-        break;
-      case Field::ended:
-        out.append(t + f.key_begin, f.value_begin - f.key_begin);
-        put_ended();
-        has_ended = true;
-        break;
-      default:
-        out.append(t + f.key_begin, f.value_end - f.key_begin);
-        break;
-    }
-  }
-  if (!has_state) {
-    if (kept) out.push_back(',');
-    out.append("\"state\":");
-    put_state();
-    kept = true;
-  }
-  if (!has_reason) {
-    out.append(",\"reason\":");
-    put_reason();
-  }
-  if (!has_ended) {
-    out.append(",\"ended\":");
-    put_ended();
-  }
-  std::uint32_t tail = spans.empty() ? impl_->close : spans.back().value_end;
-  out.append(t + tail, value.size() - tail);
+  append_ended(out, value, *spans, why, ended_at);
   return Status::success();
-}
-
-// --- AskWhat -----------------------------------------------------------------------------
-
-namespace {
-std::string fetch_string(const std::optional<StepFetch>& fetch, std::string_view key) {
-  if (!fetch) return {};
-  for (const auto& [k, raw] : *fetch) {
-    if (k != key) continue;
-    if (raw.size() < 2 || raw.front() != '"') return {};  // m[k].(string) of a non-string
-    std::string out;
-    step_json::unquote_append(raw.data() + 1, raw.data() + raw.size() - 1, out);
-    return out;
-  }
-  return {};
-}
-std::string cut12(std::string s) {
-  if (s.size() > 12) s.resize(12);
-  return s;
-}
-}  // namespace
-
-std::string ask_what(const StepAsk& ask) {
-  std::vector<std::string> parts;
-  parts.push_back(ask.kind + " ask");
-  if (ask.check) {
-    const StepCheck& c = *ask.check;
-    parts.push_back(fetch_string(c.fetch, "repository") + "@" + cut12(fetch_string(c.fetch, "commit")));
-    std::string levels = "levels ";
-    if (c.levels) {
-      for (std::size_t i = 0; i < c.levels->size(); ++i) {
-        if (i > 0) levels.push_back(',');
-        levels.append((*c.levels)[i]);
-      }
-    }
-    parts.push_back(std::move(levels));
-    if (!c.run.empty()) parts.push_back("run " + c.run);
-  } else if (ask.build) {
-    const StepBuild& b = *ask.build;
-    parts.push_back("module " + b.module);
-    std::string repository = fetch_string(b.fetch, "repository");
-    if (!repository.empty()) parts.push_back(repository + "@" + cut12(fetch_string(b.fetch, "commit")));
-    if (!b.fp.empty()) parts.push_back("fp " + cut12(b.fp));
-  } else if (ask.compose) {
-    parts.push_back("compose");
-    parts.push_back(fetch_string(ask.compose->fetch, "repository") + "@" +
-                    cut12(fetch_string(ask.compose->fetch, "commit")));
-  }
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out.append(", ");
-    out.append(parts[i]);
-  }
-  return out;
-}
-
-// --- the rules ------------------------------------------------------------------------------
-
-const char* step_action_name(StepAction action) noexcept {
-  switch (action) {
-    case StepAction::leave:
-      return "leave";
-    case StepAction::end:
-      return "end";
-    case StepAction::remove:
-      return "delete";
-  }
-  return "leave";
-}
-
-const char* step_reason_name(StepReason reason) noexcept {
-  switch (reason) {
-    case StepReason::other_node:
-      return "other-node";
-    case StepReason::no_value:
-      return "no-value";
-    case StepReason::no_step:
-      return "no-step";
-    case StepReason::not_running:
-      return "not-running";
-    case StepReason::owned_by_self:
-      return "owned-by-self";
-    case StepReason::owner_not_self:
-      return "owner-not-self";
-    case StepReason::owner_gone:
-      return "owner-gone";
-    case StepReason::owner_alive:
-      return "owner-alive";
-    case StepReason::owner_unknown:
-      return "owner-unknown";
-    case StepReason::ask_within_bound:
-      return "ask-within-bound";
-    case StepReason::ask_past_bound:
-      return "ask-past-bound";
-    case StepReason::started_before:
-      return "started-before";
-    case StepReason::started_since:
-      return "started-since";
-  }
-  return "unknown";
-}
-
-namespace {
-HolderJudgement judge_owner(std::string_view owner, const StaleRules& rules) {
-  return rules.judge ? rules.judge(owner) : judge_owner_token(owner);
-}
-}  // namespace
-
-HolderState OwnerVerdicts::state_of(std::string_view owner, const StaleRules& rules, HolderJudgement* full) {
-  if (full == nullptr && owner.size() < token_max) {
-    for (int i = 0; i < used_; ++i)
-      if (lengths_[i] == owner.size() && std::memcmp(tokens_[i], owner.data(), owner.size()) == 0) return states_[i];
-  }
-  HolderJudgement j = judge_owner(owner, rules);
-  if (owner.size() < token_max) {
-    int slot = used_ < slots ? used_++ : next_;
-    if (used_ == slots && slot == next_) next_ = (next_ + 1) % slots;
-    std::memcpy(tokens_[slot], owner.data(), owner.size());
-    lengths_[slot] = static_cast<std::uint8_t>(owner.size());
-    states_[slot] = j.state;
-  }
-  HolderState state = j.state;
-  if (full != nullptr) *full = std::move(j);
-  return state;
-}
-
-StepVerdict judge_running_step(std::string_view key, const StepView& step, const StaleRules& rules,
-                               OwnerVerdicts* cache, HolderJudgement* judgement) {
-  if (step.owner == rules.self) return {StepAction::leave, StepReason::owned_by_self, {}};
-  bool ask = is_ask_step(key, step.tool);
-  if (!step.owner.empty()) {
-    // A pulled ask is deleted, never ended: its stream redelivers it, and an end
-    // written here would fail a check the redelivery still runs.
-    StepAction act = ask ? StepAction::remove : StepAction::end;
-    if (rules.rule == OwnerRule::not_self) return {act, StepReason::owner_not_self, {}};
-    HolderState state;
-    if (cache != nullptr) {
-      state = cache->state_of(step.owner, rules, judgement);
-    } else {
-      HolderJudgement j = judge_owner(step.owner, rules);
-      state = j.state;
-      if (judgement != nullptr) *judgement = std::move(j);
-    }
-    switch (state) {
-      case HolderState::dead:
-      case HolderState::recycled:
-      case HolderState::other_boot:
-        return {act, StepReason::owner_gone, {}};
-      case HolderState::alive:
-        return {StepAction::leave, StepReason::owner_alive, {}};
-      case HolderState::unknown:
-        break;
-    }
-    return {StepAction::leave, StepReason::owner_unknown, {}};
-  }
-  if (ask) {
-    Instant bound_at = step.started.plus_ns(rules.bound_ns);
-    if (!(bound_at < rules.now)) return {StepAction::leave, StepReason::ask_within_bound, bound_at};
-    return {StepAction::end, StepReason::ask_past_bound, bound_at};
-  }
-  if (step.started < rules.before) return {StepAction::end, StepReason::started_before, {}};
-  return {StepAction::leave, StepReason::started_since, {}};
-}
-
-bool is_step_key_of(std::string_view key, std::string_view node) noexcept {
-  // split_step_key's node is node when node, holding no '.', is followed by the key's first
-  // '.' and at least one byte more: tested in place, with no search of the key.
-  if (node.empty() || key.size() < node.size() + 2 || key[node.size()] != '.' ||
-      std::memcmp(key.data(), node.data(), node.size()) != 0)
-    return false;
-  for (char c : node)
-    if (c == '.') return false;
-  return true;
-}
-
-StepVerdict judge_read_step(std::string_view key, std::string_view value, StepShape shape, const StepView& view,
-                            const StaleRules& rules, OwnerVerdicts* cache, HolderJudgement* judgement) {
-  if (value.empty()) return {StepAction::leave, StepReason::no_value, {}};
-  if (shape == StepShape::no_step) return {StepAction::leave, StepReason::no_step, {}};
-  if (shape == StepShape::null_value || view.state != step_running)
-    return {StepAction::leave, StepReason::not_running, {}};
-  return judge_running_step(key, view, rules, cache, judgement);
-}
-
-StepVerdict plan_read_step(std::string_view key, std::string_view value, StepShape shape, const StepView& view,
-                           const StaleRules& rules, OwnerVerdicts* cache, HolderJudgement* judgement) {
-  if (!is_step_key_of(key, rules.node)) return {StepAction::leave, StepReason::other_node, {}};
-  return judge_read_step(key, value, shape, view, rules, cache, judgement);
-}
-
-StepVerdict plan_step(std::string_view key, std::string_view value, const StaleRules& rules, StepCodec& codec,
-                      StepView* view, OwnerVerdicts* cache, HolderJudgement* judgement) {
-  StepView local;
-  StepView& v = view != nullptr ? *view : local;
-  v = StepView{};
-  if (!is_step_key_of(key, rules.node)) return {StepAction::leave, StepReason::other_node, {}};
-  StepShape shape = value.empty() ? StepShape::no_step : codec.read(value, v);
-  return judge_read_step(key, value, shape, v, rules, cache, judgement);
-}
-
-namespace {
-constexpr std::string_view past_bound_prefix = "past the step bound: its asker stopped waiting at ";
-}
-
-std::size_t step_why(const StepVerdict& verdict, char* out) noexcept {
-  switch (verdict.reason) {
-    case StepReason::owner_not_self:
-    case StepReason::owner_gone:
-    case StepReason::started_before:
-      std::memcpy(out, restart_reason.data(), restart_reason.size());
-      return restart_reason.size();
-    case StepReason::ask_past_bound: {
-      std::memcpy(out, past_bound_prefix.data(), past_bound_prefix.size());
-      return past_bound_prefix.size() + format_rfc3339(verdict.bound_at, out + past_bound_prefix.size());
-    }
-    default:
-      return 0;
-  }
-}
-
-std::string_view step_leave_why(StepReason reason) noexcept {
-  switch (reason) {
-    case StepReason::other_node:
-      return "the key is no step key of this node";
-    case StepReason::no_value:
-      return "the key holds no value";
-    case StepReason::no_step:
-      return "the value is no step (Go's decoder refuses it)";
-    case StepReason::not_running:
-      return "the step is not running";
-    case StepReason::owned_by_self:
-      return "this process owns it";
-    case StepReason::owner_alive:
-      return "its owner is alive";
-    case StepReason::owner_unknown:
-      return "its owner cannot be judged, so it is not proven gone";
-    case StepReason::ask_within_bound:
-      return "its asker still waits for it";
-    case StepReason::started_since:
-      return "it names no owner and started since this process began";
-    default:
-      return {};
-  }
-}
-
-std::string step_why(const StepVerdict& verdict) {
-  char buf[step_why_max];
-  return std::string(buf, step_why(verdict, buf));
-}
-
-void append_step_said(std::string& out, const StepVerdict& verdict, std::string_view owner, std::string_view self,
-                      const HolderJudgement* judgement) {
-  switch (verdict.reason) {
-    case StepReason::owner_not_self:
-      out.append("its owner ").append(owner).append(" is not this process ").append(self);
-      return;
-    case StepReason::owner_gone:
-      out.append("its owner ").append(owner).append(" is provably gone");
-      if (judgement != nullptr && !judgement->why.empty()) out.append(": ").append(judgement->why);
-      return;
-    case StepReason::ask_past_bound:
-      out.append("it names no owner (an older build wrote it)");
-      return;
-    case StepReason::started_before:
-      out.append("it names no owner (an older build wrote it) and started before this process");
-      return;
-    default:
-      return;
-  }
-}
-
-std::string step_said(const StepVerdict& verdict, std::string_view owner, std::string_view self,
-                      const HolderJudgement* judgement) {
-  std::string out;
-  append_step_said(out, verdict, owner, self, judgement);
-  return out;
 }
 
 }  // namespace leasejudge

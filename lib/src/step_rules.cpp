@@ -1,0 +1,232 @@
+// The staleness rules (leasejudge/step_rules.hpp).
+#include "leasejudge/step_rules.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "leasejudge/step_key.hpp"
+
+namespace leasejudge {
+
+Instant this_process_start() {
+  static const Instant start = [] {
+    auto ps = process_start(static_cast<Pid>(::getpid()));
+    return ps ? Instant::from_unix_ms(ps->unix_ms) : system_now();
+  }();
+  return start;
+}
+
+const char* step_action_name(StepAction action) noexcept {
+  switch (action) {
+    case StepAction::leave:
+      return "leave";
+    case StepAction::end:
+      return "end";
+    case StepAction::remove:
+      return "delete";
+  }
+  return "leave";
+}
+
+const char* step_reason_name(StepReason reason) noexcept {
+  switch (reason) {
+    case StepReason::other_node:
+      return "other-node";
+    case StepReason::no_value:
+      return "no-value";
+    case StepReason::no_step:
+      return "no-step";
+    case StepReason::not_running:
+      return "not-running";
+    case StepReason::owned_by_self:
+      return "owned-by-self";
+    case StepReason::owner_not_self:
+      return "owner-not-self";
+    case StepReason::owner_gone:
+      return "owner-gone";
+    case StepReason::owner_alive:
+      return "owner-alive";
+    case StepReason::owner_unknown:
+      return "owner-unknown";
+    case StepReason::ask_within_bound:
+      return "ask-within-bound";
+    case StepReason::ask_past_bound:
+      return "ask-past-bound";
+    case StepReason::started_before:
+      return "started-before";
+    case StepReason::started_since:
+      return "started-since";
+  }
+  return "unknown";
+}
+
+namespace {
+HolderJudgement judge_owner(std::string_view owner, const StaleRules& rules) {
+  return rules.judge ? rules.judge(owner) : judge_owner_token(owner);
+}
+}  // namespace
+
+HolderState OwnerVerdicts::state_of(std::string_view owner, const StaleRules& rules, HolderJudgement* full) {
+  if (full == nullptr && owner.size() < token_max) {
+    for (int i = 0; i < used_; ++i)
+      if (lengths_[i] == owner.size() && std::memcmp(tokens_[i], owner.data(), owner.size()) == 0) return states_[i];
+  }
+  HolderJudgement j = judge_owner(owner, rules);
+  if (owner.size() < token_max) {
+    int slot = used_ < slots ? used_++ : next_;
+    if (used_ == slots && slot == next_) next_ = (next_ + 1) % slots;
+    std::memcpy(tokens_[slot], owner.data(), owner.size());
+    lengths_[slot] = static_cast<std::uint8_t>(owner.size());
+    states_[slot] = j.state;
+  }
+  HolderState state = j.state;
+  if (full != nullptr) *full = std::move(j);
+  return state;
+}
+
+namespace {
+
+// The seed's staleWhy and its choice of end or delete, for a running step of
+// rules.node under key.
+StepVerdict judge_running_step(std::string_view key, const StepView& step, const StaleRules& rules,
+                               OwnerVerdicts* cache, HolderJudgement* judgement) {
+  if (step.owner == rules.self) return {StepAction::leave, StepReason::owned_by_self, {}};
+  bool ask = is_ask_step(key, step.tool);
+  if (!step.owner.empty()) {
+    // A pulled ask is deleted, never ended: its stream redelivers it, and an end
+    // written here would fail a check the redelivery still runs.
+    StepAction act = ask ? StepAction::remove : StepAction::end;
+    if (rules.rule == OwnerRule::not_self) return {act, StepReason::owner_not_self, {}};
+    HolderState state;
+    if (cache != nullptr) {
+      state = cache->state_of(step.owner, rules, judgement);
+    } else {
+      HolderJudgement j = judge_owner(step.owner, rules);
+      state = j.state;
+      if (judgement != nullptr) *judgement = std::move(j);
+    }
+    switch (state) {
+      case HolderState::dead:
+      case HolderState::recycled:
+      case HolderState::other_boot:
+        return {act, StepReason::owner_gone, {}};
+      case HolderState::alive:
+        return {StepAction::leave, StepReason::owner_alive, {}};
+      case HolderState::unknown:
+        break;
+    }
+    return {StepAction::leave, StepReason::owner_unknown, {}};
+  }
+  if (ask) {
+    Instant bound_at = step.started.plus_ns(rules.bound_ns);
+    if (!(bound_at < rules.now)) return {StepAction::leave, StepReason::ask_within_bound, bound_at};
+    return {StepAction::end, StepReason::ask_past_bound, bound_at};
+  }
+  if (step.started < rules.before) return {StepAction::end, StepReason::started_before, {}};
+  return {StepAction::leave, StepReason::started_since, {}};
+}
+
+}  // namespace
+
+
+StepRead read_step(std::string_view key, std::string_view value, std::string_view node, StepCodec& codec,
+                   StepSpans* spans) {
+  StepRead read{key, value, StepShape::no_step, {}};
+  if (spans != nullptr) {
+    spans->fields.clear();
+    spans->of = {};
+  }
+  if (is_step_key_of(key, node) && !value.empty()) read.shape = codec.read(value, read.view, spans);
+  return read;
+}
+
+StepVerdict judge_step(const StepRead& read, const StaleRules& rules, OwnerVerdicts* cache,
+                       HolderJudgement* judgement) {
+  if (!is_step_key_of(read.key, rules.node)) return {StepAction::leave, StepReason::other_node, {}};
+  if (read.value.empty()) return {StepAction::leave, StepReason::no_value, {}};
+  if (read.shape == StepShape::no_step) return {StepAction::leave, StepReason::no_step, {}};
+  if (read.shape == StepShape::null_value || read.view.state != step_running)
+    return {StepAction::leave, StepReason::not_running, {}};
+  return judge_running_step(read.key, read.view, rules, cache, judgement);
+}
+
+namespace {
+constexpr std::string_view past_bound_prefix = "past the step bound: its asker stopped waiting at ";
+}
+
+std::size_t step_why(const StepVerdict& verdict, char* out) noexcept {
+  switch (verdict.reason) {
+    case StepReason::owner_not_self:
+    case StepReason::owner_gone:
+    case StepReason::started_before:
+      std::memcpy(out, restart_reason.data(), restart_reason.size());
+      return restart_reason.size();
+    case StepReason::ask_past_bound: {
+      std::memcpy(out, past_bound_prefix.data(), past_bound_prefix.size());
+      return past_bound_prefix.size() + format_rfc3339(verdict.bound_at, out + past_bound_prefix.size());
+    }
+    default:
+      return 0;
+  }
+}
+
+std::string_view step_leave_why(StepReason reason) noexcept {
+  switch (reason) {
+    case StepReason::other_node:
+      return "the key is no step key of this node";
+    case StepReason::no_value:
+      return "the key holds no value";
+    case StepReason::no_step:
+      return "the value is no step (Go's decoder refuses it)";
+    case StepReason::not_running:
+      return "the step is not running";
+    case StepReason::owned_by_self:
+      return "this process owns it";
+    case StepReason::owner_alive:
+      return "its owner is alive";
+    case StepReason::owner_unknown:
+      return "its owner cannot be judged, so it is not proven gone";
+    case StepReason::ask_within_bound:
+      return "its asker still waits for it";
+    case StepReason::started_since:
+      return "it names no owner and started since this process began";
+    default:
+      return {};
+  }
+}
+
+std::string step_why(const StepVerdict& verdict) {
+  char buf[step_why_max];
+  return std::string(buf, step_why(verdict, buf));
+}
+
+void append_step_said(std::string& out, const StepVerdict& verdict, std::string_view owner, std::string_view self,
+                      const HolderJudgement* judgement) {
+  switch (verdict.reason) {
+    case StepReason::owner_not_self:
+      out.append("its owner ").append(owner).append(" is not this process ").append(self);
+      return;
+    case StepReason::owner_gone:
+      out.append("its owner ").append(owner).append(" is provably gone");
+      if (judgement != nullptr && !judgement->why.empty()) out.append(": ").append(judgement->why);
+      return;
+    case StepReason::ask_past_bound:
+      out.append("it names no owner (an older build wrote it)");
+      return;
+    case StepReason::started_before:
+      out.append("it names no owner (an older build wrote it) and started before this process");
+      return;
+    default:
+      return;
+  }
+}
+
+std::string step_said(const StepVerdict& verdict, std::string_view owner, std::string_view self,
+                      const HolderJudgement* judgement) {
+  std::string out;
+  append_step_said(out, verdict, owner, self, judgement);
+  return out;
+}
+
+}  // namespace leasejudge
