@@ -20,6 +20,7 @@
 
 #include "dead_pid.h"
 #include "etcd_server.hpp"
+#include "leasejudge/lj_store.h"
 #include "leasejudge/lock.hpp"
 #include "leasejudge/store_url.hpp"
 #include "self_spawn.hpp"
@@ -288,6 +289,37 @@ TEST_SUITE("etcd store") {
     CHECK(refused.code() == Errc::store);
     CHECK(refused.error().message.find("secret") == std::string::npos);
     CHECK(refused.error().message.find("opening etcd://***@") == 0);
+  }
+
+  TEST_CASE("the C ABI's store opener reaches etcd by its URL, as every door does") {
+    SKIP_WITHOUT_ETCD();
+    std::string prefix = fresh_prefix();
+    std::string url = cluster(3).url(prefix);
+    lj_store_t* store = nullptr;
+    lj_error_t* err = nullptr;
+    REQUIRE(lj_store_open_url(&store, url.data(), url.size(), nullptr, &err) == LJ_OK);
+    uint64_t rev = 0;
+    CHECK(lj_store_create(&rev, store, "k", 1, "v\0x", 3, &err) == LJ_OK);
+    CHECK(rev > 0);
+    CHECK(lj_store_create(nullptr, store, "k", 1, "w", 1, &err) == LJ_EEXISTS);
+    lj_error_destroy(err);
+    err = nullptr;
+    CHECK(lj_store_update(nullptr, store, "k", 1, "w", 1, rev + 1000, &err) == LJ_ECHANGED);
+    lj_error_destroy(err);
+    err = nullptr;
+    char* value = nullptr;
+    size_t len = 0;
+    uint64_t got_rev = 0;
+    REQUIRE(lj_store_get(&value, &len, &got_rev, store, "k", 1, &err) == LJ_OK);
+    CHECK(std::string(value, len) == std::string("v\0x", 3));
+    CHECK(got_rev == rev);
+    lj_free(value);
+    lj_store_destroy(store);
+    // The same key through the C++ store: one namespace.
+    auto s = open_on(cluster(3).endpoints(), prefix);
+    auto k = s->get("k");
+    REQUIRE(k.ok());
+    CHECK((**k).revision == rev);
   }
 
   // A racer: opens the store, says "ready", then for each "go" takes the lock once and
