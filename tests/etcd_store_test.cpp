@@ -279,6 +279,42 @@ TEST_SUITE("etcd store") {
     CHECK(none.error().message.find(dead_endpoint) != std::string::npos);
   }
 
+  TEST_CASE("a member that stops answering: a read times out, a write is unknown; a killed one breaks the watch") {
+    SKIP_WITHOUT_ETCD();
+    EtcdCluster c(1);
+    REQUIRE(c.start());
+    EtcdOptions o;
+    o.endpoints = {c.endpoint(0)};
+    o.prefix = "stop";
+    o.request_timeout = std::chrono::milliseconds(500);
+    auto opened = EtcdStore::open(o);
+    REQUIRE(opened.ok());
+    auto& s = *opened;
+    auto r = s->create("k", "v");
+    REQUIRE(r.ok());
+    auto w = s->watch("");
+    REQUIRE(w.ok());
+    ::kill(c.pid(0), SIGSTOP);
+    CHECK(s->get("k").code() == Errc::timeout);
+    auto u = s->update("k", "v2", *r);
+    CHECK(u.code() == Errc::unknown_outcome);
+    CHECK(u.error().message.find("etcd at http://" + c.endpoint(0)) == 0);
+    auto p = s->pipeline();
+    p->update("k", "v3", *r);
+    auto o1 = p->next();
+    REQUIRE(o1.has_value());
+    CHECK(o1->kind == WriteOutcome::Kind::unknown);
+    CHECK(p->broken());
+    ::kill(c.pid(0), SIGCONT);
+    c.kill(0);
+    std::vector<KeyChange> changes;
+    Status st;
+    for (int i = 0; i < 50 && st.ok(); ++i) st = (*w)->next(changes, 100'000'000);
+    CHECK(st.code() == Errc::store);
+    CHECK(st.error().message.find("etcd at http://" + c.endpoint(0)) == 0);
+    CHECK((*w)->next(changes, 0).code() == Errc::store);  // and stays broken
+  }
+
   TEST_CASE("a store URL opens etcd; a password is never shown") {
     SKIP_WITHOUT_ETCD();
     auto s = open_store_url(cluster(1).url(fresh_prefix()));
