@@ -16,6 +16,8 @@ find_package(doctest QUIET)
 # Debian's cnats CMake package names a static library it does not ship: use pkg-config.
 pkg_check_modules(NATS QUIET IMPORTED_TARGET libnats)
 find_package(benchmark QUIET)
+# The etcd store: etcd's v3 JSON gateway over libcurl (libcurl4-openssl-dev).
+pkg_check_modules(CURL QUIET IMPORTED_TARGET libcurl)
 find_program(LEASEJUDGE_GO_EXECUTABLE go)
 find_path(LEASEJUDGE_BASH_INCLUDE_DIR builtins.h PATHS /usr/include/bash NO_DEFAULT_PATH)
 find_path(LEASEJUDGE_NODE_INCLUDE_DIR node_api.h PATHS /usr/include/node /usr/local/include/node NO_DEFAULT_PATH)

@@ -3,6 +3,7 @@
 
 option(LEASEJUDGE_TESTS "Build the tests (doctest)" ${_have_tests})
 option(LEASEJUDGE_NATS "Build the NATS JetStream store (libnats-dev)" ${_have_nats})
+option(LEASEJUDGE_ETCD "Build the etcd store (libcurl4-openssl-dev)" ${CURL_FOUND})
 option(LEASEJUDGE_BENCH "Build the benchmarks" ${_have_bench})
 option(LEASEJUDGE_GO "Build and test the Go binding (golang-go)" ${_have_go})
 option(LEASEJUDGE_BASH "Build the bash loadable builtin (bash-builtins)" ${_have_bash})

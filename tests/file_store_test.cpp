@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "leasejudge/store/file.hpp"
+#include "store_contract.hpp"
 
 using namespace leasejudge;
 
@@ -44,6 +45,13 @@ void spit(const std::string& path, const std::string& text) {
 }  // namespace
 
 TEST_SUITE("file_store") {
+  TEST_CASE("the store contract every store keeps") {
+    TempDir dir;
+    auto opened = FileStore::open(dir.path);
+    REQUIRE(opened.ok());
+    test::check_store_contract(**opened);
+  }
+
   TEST_CASE("create, get, update, remove with revisions") {
     TempDir dir;
     auto opened = FileStore::open(dir.path + "/locks");  // made when missing

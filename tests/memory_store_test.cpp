@@ -12,6 +12,7 @@
 
 #include "fixtures/step/step_cases.hpp"
 #include "leasejudge/sweep.hpp"
+#include "store_contract.hpp"
 
 using namespace leasejudge;
 
@@ -78,6 +79,11 @@ struct Layout {
 }  // namespace
 
 TEST_SUITE("memory store") {
+  TEST_CASE("the store contract every store keeps") {
+    MemoryStore s;
+    test::check_store_contract(s);
+  }
+
   TEST_CASE("one revision counter, and every write at the revision read") {
     MemoryStore store;
     CHECK(store.put("a", "1") == 1);

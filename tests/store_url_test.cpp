@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 using namespace leasejudge;
 
@@ -64,7 +65,9 @@ TEST_SUITE("store url") {
   }
 
   TEST_CASE("any other text is an invalid argument naming the forms") {
-    const std::string forms = "(mem:, file:DIR, nats://[user:pass@]host:port[,host:port...]/BUCKET)";
+    const std::string forms =
+        "(mem:, file:DIR, nats://[user:pass@]host:port[,host:port...]/BUCKET, "
+        "etcd://[user:pass@]host:port[,host:port...]/PREFIX)";
     for (std::string bad : {"", "mem", "memory", "MEM:", "mem:x", "redis://x/y", "file", "http://h/b", "\xff\xfe"}) {
       CAPTURE(bad);
       auto s = open_store_url(bad);
@@ -86,6 +89,48 @@ TEST_SUITE("store url") {
     auto huge = open_store_url(std::string(1 << 20, 'x'));
     CHECK(huge.code() == Errc::invalid_argument);
     CHECK(huge.error().message.size() < 400);
+  }
+
+  TEST_CASE("etcd://: hosts with ports and a prefix, or an invalid argument saying what is wrong") {
+    const std::string form = ": it is not etcd://[user:pass@]host:port[,host:port...]/PREFIX";
+    struct Bad {
+      std::string url, wrong;
+    };
+    for (const Bad& b : std::vector<Bad>{
+             {"etcd://", "it names no prefix"},
+             {"etcd:///p", "\"\" is not host:port (a port in 1..65535)"},
+             {"etcd://:2379/p", "\":2379\" is not host:port (a port in 1..65535)"},
+             {"etcd://h/p", "\"h\" is not host:port (a port in 1..65535)"},
+             {"etcd://h:/p", "\"h:\" is not host:port (a port in 1..65535)"},
+             {"etcd://h:0/p", "\"h:0\" is not host:port (a port in 1..65535)"},
+             {"etcd://h:65536/p", "\"h:65536\" is not host:port (a port in 1..65535)"},
+             {"etcd://h:12x/p", "\"h:12x\" is not host:port (a port in 1..65535)"},
+             {"etcd://h:99999999999999999999/p", "\"h:99999999999999999999\" is not host:port (a port in 1..65535)"},
+             {"etcd://h:1", "it names no prefix"},
+             {"etcd://h:1/", "it names no prefix"},
+             {"etcd://h:1,/p", "\"\" is not host:port (a port in 1..65535)"},
+             {"etcd://,h:1/p", "\"\" is not host:port (a port in 1..65535)"},
+             {"etcd://@h:1/p", "a user is empty"},
+             {"etcd://:pw@h:1/p", "a user is empty"},
+         }) {
+      CAPTURE(b.url);
+      auto s = open_store_url(b.url);
+      CHECK(s.code() == Errc::invalid_argument);
+      CHECK(s.error().message == "opening " + shown_store_url(b.url) + ": " + b.wrong + form);
+    }
+    // A password stays out of every message, the parser's and the connection's.
+    for (std::string url : {"etcd://root:secret@h:0/p", "etcd://root:secret@h:1", "etcd://root:secret@127.0.0.1:1/p"}) {
+      CAPTURE(url);
+      auto s = open_store_url(url);
+      REQUIRE_FALSE(s.ok());
+      CHECK(s.error().message.find("secret") == std::string::npos);
+      CHECK(s.error().message.rfind("opening etcd://***@", 0) == 0);
+    }
+#if defined(LEASEJUDGE_HAVE_ETCD)
+    auto down = open_store_url("etcd://127.0.0.1:1,127.0.0.1:2/p");
+    CHECK(down.code() == Errc::store);
+    CHECK(down.error().message.rfind("opening etcd://127.0.0.1:1,127.0.0.1:2/p: etcd at http://127.0.0.1:2 ", 0) == 0);
+#endif
   }
 
   TEST_CASE("a password is never shown") {

@@ -12,12 +12,18 @@
 #if defined(LEASEJUDGE_HAVE_NATS)
 #include "leasejudge/store/nats.hpp"
 #endif
+#if defined(LEASEJUDGE_HAVE_ETCD)
+#include "leasejudge/store/etcd.hpp"
+#endif
 
 namespace leasejudge {
 
 namespace {
 
-constexpr const char* kForms = "mem:, file:DIR, nats://[user:pass@]host:port[,host:port...]/BUCKET";
+constexpr const char* kForms =
+    "mem:, file:DIR, nats://[user:pass@]host:port[,host:port...]/BUCKET, "
+    "etcd://[user:pass@]host:port[,host:port...]/PREFIX";
+constexpr const char* kEtcdForm = "etcd://[user:pass@]host:port[,host:port...]/PREFIX";
 
 struct NatsUrl {
   std::vector<std::string> servers;
@@ -54,6 +60,73 @@ bool parse_nats_url(std::string_view url, NatsUrl& out) {
     if (hosts.empty()) return false;  // a trailing comma
   }
   return !out.servers.empty();
+}
+
+struct EtcdUrl {
+  std::vector<std::string> endpoints;
+  std::string user, password, prefix;
+};
+
+// host:port with a host and a port in 1..65535.
+bool valid_endpoint(std::string_view e) {
+  auto colon = e.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == e.size() || colon + 6 < e.size()) return false;
+  if (e.find_first_of("/@?#") != std::string_view::npos) return false;
+  unsigned port = 0;
+  for (char ch : e.substr(colon + 1)) {
+    if (ch < '0' || ch > '9') return false;
+    port = port * 10 + static_cast<unsigned>(ch - '0');
+  }
+  return port >= 1 && port <= 65535;
+}
+
+// etcd://[user:pass@]host:port[,host:port...]/PREFIX; what is wrong, or "".
+std::string parse_etcd_url(std::string_view url, EtcdUrl& out) {
+  std::string_view rest = url.substr(7);
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = rest.substr(0, at);
+    auto colon = userinfo.find(':');
+    if (colon == 0 || userinfo.empty()) return "a user is empty";
+    out.user = std::string(userinfo.substr(0, colon));
+    if (colon != std::string_view::npos) out.password = std::string(userinfo.substr(colon + 1));
+    rest.remove_prefix(at + 1);
+  }
+  auto slash = rest.find('/');
+  if (slash == std::string_view::npos || slash + 1 == rest.size()) return "it names no prefix";
+  out.prefix = std::string(rest.substr(slash + 1));
+  std::string_view hosts = rest.substr(0, slash);
+  for (;;) {
+    auto comma = hosts.find(',');
+    std::string_view h = hosts.substr(0, comma);
+    if (!valid_endpoint(h)) return fmt::format("\"{}\" is not host:port (a port in 1..65535)", h);
+    out.endpoints.emplace_back(h);
+    if (comma == std::string_view::npos) return "";
+    hosts.remove_prefix(comma + 1);
+  }
+}
+
+Result<std::unique_ptr<Store>> open_etcd(std::string_view url, const StoreUrlOptions& o) {
+  EtcdUrl parsed;
+  if (std::string wrong = parse_etcd_url(url, parsed); !wrong.empty()) {
+    return Error{Errc::invalid_argument, fmt::format("{}: it is not {}", wrong, kEtcdForm)};
+  }
+#if defined(LEASEJUDGE_HAVE_ETCD)
+  EtcdOptions e;
+  e.endpoints = std::move(parsed.endpoints);
+  e.prefix = std::move(parsed.prefix);
+  e.user = std::move(parsed.user);
+  e.password = std::move(parsed.password);
+  e.tls_ca_file = o.tls_ca_file;
+  e.tls_cert_file = o.tls_cert_file;
+  e.tls_key_file = o.tls_key_file;
+  e.note = o.note;
+  auto store = EtcdStore::open(e);
+  if (!store) return std::move(store).error();
+  return std::unique_ptr<Store>(std::move(store).value());
+#else
+  (void)o;
+  return Error{Errc::unsupported, "this build of leasejudge has no etcd support (libcurl was not found)"};
+#endif
 }
 
 Result<std::unique_ptr<Store>> open_file(std::string_view dir, const StoreUrlOptions& o) {
@@ -113,6 +186,7 @@ Result<std::unique_ptr<Store>> open_store_url(std::string_view url, const StoreU
   Result<std::unique_ptr<Store>> opened =
       url.substr(0, 5) == "file:"                                         ? open_file(url.substr(5), o)
       : url.substr(0, 7) == "nats://" || url.substr(0, 6) == "tls://" ? open_nats(url, o)
+      : url.substr(0, 7) == "etcd://"                                     ? open_etcd(url, o)
                                                                           : Error{Errc::invalid_argument,
                                                                                   fmt::format("not a store URL ({})", kForms)};
   if (opened) return opened;

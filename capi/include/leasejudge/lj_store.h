@@ -101,6 +101,8 @@ LJ_API int lj_store_file_open(lj_store_t **out, const char *dir, size_t dir_len,
  *   mem:                                          a store in this process, empty
  *   file:DIR                                      a directory of files
  *   nats://[user:pass@]host:port[,host:port...]/BUCKET   a NATS bucket (tls:// for TLS)
+ *   etcd://[user:pass@]host:port[,host:port...]/PREFIX   an etcd v3 cluster's keys under
+ *                                                 PREFIX/ (TLS with the tls_* files)
  * A store that is not there is refused, never made, unless create is set: a file:
  * directory that does not exist, a NATS bucket that does not exist (LJ_ESTORE,
  * naming it). Any other text, a NUL byte in it, or an option that is no path:
@@ -111,7 +113,8 @@ typedef struct lj_store_url_options_t {
   uint32_t version; /* LJ_STORE_URL_OPTIONS_VERSION */
   int32_t create;   /* non-zero: make a missing file: directory (one level) or NATS
                        bucket (one replica, history 1). Default 0. */
-  /* NATS (ignored by the other stores); (pointer, length), NULL or 0: not set. */
+  /* NATS (the tls_* files etcd too; ignored by the other stores); (pointer, length),
+     NULL or 0: not set. */
   const char *credentials_file;
   size_t credentials_file_len;
   const char *tls_ca_file;

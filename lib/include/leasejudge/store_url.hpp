@@ -8,6 +8,11 @@
 //                                                a NATS JetStream key/value bucket (tls://
 //                                                requires TLS); a user and password apply
 //                                                to every server that names none
+//   etcd://[user:pass@]host:port[,host:port...]/PREFIX
+//                                                an etcd v3 cluster, the keys under
+//                                                "PREFIX/" (TLS: https to every member when
+//                                                a TLS file is given); user and password are
+//                                                etcd's own authentication
 //
 // Rules:
 // - A store that is not there is refused, never made, unless `create` is asked: a
@@ -29,8 +34,8 @@ namespace leasejudge {
 
 struct StoreUrlOptions {
   bool create = false;  // make a missing file: directory (one level) or NATS bucket
-  // NATS: a credentials file and TLS files (as NatsOptions takes them); ignored by
-  // the other stores.
+  // NATS: a credentials file and TLS files (as NatsOptions takes them); etcd: the TLS
+  // files (as EtcdOptions takes them); ignored by the other stores.
   std::string credentials_file, tls_ca_file, tls_cert_file, tls_key_file;
   bool refuse_unfenced = false;  // NatsOptions::refuse_unfenced
   StoreNote note;                // NatsOptions::note

@@ -1,0 +1,114 @@
+// The etcd store: a Store over an etcd v3 cluster, the other store a fleet that
+// outgrows one machine already runs for its locks and leader election.
+//
+// The client is etcd's v3 JSON gateway (served on every member's client port:
+// /v3/kv/range, /v3/kv/txn, /v3/watch, ...) over libcurl, its answers read with
+// simdjson, its requests written with json_text and base64 from libcrypto: one more
+// package (libcurl4-openssl-dev, 1.8 MB installed). The other client, gRPC C++,
+// needs the API's .proto files, which only golang-etcd-server-dev installs, compiled
+// at build time: apt counts 133 new packages, 423 MB installed, for libgrpc++-dev,
+// protobuf-compiler-grpc and golang-etcd-server-dev on a Debian 12 that already has
+// protobuf (6 of them, 49.2 MB, for gRPC alone), and generated C++ to compile on 2
+// cores. Each write is a txn the cluster commits through its raft log either way.
+//
+// Rules it keeps:
+// - Keys live under "<prefix>/" in etcd (the prefix namespaces keys as a NATS bucket
+//   does); a key is any non-empty bytes. Values are bytes.
+// - A revision is the key's mod_revision: the cluster's one counter, never 0 for a
+//   stored value.
+// - get() is a linearizable range read (the leader confirms it): a read after this
+//   process's own write sees that write.
+// - update() and remove() are one txn comparing the key's mod_revision with the
+//   revision read; create() one comparing its create_revision with 0. A failed
+//   compare is Errc::changed (Errc::exists for create), never an overwrite. A key gone
+//   has mod_revision 0: changed. update() and remove() at revision 0 are changed
+//   without a request (no stored value is at revision 0).
+// - A write that was sent and got no answer (a time-out, a dropped connection, the
+//   cluster saying it timed out or lost its leader meanwhile) is
+//   Errc::unknown_outcome: it may have landed, and nothing resends it. A write the
+//   cluster refused outright (no space left: the quota, a permission) is Errc::store.
+// - With several endpoints a call goes to the first that accepts a connection; one
+//   that refuses the connection (nothing was sent) is passed over for the next. A
+//   request sent and not answered is never sent again elsewhere.
+// - Every failure of the cluster or the connection is Errc::store (Errc::timeout for a
+//   read that timed out) with a sentence naming the endpoint and what failed; a
+//   password is never shown.
+//
+// Thread-safety: one EtcdStore may be used from several threads at once (each call
+// takes the store's connection under a lock); a pipeline or a watch belongs to the
+// thread that uses it.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "leasejudge/store.hpp"
+
+namespace leasejudge {
+
+struct EtcdOptions {
+  // Members' client endpoints, "host:port" or "http(s)://host:port", tried in order.
+  // Empty: 127.0.0.1:2379.
+  std::vector<std::string> endpoints;
+  // The namespace of the store's keys: each key is "<prefix>/<key>" in etcd. Required.
+  std::string prefix;
+  // etcd's own authentication (a token asked for at the open). Optional.
+  std::string user, password;
+  // TLS: https:// endpoints (or any endpoint when set) verified with the CA file
+  // (default: the system's trust store); the certificate and key identify the client.
+  bool tls = false;
+  std::string tls_ca_file, tls_cert_file, tls_key_file;
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds request_timeout{5000};  // each get and write
+  std::chrono::milliseconds list_timeout{60000};    // each page of a keys() listing or scan
+  // Slow answers, endpoints passed over.
+  StoreNote note;
+};
+
+class EtcdStore final : public Store {
+ public:
+  // Check the options and reach one endpoint (authenticating where a user is given).
+  // Errc::invalid_argument for options out of range; Errc::store when no endpoint
+  // answers or the user is refused.
+  static Result<std::unique_ptr<EtcdStore>> open(const EtcdOptions& options);
+  ~EtcdStore() override;
+  EtcdStore(const EtcdStore&) = delete;
+  EtcdStore& operator=(const EtcdStore&) = delete;
+
+  Result<std::vector<std::string>> keys() override;
+  Result<std::optional<StoreEntry>> get(std::string_view key) override;
+  Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override;
+  Result<Revision> create(std::string_view key, std::string_view value) override;
+  Status remove(std::string_view key, Revision revision) override;
+  // A range read of "<prefix>/<prefix argument>" at one revision: the first page's
+  // header revision, every later page read at it, pages of batch_keys keys continued
+  // after the last key read. Keys written since the scan began are not seen (at that
+  // revision they did not exist). A revision compacted between two pages fails the
+  // scan (Errc::store, saying so): the caller scans again.
+  Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options = {},
+              ScanStats* stats = nullptr) override;
+  // Txns in flight at once on a connection each (a curl multi handle), at most
+  // options.window; outcomes in the order sent. A failed compare is changed; a
+  // refusal failed; a lost answer or a time-out unknown. Nothing is resent.
+  std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {}) override;
+  // An etcd watch of the prefix, from the revision after the one the cluster is at
+  // when the watch is created (the call returns once etcd confirmed it). A dropped
+  // stream breaks it (next fails, saying so).
+  Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {}) override;
+
+  // Write value whatever the key holds (a test's other writer); the new revision.
+  Result<Revision> put(std::string_view key, std::string_view value);
+  // The endpoint the store's connection uses now ("http://host:port").
+  std::string endpoint() const;
+
+  struct Connection;
+
+ private:
+  explicit EtcdStore(std::unique_ptr<Connection> connection);
+  std::unique_ptr<Connection> c_;
+};
+
+}  // namespace leasejudge

@@ -1,0 +1,149 @@
+// Test fixture: a cluster of 1 or 3 etcd members (/usr/bin/etcd, never the packaged
+// service) on free 127.0.0.1 ports, each with its data in a temporary directory,
+// started, killed (SIGKILL, also when the test fails: the destructor) and restarted.
+// Private to the tests.
+//
+// etcd is looked up in LEASEJUDGE_ETCD, then PATH, then /usr/bin. Where it is not
+// installed, tests skip (SKIP_WITHOUT_ETCD; a failure under CI=true).
+#pragma once
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "leasejudge/store/etcd.hpp"
+#include "nats_server.hpp"  // free_port, make_temp_dir
+#include "skip.hpp"
+
+#define SKIP_WITHOUT_ETCD() \
+  LJ_REQUIRE_OR_SKIP(!::leasejudge::test::etcd_path().empty(), "etcd is not installed")
+
+namespace leasejudge::test {
+
+inline std::string etcd_path() {
+  auto executable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
+  if (const char* env = std::getenv("LEASEJUDGE_ETCD"); env != nullptr && executable(env)) return env;
+  std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  path += ":/usr/bin";
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (!dir.empty() && executable(dir + "/etcd")) return dir + "/etcd";
+    start = end + 1;
+  }
+  return {};
+}
+
+class EtcdCluster {
+ public:
+  explicit EtcdCluster(int members) : exe_(etcd_path()), dir_(make_temp_dir("etcd")) {
+    for (int i = 0; i < members; ++i) {
+      client_.push_back(free_port());
+      peer_.push_back(free_port());
+      pid_.push_back(0);
+    }
+  }
+  EtcdCluster(const EtcdCluster&) = delete;
+  EtcdCluster& operator=(const EtcdCluster&) = delete;
+  ~EtcdCluster() {
+    for (std::size_t i = 0; i < pid_.size(); ++i) kill(i);
+    if (!dir_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+    }
+  }
+
+  std::size_t size() const { return client_.size(); }
+  std::string endpoint(std::size_t i) const { return "127.0.0.1:" + std::to_string(client_[i]); }
+  std::vector<std::string> endpoints() const {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < size(); ++i) out.push_back(endpoint(i));
+    return out;
+  }
+  // etcd://host:port,.../prefix
+  std::string url(const std::string& prefix) const {
+    std::string u = "etcd://";
+    for (std::size_t i = 0; i < size(); ++i) u += (i > 0 ? "," : "") + endpoint(i);
+    return u + "/" + prefix;
+  }
+  pid_t pid(std::size_t i) const { return pid_[i]; }
+
+  // Start every member and wait (up to 30 s) until the cluster answers a linearizable read.
+  bool start() {
+    if (exe_.empty() || dir_.empty()) return false;
+    for (std::size_t i = 0; i < size(); ++i) {
+      if (!start_member(i)) return false;
+    }
+    return healthy(std::chrono::seconds(30));
+  }
+  bool start_member(std::size_t i) {
+    if (pid_[i] > 0) return true;
+    std::vector<std::string> args = member_args(i);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::string log = dir_ + "/member" + std::to_string(i) + ".log";
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid = 0;
+    int rc = posix_spawn(&pid, exe_.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) return false;
+    pid_[i] = pid;
+    return true;
+  }
+  // SIGKILL one member and reap it.
+  void kill(std::size_t i) {
+    if (pid_[i] <= 0) return;
+    ::kill(pid_[i], SIGKILL);
+    int status = 0;
+    ::waitpid(pid_[i], &status, 0);
+    pid_[i] = 0;
+  }
+  bool healthy(std::chrono::seconds patience) const {
+    auto deadline = std::chrono::steady_clock::now() + patience;
+    while (std::chrono::steady_clock::now() < deadline) {
+      EtcdOptions o;
+      o.endpoints = endpoints();
+      o.prefix = "health";
+      o.request_timeout = std::chrono::milliseconds(1000);
+      if (auto s = EtcdStore::open(o); s.ok() && (*s)->get("probe").ok()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+ private:
+  std::vector<std::string> member_args(std::size_t i) const {
+    std::string cluster;
+    for (std::size_t j = 0; j < size(); ++j) {
+      cluster += (j > 0 ? "," : "") + name(j) + "=http://127.0.0.1:" + std::to_string(peer_[j]);
+    }
+    std::string client = "http://" + endpoint(i);
+    std::string peer = "http://127.0.0.1:" + std::to_string(peer_[i]);
+    return {exe_, "--name", name(i), "--data-dir", dir_ + "/" + name(i), "--listen-client-urls", client,
+            "--advertise-client-urls", client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", cluster, "--initial-cluster-state", "new", "--initial-cluster-token",
+            "leasejudge-test", "--heartbeat-interval", "50", "--election-timeout", "500", "--logger", "zap",
+            "--log-outputs", "stderr"};
+  }
+  static std::string name(std::size_t i) { return "m" + std::to_string(i); }
+
+  std::string exe_, dir_;
+  std::vector<int> client_, peer_;
+  std::vector<pid_t> pid_;
+};
+
+}  // namespace leasejudge::test
