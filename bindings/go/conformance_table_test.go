@@ -44,8 +44,10 @@ func conformanceClass(err error) map[string]any {
 		switch e.Code {
 		case ErrInvalid:
 			return map[string]any{"error": "invalid"}
-		case ErrStore, ErrIO:
+		case ErrStore:
 			return map[string]any{"error": "store"}
+		case ErrIO:
+			return map[string]any{"error": "io"}
 		}
 		return map[string]any{"error": e.Code.String()}
 	}

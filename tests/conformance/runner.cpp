@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "leasejudge/leasejudge.h"
+#include "leasejudge.h"
 
 namespace {
 
@@ -19,8 +19,8 @@ using simdjson::dom::element;
 std::string error_class(int rc) {
   switch (rc) {
     case LJ_EINVAL: return "invalid";
-    case LJ_ESTORE:
-    case LJ_EIO: return "store";
+    case LJ_ESTORE: return "store";
+    case LJ_EIO: return "io";
     case LJ_EPARSE: return "parse";
     case LJ_ENOTFOUND: return "notfound";
     default: return fmt::format("code {}", rc);
@@ -36,7 +36,7 @@ std::string taken(char* p, size_t n) {
   return s;
 }
 
-std::string quoted(std::string_view text) {
+std::string json_quoted(std::string_view text) {
   char* out = nullptr;
   size_t n = 0;
   if (lj_json_quote(&out, &n, text.data(), text.size(), nullptr) != LJ_OK) return "null";
@@ -102,9 +102,9 @@ struct Runner {
       if (end == std::string::npos) end = answer.size();
       element line = parser.parse(answer.substr(start, end - start));
       std::string_view key;
-      std::string k = line["key"].get(key) == simdjson::SUCCESS ? quoted(key) : "null";
-      rows += fmt::format("{}[{},{},{}]", rows.empty() ? "" : ",", k, quoted(text_of(line, "action")),
-                          quoted(text_of(line, "reason")));
+      std::string k = line["key"].get(key) == simdjson::SUCCESS ? json_quoted(key) : "null";
+      rows += fmt::format("{}[{},{},{}]", rows.empty() ? "" : ",", k, json_quoted(text_of(line, "action")),
+                          json_quoted(text_of(line, "reason")));
       start = end + 1;
     }
     return rows;
@@ -122,7 +122,7 @@ struct Runner {
 
   std::string open_store(element s) {
     bool create = false;
-    s["create"].get(create);
+    if (s["create"].get(create) != simdjson::SUCCESS) create = false;
     lj_store_t* store = nullptr;
     int rc = open(&store, text_of(s, "url"), create);
     lj_store_destroy(store);
@@ -138,7 +138,7 @@ struct Runner {
     if (lj_lock_body(&body, &n, lock, nullptr) != LJ_OK) return "null";
     std::string text = taken(body, n);
     simdjson::dom::parser parser;
-    return quoted(text_of(parser.parse(text), "leaseUntil"));
+    return json_quoted(text_of(parser.parse(text), "leaseUntil"));
   }
 
   static int64_t ms_of(element s, const char* field) {

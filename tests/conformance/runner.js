@@ -12,7 +12,7 @@ if (!process.env.LEASEJUDGE_NODE_PACKAGE || !fs.existsSync(process.env.LEASEJUDG
 }
 const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
 
-const CLASSES = {LJ_EINVAL: 'invalid', LJ_ESTORE: 'store', LJ_EIO: 'store', LJ_EPARSE: 'parse'};
+const CLASSES = {LJ_EINVAL: 'invalid', LJ_ESTORE: 'store', LJ_EIO: 'io', LJ_EPARSE: 'parse'};
 
 function errorOf(e) {
   if (CLASSES[e.code]) return {error: CLASSES[e.code]};

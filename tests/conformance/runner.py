@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(SOURCE, "bindings", "python", "src"))
 import leasejudge as lj  # noqa: E402
 from leasejudge import errors  # noqa: E402
 
-CLASSES = {errors.InvalidArgumentError: "invalid", errors.StoreError: "store", errors.SystemFailureError: "store",
+CLASSES = {errors.InvalidArgumentError: "invalid", errors.StoreError: "store", errors.SystemFailureError: "io",
            errors.ParseError: "parse", errors.NotFoundError: "notfound"}
 
 
