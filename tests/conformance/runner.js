@@ -91,6 +91,11 @@ function answer(s) {
 
 const table = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 for (const s of table.scenarios) {
-  const a = answer(s);
+  let a;
+  try {
+    a = answer(s);
+  } catch (e) {  // one scenario's failure is its answer; the others still run
+    a = {exception: `${e.name}: ${e.message}`};
+  }
   process.stdout.write(`${s.name}\t${a === null ? 'unsupported' : JSON.stringify(a)}\n`);
 }

@@ -122,7 +122,10 @@ def main():
         table = json.load(f)
     r = Runner()
     for s in table["scenarios"]:
-        a = r.answer(s)
+        try:
+            a = r.answer(s)
+        except Exception as e:  # one scenario's failure is its answer; the others still run
+            a = {"exception": "%s: %s" % (type(e).__name__, e)}
         print("%s\t%s" % (s["name"], "unsupported" if a is None else json.dumps(a)))
 
 
