@@ -1,0 +1,101 @@
+'use strict';
+// The conformance table through the Node package (bindings/node): one answer line per
+// scenario, "<name>\t<JSON>" (check.py compares). The package has no owner token (no
+// plan-self), no handle for a lock taken by another run (no lease-reopen) and no
+// acquire that waits (no wait): those kinds are answered "unsupported".
+const fs = require('fs');
+const os = require('os');
+
+if (!process.env.LEASEJUDGE_NODE_PACKAGE || !fs.existsSync(process.env.LEASEJUDGE_NODE_PACKAGE + '/leasejudge.node')) {
+  process.stderr.write(`the Node package is not built (${process.env.LEASEJUDGE_NODE_PACKAGE})\n`);
+  process.exit(77);
+}
+const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
+
+const CLASSES = {LJ_EINVAL: 'invalid', LJ_ESTORE: 'store', LJ_EIO: 'io', LJ_EPARSE: 'parse'};
+
+function errorOf(e) {
+  if (CLASSES[e.code]) return {error: CLASSES[e.code]};
+  if (e instanceof TypeError || e instanceof RangeError) return {error: 'invalid'};
+  return {error: `${e.name}: ${e.message}`};
+}
+
+function plan(s) {
+  const input = s.lines.map((l) => l + '\n').join('');
+  const o = {node: s.node, now: new Date(s.now), before: new Date(s.before)};
+  if ('owner' in s) o.owner = s.owner;
+  if ('rule' in s) o.rule = s.rule;
+  let got;
+  try {
+    got = lj.planStepLines(Buffer.from(input), o);
+  } catch (e) {
+    return errorOf(e);
+  }
+  if (s.kind === 'owner') return {owner: 'accepted'};
+  const rows = got.lines.toString().split('\n').filter((l) => l).map((l) => JSON.parse(l))
+      .map((d) => [d.key, d.action, d.reason]);
+  return {plan: rows};
+}
+
+function openStore(s) {
+  let answer;
+  try {
+    lj.openStore(s.url, {create: s.create}).close();
+    answer = {opened: true};
+  } catch (e) {
+    answer = errorOf(e);
+  }
+  if ('probe' in s) answer.exists_after = fs.existsSync(s.probe);
+  return answer;
+}
+
+function lease(s) {
+  const store = lj.openStore(s.url, {create: true});
+  const got = lj.acquireLock(store, s.key, {purpose: 'conformance lease', holder: {leaseMs: s.lease_ms},
+                                            now: new Date(s.now0)});
+  const first = JSON.parse(got.lock.body).leaseUntil;
+  got.lock.renew(new Date(s.now1));
+  const answer = {leaseUntil: [first, JSON.parse(got.lock.body).leaseUntil]};
+  store.close();
+  return answer;
+}
+
+function lock(s) {
+  const store = lj.openStore(s.url, {create: true});
+  if (s.holder) {
+    const body = JSON.stringify(s.holder).replace('{{HOST}}', os.hostname()).replace('{{MACHINE}}', lj.machineId() || '');
+    store.create(s.key, body);
+  }
+  const got = lj.acquireLock(store, s.key, {purpose: 'conformance lock', holder: {leaseMs: s.lease_ms},
+                                            now: new Date(s.now)});
+  const answer = {outcome: got.outcome};
+  if (got.lock) {
+    answer.broke = got.brokeAt !== 0 && got.brokeAt !== 0n;
+    got.lock.release();
+  }
+  if (got.verdict) answer.reason = got.verdict.reason;
+  store.close();
+  return answer;
+}
+
+function answer(s) {
+  switch (s.kind) {
+    case 'plan':
+    case 'owner': return plan(s);
+    case 'open': return openStore(s);
+    case 'lease': return lease(s);
+    case 'lock': return lock(s);
+    default: return null;
+  }
+}
+
+const table = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+for (const s of table.scenarios) {
+  let a;
+  try {
+    a = answer(s);
+  } catch (e) {  // one scenario's failure is its answer; the others still run
+    a = {exception: `${e.name}: ${e.message}`};
+  }
+  process.stdout.write(`${s.name}\t${a === null ? 'unsupported' : JSON.stringify(a)}\n`);
+}
