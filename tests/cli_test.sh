@@ -68,7 +68,7 @@ usage_case "leasejudge lock judge: --now 2024-05-01 is no RFC 3339 time (see lea
   lock judge --now 2024-05-01
 usage_case "leasejudge step plan: --rule not-self needs --owner TOKEN: without it every owner but this shell is taken for gone (see leasejudge step plan --help)" \
   step plan --node n1 --rule not-self /dev/null
-usage_case "leasejudge step export: opening bogus:x: not a store URL (mem:, file:DIR, nats://[user:pass@]host:port[,host:port...]/BUCKET) (see leasejudge step export --help)" \
+usage_case "leasejudge step export: opening bogus:x: not a store URL (mem:, file:DIR, nats://[user:pass@]host:port[,host:port...]/BUCKET, etcd://[user:pass@]host:port[,host:port...]/PREFIX) (see leasejudge step export --help)" \
   step export --store bogus:x
 usage_case "leasejudge step plan: --threads 0 is no count from 1 to 64 (see leasejudge step plan --help)" \
   step plan --node n1 --threads 0 /dev/null

@@ -363,7 +363,9 @@ const std::vector<Option> rule_options = {
      "a step with no owner started before it was a previous process's (default: this shell's start)"},
     {"--now", "TIME", "now (RFC 3339; default: the clock)"},
     {"--bound", "SECONDS", "how long an asker waits for its ask (default 3600)"},
-    {"--rule", "RULE", "not-self (every other owner is gone) or provably-dead (only owners proven gone)"},
+    {"--rule", "RULE",
+     "by-owner (the default: not-self with --owner, else provably-dead), not-self (every other owner is gone) or "
+     "provably-dead (only owners proven gone)"},
 };
 
 const std::vector<StoreVariable> store_variables = {

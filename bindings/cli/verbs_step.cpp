@@ -36,8 +36,8 @@ int rules_of(const Context& cx, const Args& args, Rules& r) {
       r.rule = LJ_STEP_RULE_NOT_SELF;
     else if (*rule == "provably-dead")
       r.rule = LJ_STEP_RULE_PROVABLY_DEAD;
-    else
-      return cx.usage(fmt::format("--rule is not-self or provably-dead, not {}", *rule));
+    else if (*rule != "by-owner")  // the default, named: as chosen above
+      return cx.usage(fmt::format("--rule is by-owner, not-self or provably-dead, not {}", *rule));
     // Without --owner, not-self would take every owner but this shell for gone.
     if (r.rule == LJ_STEP_RULE_NOT_SELF && !r.owner_given)
       return cx.usage("--rule not-self needs --owner TOKEN: without it every owner but this shell is taken for gone");

@@ -108,7 +108,10 @@ type PlanSummary struct {
 // package's: Owner, Boot for before, the system clock, StepBound, RuleNotSelf, a start
 // tolerance of 5 s, owners judged on this node, one thread.
 type PlanOptions struct {
-	Node           string // required: the node whose keys are judged
+	Node string // required: the node whose keys are judged
+	// Owner is the caller's owner token (Owner for this process's), or "": none
+	// named, and the default rule, RuleByOwner, is then RuleProvablyDead. A token
+	// of another shape is refused (ErrInvalid).
 	Owner          string
 	Before         time.Time // a step with no owner started before it is ended
 	Now            time.Time
@@ -127,9 +130,6 @@ func planOptions(opts *PlanOptions) (*C.lj_step_plan_options_t, *stepCallbacks, 
 		return nil, nil, nil, &Error{Code: ErrInvalid, Message: "the plan names no node"}
 	}
 	o := *opts
-	if o.Owner == "" {
-		o.Owner = Owner
-	}
 	if o.Before.IsZero() {
 		o.Before = Boot
 	}
@@ -163,7 +163,7 @@ func planOptions(opts *PlanOptions) (*C.lj_step_plan_options_t, *stepCallbacks, 
 		c.now_ns = now
 	}
 	c.bound_seconds = C.int64_t(o.Bound / time.Second)
-	c.rule = C.int(o.Rule)
+	c.rule = o.Rule.c()
 	if o.StartTolerance != 0 {
 		c.start_tolerance_ms = C.int64_t(o.StartTolerance / time.Millisecond)
 	}

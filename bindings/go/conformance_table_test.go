@@ -71,7 +71,7 @@ func conformanceRule(name string) OwnerRule {
 	case "provably-dead":
 		return RuleProvablyDead
 	case "by-owner":
-		return OwnerRule(2)
+		return RuleByOwner
 	}
 	return OwnerRule(99)
 }

@@ -56,14 +56,34 @@ var servedAlready = func() chan struct{} { c := make(chan struct{}); close(c); r
 // OwnerRule says which owners a sweep takes for gone.
 type OwnerRule int
 
-// The rules of lj_step_rule_t.
+// The rules of lj_step_rule_t. The zero value is the library's default.
 const (
-	// RuleNotSelf: every owner but this process is gone (the step-stale Go code).
-	RuleNotSelf = OwnerRule(C.LJ_STEP_RULE_NOT_SELF)
+	// RuleByOwner, the library's default: RuleNotSelf for a caller that names its
+	// owner token (and in the seed's in-process sweeps, whose owner is this
+	// process), RuleProvablyDead for one that names none, so that a plan run from
+	// outside the owners' processes never ends a step whose owner is alive.
+	RuleByOwner OwnerRule = iota
+	// RuleNotSelf: every owner but the caller's is gone (the step-stale Go code).
+	// A plan needs the owner named.
+	RuleNotSelf
 	// RuleProvablyDead: only an owner proven gone (dead, its pid reused, another
 	// boot), for nodes that run several processes of one module at once.
-	RuleProvablyDead = OwnerRule(C.LJ_STEP_RULE_PROVABLY_DEAD)
+	RuleProvablyDead
 )
+
+// c is the rule as lj_step_rule_t; a value out of range goes as it is, for the
+// library to refuse.
+func (r OwnerRule) c() C.int {
+	switch r {
+	case RuleByOwner:
+		return C.LJ_STEP_RULE_BY_OWNER
+	case RuleNotSelf:
+		return C.LJ_STEP_RULE_NOT_SELF
+	case RuleProvablyDead:
+		return C.LJ_STEP_RULE_PROVABLY_DEAD
+	}
+	return C.int(r)
+}
 
 // Step is a step value as the build SDK's delivery.Step holds it.
 type Step struct {
@@ -316,7 +336,8 @@ func scanStore(scan Scan) (store *Store, done func(), err error) {
 // SweepOptions are what the step-stale Go code reads from its package (this
 // process's owner and start, the clock, the step bound) and leasejudge's owner
 // rule. nil, and every zero field, means the package's: Owner, Boot, the system
-// clock, StepBound, RuleNotSelf, a start tolerance of 5 s, owners judged here.
+// clock, StepBound, RuleByOwner (which in these in-process sweeps is RuleNotSelf,
+// the seed's rule), a start tolerance of 5 s, owners judged here.
 type SweepOptions struct {
 	Owner          string
 	Boot           time.Time
@@ -457,7 +478,7 @@ func sweepOptions(opts *SweepOptions, logf func(string, ...any), live func(id st
 		return fail(&Error{Code: ErrInvalid, Message: "a step bound of " + o.Bound.String() + " is under a second"})
 	}
 	c.bound_seconds = C.int64_t(o.Bound / time.Second)
-	c.rule = C.int(o.Rule)
+	c.rule = o.Rule.c()
 	if o.StartTolerance != 0 {
 		c.start_tolerance_ms = C.int64_t(o.StartTolerance / time.Millisecond)
 	}

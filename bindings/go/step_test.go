@@ -641,9 +641,10 @@ func TestStepConstantsMatchHeader(t *testing.T) {
 			t.Errorf("%s is named %q, want %q", name, r.String(), want)
 		}
 	}
-	consts := headerConstants(t, `LJ_STEP_(?:LEAVE|END|DELETE|RULE_NOT_SELF|RULE_PROVABLY_DEAD)`)
+	consts := headerConstants(t, `LJ_STEP_(?:LEAVE|END|DELETE|RULE_NOT_SELF|RULE_PROVABLY_DEAD|RULE_BY_OWNER)`)
 	if consts["LJ_STEP_LEAVE"] != int(StepLeave) || consts["LJ_STEP_END"] != int(StepEnd) || consts["LJ_STEP_DELETE"] != int(StepDelete) ||
-		consts["LJ_STEP_RULE_NOT_SELF"] != int(RuleNotSelf) || consts["LJ_STEP_RULE_PROVABLY_DEAD"] != int(RuleProvablyDead) {
+		consts["LJ_STEP_RULE_NOT_SELF"] != int(RuleNotSelf.c()) || consts["LJ_STEP_RULE_PROVABLY_DEAD"] != int(RuleProvablyDead.c()) ||
+		consts["LJ_STEP_RULE_BY_OWNER"] != int(RuleByOwner.c()) || OwnerRule(0) != RuleByOwner || int(OwnerRule(7).c()) != 7 {
 		t.Errorf("actions and rules: %v", consts)
 	}
 	if StepLeave.String() != "leave" || StepEnd.String() != "end" || StepDelete.String() != "delete" ||

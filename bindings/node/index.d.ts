@@ -385,7 +385,7 @@ export declare function acquireLockWait(store: Store, key: string, options: Acqu
 export interface StepPlanOptions {
   /** The node whose keys are judged. */
   node: string;
-  /** This process's owner token; default its own. */
+  /** The caller's owner token; left out, none is named (and the default rule, by-owner, is provably-dead). */
   owner?: string;
   /** A step with no owner started before it is ended; default this process's start. */
   before?: Date|bigint;

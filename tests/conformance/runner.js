@@ -78,6 +78,21 @@ function lock(s) {
   return answer;
 }
 
+async function wait(s) {
+  const store = lj.openStore(s.url, {create: true});
+  const body = JSON.stringify(s.holder).replace('{{HOST}}', os.hostname()).replace('{{MACHINE}}', lj.machineId() || '');
+  store.create(s.key, body);
+  const got = await lj.acquireLockWait(store, s.key, {purpose: 'conformance wait', holder: {leaseMs: s.lease_ms},
+                                                      timeoutMs: s.wait_ms});
+  const now = store.get(s.key);
+  const answer = {acquired: got.lock !== null && got.lock !== undefined,
+                  holder_kept: now !== null && now !== undefined && lj.parseLockBody(now.value.toString()) !== null &&
+                      lj.parseLockBody(now.value.toString()).id === s.holder.id};
+  if (got.lock) got.lock.release();
+  store.close();
+  return answer;
+}
+
 function answer(s) {
   switch (s.kind) {
     case 'plan':
@@ -85,17 +100,20 @@ function answer(s) {
     case 'open': return openStore(s);
     case 'lease': return lease(s);
     case 'lock': return lock(s);
+    case 'wait': return wait(s);
     default: return null;
   }
 }
 
 const table = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+(async () => {
 for (const s of table.scenarios) {
   let a;
   try {
-    a = answer(s);
+    a = await answer(s);
   } catch (e) {  // one scenario's failure is its answer; the others still run
     a = {exception: `${e.name}: ${e.message}`};
   }
   process.stdout.write(`${s.name}\t${a === null ? 'unsupported' : JSON.stringify(a)}\n`);
 }
+})();

@@ -104,6 +104,22 @@ class Runner:
         store.close()
         return answer
 
+    def wait(self, s):
+        store = lj.open_store(s["url"], create=True)
+        self.seed(store, s)
+        lock, acq = lj.acquire_lock_wait(store, s["key"], "conformance wait", timeout=s["wait_ms"] / 1000,
+                                         holder=lj.LockHolder(lease_ms=s["lease_ms"]))
+        try:
+            kept = lj.lock_body_id(store.get(s["key"]).value) == s["holder"]["id"]
+        except lj.NotFoundError:
+            kept = False
+        answer = {"acquired": lock is not None, "holder_kept": kept}
+        if lock is not None:
+            lock.release()
+            lock.close()
+        store.close()
+        return answer
+
     def answer(self, s):
         kind = s["kind"]
         if kind in ("plan", "plan-self", "owner"):
@@ -114,7 +130,9 @@ class Runner:
             return self.lease(s)
         if kind == "lock":
             return self.lock(s)
-        return None  # wait: the package has no acquire that waits
+        if kind == "wait":
+            return self.wait(s)
+        return None
 
 
 def main():

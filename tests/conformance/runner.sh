@@ -81,7 +81,8 @@ plan() {
   # Run from this shell (no subshell between): the shell is the command's own process.
   lj step plan "${args[@]}" "$WORK/$i.plan-in" >"$WORK/$i.plan-out" 2>/dev/null
   rc=$?
-  if [ $rc -ne 0 ]; then class_of $rc; return; fi
+  # Exit 7 with answers: a malformed line, answered (leave, malformed) like the others.
+  if [ $rc -ne 0 ] && ! { [ $rc -eq 7 ] && [ -s "$WORK/$i.plan-out" ]; }; then class_of $rc; return; fi
   if [ "$kind" = owner ]; then echo '{"owner":"accepted"}'; else rows_of <"$WORK/$i.plan-out"; fi
 }
 
