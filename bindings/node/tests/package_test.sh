@@ -115,12 +115,20 @@ else
 fi
 tarball=$(ls "$work/packed"/leasejudge-*.tgz 2>/dev/null | head -1)
 tar tzf "$tarball" 2>/dev/null | sort >"$work/files"
-printf '%s\n' package/index.d.ts package/index.js package/leasejudge.node package/libleasejudge.so.0 \
-  package/package.json >"$work/want"
+printf '%s\n' package/README.md package/index.d.ts package/index.js package/leasejudge.node \
+  package/libleasejudge.so.0 package/package.json >"$work/want"
 if diff "$work/want" "$work/files" >"$work/log" 2>&1; then
-  ok "the tarball holds the package's five files"
+  ok "the tarball holds the package's six files"
 else
   notok "the tarball holds other files"
+fi
+# The library it ships carries no debug information (the build's own copy does).
+if readelf --section-headers "$pkg/libleasejudge.so.0" 2>/dev/null | grep -q '\.debug_info'; then
+  notok "the packaged library is not stripped"
+elif ! readelf --section-headers "$pkg/libleasejudge.so.0" >/dev/null 2>&1; then
+  notok "the packaged library cannot be read"
+else
+  ok "the packaged library is stripped of its debug information ($(($(stat -c %s "$pkg/libleasejudge.so.0") / 1024)) KiB)"
 fi
 
 # --- a scratch project ------------------------------------------------------------------------
