@@ -317,6 +317,18 @@ same "... which the next renewal without --lease keeps" "0 120000" \
   "$rc $(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read())["lease_ms"])' "$w/out")"
 same "lock release: exit 0" 0 "$(run lock release --store "$lurl" lease --id "$lid")"
 
+# --- stored bytes on a terminal -----------------------------------------------------------
+# A step whose owner and tool hold ESC sequences: the sweep's text and a refusal quoting
+# them show them escaped, never raw.
+printf '{"key":"n1.esc","value":{"id":"esc","tool":"t\\u001b[31m","state":"running","owner":"o\\u001b[2Jx.1.1"}}\n' \
+  >"$w/esc.jsonl"
+same "step import of a step holding ESC: exit 0" 0 "$(run step import --store "file:$w/esc" --create-bucket "$w/esc.jsonl")"
+same "step sweep --dry-run in text: the owner escaped, no ESC byte" \
+  "0 end n1.esc (owner-not-self): the build module restarted while it ran; its owner o\\x1b[2Jx.1.1 is not this process no-boot-id.1.1 0" \
+  "$(run step sweep --dry-run --store "file:$w/esc" --node n1 --owner no-boot-id.1.1 --rule not-self) $(cat "$w/out") $(tr -d '\n' <"$w/out" | tr -cd '\033' | wc -c)"
+same "step end refused: the message quoting the owner escaped, on one line" "1 1 0 1" \
+  "$(run step end --store "file:$w/esc" n1.esc --why x) $(wc -l <"$w/err") $(tr -cd '\033' <"$w/err" | wc -c) $(grep -c 'o\\x1b\[2Jx' "$w/err")"
+
 kill $live 2>/dev/null
 echo "1..$n"
 [ "$failed" -eq 0 ]

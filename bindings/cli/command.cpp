@@ -69,7 +69,9 @@ int Context::usage(std::string_view what) const {
 int Context::failed(std::string_view doing, int code, lj_error_t* err) const {
   std::string message = err != nullptr ? lj_error_message(err) : "";
   lj_error_destroy(err);
-  note(fmt::format("{}: {}{}{}", doing, lj_strerror(code), message.empty() ? "" : ": ", message));
+  // The library's message may quote stored data or a tool's output: escaped, one line.
+  note(fmt::format("{}: {}{}{}", terminal_text(doing), lj_strerror(code), message.empty() ? "" : ": ",
+                   terminal_text(message)));
   return exit_of(code);
 }
 

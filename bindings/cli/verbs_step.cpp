@@ -128,12 +128,13 @@ int on_key(const lj_sweep_key_t* k, void* payload) {
     if (!error.empty()) line += fmt::format(R"(,"error":{})", quote(error));
     cx.out(line + "}");
   } else if (so->dry_run && a.action != LJ_STEP_LEAVE) {
-    cx.out(fmt::format("{} {} ({}): {}; {}", lj_step_action_name(a.action), key, lj_step_reason_name(a.reason), why,
-                       key_text(k, LJ_SWEEP_KEY_SAID)));
+    cx.out(fmt::format("{} {} ({}): {}; {}", lj_step_action_name(a.action), terminal_text(key),
+                       lj_step_reason_name(a.reason), terminal_text(why), terminal_text(key_text(k, LJ_SWEEP_KEY_SAID))));
   } else if (outcome == LJ_SWEEP_CHANGED || outcome == LJ_SWEEP_FAILED || outcome == LJ_SWEEP_UNKNOWN) {
-    cx.out(fmt::format("{} {}: {}{}{}", lj_sweep_outcome_name(outcome), key, lj_step_action_name(a.action),
+    cx.out(fmt::format("{} {}: {}{}{}", lj_sweep_outcome_name(outcome), terminal_text(key),
+                       lj_step_action_name(a.action),
                        outcome == LJ_SWEEP_CHANGED ? " skipped, the key moved since it was read" : ": ",
-                       outcome == LJ_SWEEP_CHANGED ? "" : key_text(k, LJ_SWEEP_KEY_ERROR)));
+                       outcome == LJ_SWEEP_CHANGED ? "" : terminal_text(key_text(k, LJ_SWEEP_KEY_ERROR))));
   }
   so->progress->tick(so->keys);
   return cx.interrupted() ? 1 : 0;
@@ -364,7 +365,7 @@ int run_end(Context& cx, const Args& args) {
                        quote(key), quote(step_id), quote(tool_text), quote(*why),
                        json_value(std::string_view(value, value_len))));
   else
-    cx.out(fmt::format("ended {} ({}): failed, {}", key, tool_text, *why));
+    cx.out(fmt::format("ended {} ({}): failed, {}", terminal_text(key), terminal_text(tool_text), terminal_text(*why)));
   lj_free(value);
   return exit_ok;
 }
