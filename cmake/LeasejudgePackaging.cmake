@@ -22,12 +22,8 @@ set(LEASEJUDGE_PC_REQUIRES "simdjson fmt libcrypto uuid")
 if(LEASEJUDGE_NATS)
   string(APPEND LEASEJUDGE_PC_REQUIRES " libnats")
 endif()
-# libcurl itself, linked as Debian ships it (shared): its own private dependencies
-# (nghttp2, ssh2, ldap, ...) have no static archives without more -dev packages.
+# libcurl is not linked (the etcd store loads it when it opens): nothing private to add.
 set(LEASEJUDGE_PC_LIBS_PRIVATE "")
-if(LEASEJUDGE_ETCD)
-  set(LEASEJUDGE_PC_LIBS_PRIVATE " -lcurl")
-endif()
 configure_file(${PROJECT_SOURCE_DIR}/capi/leasejudge.pc.in ${PROJECT_BINARY_DIR}/leasejudge.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/leasejudge.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

@@ -1,7 +1,12 @@
 // The etcd store (leasejudge/store/etcd.hpp): etcd's v3 JSON gateway over libcurl.
 #include "leasejudge/store/etcd.hpp"
 
+// libcurl is loaded when the first etcd store opens (dlopen), not linked: a process
+// that never opens one never loads libcurl and its chain of libraries (TLS, Kerberos,
+// LDAP...). Each curl_ call below goes through the table curl_api() fills.
+#define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <simdjson.h>
@@ -96,9 +101,98 @@ std::string_view string_field(dom::element object, std::string_view name) {
   return object[name].get(s) == simdjson::SUCCESS ? s : std::string_view();
 }
 
-// --- one HTTP exchange --------------------------------------------------------------
+// --- libcurl, loaded on first use ---------------------------------------------------------
 
-std::once_flag curl_once;
+struct CurlApi {
+  CURLcode (*global_init)(long);
+  CURL* (*easy_init)();
+  void (*easy_cleanup)(CURL*);
+  CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
+  CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
+  CURLcode (*easy_perform)(CURL*);
+  const char* (*easy_strerror)(CURLcode);
+  CURLM* (*multi_init)();
+  CURLMcode (*multi_cleanup)(CURLM*);
+  CURLMcode (*multi_add_handle)(CURLM*, CURL*);
+  CURLMcode (*multi_remove_handle)(CURLM*, CURL*);
+  CURLMcode (*multi_perform)(CURLM*, int*);
+  CURLMcode (*multi_poll)(CURLM*, struct curl_waitfd*, unsigned int, int, int*);
+  CURLMsg* (*multi_info_read)(CURLM*, int*);
+  CURLMcode (*multi_setopt)(CURLM*, CURLMoption, ...);
+  struct curl_slist* (*slist_append)(struct curl_slist*, const char*);
+  void (*slist_free_all)(struct curl_slist*);
+};
+
+// The table, or nullptr with why in *error when libcurl.so.4 cannot be loaded.
+const CurlApi* load_curl(std::string* error) {
+  static CurlApi api{};
+  static std::string failure;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* lib = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      const char* e = ::dlerror();
+      failure = std::string("the etcd store needs libcurl (Debian: libcurl4): ") + (e ? e : "libcurl.so.4 not found");
+      return;
+    }
+    bool all = true;
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));
+      all = all && fn != nullptr;
+    };
+    sym(api.global_init, "curl_global_init");
+    sym(api.easy_init, "curl_easy_init");
+    sym(api.easy_cleanup, "curl_easy_cleanup");
+    sym(api.easy_setopt, "curl_easy_setopt");
+    sym(api.easy_getinfo, "curl_easy_getinfo");
+    sym(api.easy_perform, "curl_easy_perform");
+    sym(api.easy_strerror, "curl_easy_strerror");
+    sym(api.multi_init, "curl_multi_init");
+    sym(api.multi_cleanup, "curl_multi_cleanup");
+    sym(api.multi_add_handle, "curl_multi_add_handle");
+    sym(api.multi_remove_handle, "curl_multi_remove_handle");
+    sym(api.multi_perform, "curl_multi_perform");
+    sym(api.multi_poll, "curl_multi_poll");
+    sym(api.multi_info_read, "curl_multi_info_read");
+    sym(api.multi_setopt, "curl_multi_setopt");
+    sym(api.slist_append, "curl_slist_append");
+    sym(api.slist_free_all, "curl_slist_free_all");
+    if (!all) {
+      failure = "the libcurl.so.4 found lacks a function the etcd store calls (libcurl 7.66 or later is needed)";
+      return;
+    }
+    api.global_init(CURL_GLOBAL_DEFAULT);
+  });
+  if (!failure.empty()) {
+    if (error != nullptr) *error = failure;
+    return nullptr;
+  }
+  return &api;
+}
+
+const CurlApi& curl() { return *load_curl(nullptr); }  // after open() has loaded it
+
+#define curl_easy_init curl().easy_init
+#define curl_easy_cleanup curl().easy_cleanup
+#undef curl_easy_setopt
+#define curl_easy_setopt curl().easy_setopt
+#undef curl_easy_getinfo
+#define curl_easy_getinfo curl().easy_getinfo
+#define curl_easy_perform curl().easy_perform
+#define curl_easy_strerror curl().easy_strerror
+#define curl_multi_init curl().multi_init
+#define curl_multi_cleanup curl().multi_cleanup
+#define curl_multi_add_handle curl().multi_add_handle
+#define curl_multi_remove_handle curl().multi_remove_handle
+#define curl_multi_perform curl().multi_perform
+#define curl_multi_poll curl().multi_poll
+#define curl_multi_info_read curl().multi_info_read
+#undef curl_multi_setopt
+#define curl_multi_setopt curl().multi_setopt
+#define curl_slist_append curl().slist_append
+#define curl_slist_free_all curl().slist_free_all
+
+// --- one HTTP exchange --------------------------------------------------------------
 
 std::size_t append_to_string(char* data, std::size_t size, std::size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
@@ -382,7 +476,8 @@ Result<std::unique_ptr<EtcdStore>> EtcdStore::open(const EtcdOptions& options) {
       options.list_timeout.count() <= 0) {
     return Error{Errc::invalid_argument, "etcd store timeouts must be positive"};
   }
-  std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::string no_curl;
+  if (load_curl(&no_curl) == nullptr) return Error{Errc::unsupported, no_curl};
   auto c = std::make_unique<Connection>();
   c->o = options;
   bool tls = options.tls || !options.tls_ca_file.empty() || !options.tls_cert_file.empty();
