@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "step_json.hpp"
+#include "sweep_apply.hpp"
 
 namespace leasejudge {
 
@@ -74,11 +75,6 @@ namespace {
 
 thread_local StepCodec tl_codec;
 
-std::int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // Count a verdict at plan time: leaves now, ends and deletes only once their outcome
 // is known (or, in a dry run, as planned).
 void count_leave(SweepCounts& counts, const StepVerdict& v) {
@@ -93,13 +89,6 @@ void count_leave(SweepCounts& counts, const StepVerdict& v) {
     default:
       ++counts.left;
   }
-}
-
-void count_action(SweepCounts& counts, StepAction action) {
-  if (action == StepAction::remove)
-    ++counts.deletes;
-  else
-    ++counts.ends;
 }
 
 // Fills an acted-on step from its verdict and view; the strings keep whatever
@@ -128,236 +117,12 @@ std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, co
     count_leave(counts, v);
     return std::nullopt;
   }
-  count_action(counts, v.action);
+  count_sweep_action(counts, v.action);
   PlannedStep p;
   p.entry = index;
   fill_planned(p, v, view, rules.self, judgement);
   return p;
 }
-
-// Sends the ends and deletes of a sweep through the store's pipeline, at most
-// opts.window in flight, and accounts for each outcome in the order sent: a done one
-// logged with the seed's line, a changed one skipped and counted; a failed or unknown
-// one stops the sweep (nothing more is sent). Every write sent is waited for.
-class Applier {
- public:
-  Applier(Store& store, const SweepLog& log, const SweepOptions& opts, SweepReport& report)
-      : log_(log), opts_(opts), report_(report), window_(std::max<std::size_t>(opts.window, 1)) {
-    if (!opts.dry_run) {
-      PipelineOptions po;
-      po.window = window_;
-      po.note = [this](std::string_view line) {
-        ++report_.stats.waits;
-        if (log_) log_(line);
-      };
-      pipe_ = store.pipeline(po);
-      ring_.resize(window_);
-    }
-  }
-  Applier(const Applier&) = delete;
-  Applier& operator=(const Applier&) = delete;
-  ~Applier() { finish(); }
-
-  bool stopped() const noexcept { return stopped_; }
-
-  // Act on a planned step of entry e: a dry run reports it, a stopped sweep counts it
-  // unsent, otherwise its write is sent.
-  // spans (optional) are those a read found in e.value's bytes.
-  void act(const SweepEntry& e, const PlannedStep& p, StepCodec& codec, const StepSpans* spans = nullptr) {
-    if (opts_.dry_run) {
-      count_action(report_.counts, p.verdict.action);
-      observe(e.key, e.revision, p, SweepOutcome::planned, {});
-      return;
-    }
-    if (stopped_) {
-      ++report_.counts.not_sent;
-      observe(e.key, e.revision, p, SweepOutcome::not_sent, {});
-      return;
-    }
-    std::int64_t t0 = steady_ns();
-    // A full window is let drain to half before the next send, so that the sweep
-    // wakes once per many acknowledgements rather than once per write.
-    if (count_ >= window_) {
-      while (count_ > window_ / 2) settle();
-    }
-    // A failure in flight stops the sweep: its outcome will say so, nothing more is sent.
-    if (!stopped_ && pipe_->broken()) {
-      while (count_ > 0 && !stopped_) settle();
-    }
-    if (stopped_) {
-      ++report_.counts.not_sent;
-      observe(e.key, e.revision, p, SweepOutcome::not_sent, {});
-    } else {
-      send(e, p, codec, spans);
-      while (count_ > 0 && pipe_->ready() > 0) settle();  // what is known now stops the sweep now
-    }
-    report_.stats.apply_ns += steady_ns() - t0;
-  }
-
-  // Wait for every write in flight.
-  void finish() {
-    std::int64_t t0 = steady_ns();
-    while (count_ > 0) settle();
-    report_.stats.apply_ns += steady_ns() - t0;
-  }
-
- private:
-  // What a write's outcome needs, as views: into the entry and its plan while the write
-  // is sent, into its Slot while it is in flight.
-  struct Sent {
-    std::string_view key, id, tool, owner, why, said;
-    Instant started = go_zero_time;
-    StepVerdict verdict;
-    Revision revision = 0;
-  };
-  // A write in flight: its Sent held (the entry's bytes may be gone by its outcome).
-  // Slots are reused, so their strings keep their capacity.
-  struct Slot {
-    std::string key, id, tool, owner, why, said;
-    Instant started = go_zero_time;
-    StepVerdict verdict;
-    Revision revision = 0;
-
-    void hold(const Sent& s) {
-      key.assign(s.key);
-      id.assign(s.id);
-      tool.assign(s.tool);
-      owner.assign(s.owner);
-      why.assign(s.why);
-      said.assign(s.said);
-      started = s.started;
-      verdict = s.verdict;
-      revision = s.revision;
-    }
-    Sent sent() const { return Sent{key, id, tool, owner, why, said, started, verdict, revision}; }
-  };
-
-  // Sends the write. Its outcome, when the store knows it at once and no write is in
-  // flight before it (a store that writes as it is sent), is concluded from the views
-  // without holding them; otherwise the write takes the next slot.
-  void send(const SweepEntry& e, const PlannedStep& p, StepCodec& codec, const StepSpans* spans) {
-    const Sent sent{e.key, p.id, p.tool, p.owner, p.why, p.said, p.started, p.verdict, e.revision};
-    if (p.verdict.action == StepAction::remove) {
-      pipe_->remove(e.key, e.revision);
-    } else {
-      if (Status ended = codec.end(e.value, p.why, sweep_now(opts_), ended_, spans); !ended.ok()) {
-        // Never sent: concluded once every write before it is.
-        while (count_ > 0) settle();
-        conclude(sent, WriteOutcome{WriteOutcome::Kind::failed, 0, ended.error()});
-        return;
-      }
-      pipe_->update(e.key, ended_, e.revision);  // a store copies what it sends
-    }
-    ++report_.stats.writes;
-    report_.stats.max_in_flight = std::max<std::uint64_t>(report_.stats.max_in_flight, pipe_->in_flight());
-    if (count_ == 0 && pipe_->ready() > 0) {
-      conclude(sent, next_outcome());
-      return;
-    }
-    ring_[(head_ + count_) % window_].hold(sent);
-    ++count_;
-  }
-
-  WriteOutcome next_outcome() {
-    auto outcome = pipe_->next();
-    if (!outcome) {
-      return WriteOutcome{WriteOutcome::Kind::unknown, 0,
-                          Error{Errc::internal, "the store's pipeline lost track of a write"}};
-    }
-    return std::move(*outcome);
-  }
-
-  // The oldest write's outcome.
-  void settle() {
-    const Slot& s = ring_[head_];
-    conclude(s.sent(), next_outcome());
-    head_ = (head_ + 1) % window_;
-    --count_;
-  }
-
-  void conclude(const Sent& s, const WriteOutcome& o) {
-    SweepOutcome outcome = SweepOutcome::done;
-    switch (o.kind) {
-      case WriteOutcome::Kind::done:
-        count_action(report_.counts, s.verdict.action);
-        report_.ended.push_back(s.id);
-        log_done(s);
-        break;
-      case WriteOutcome::Kind::changed:
-        // Another writer was first (a redelivered ask's start, a real end): its word stands.
-        outcome = SweepOutcome::changed;
-        ++report_.counts.changed;
-        break;
-      case WriteOutcome::Kind::failed:
-      case WriteOutcome::Kind::unknown:
-        outcome = o.kind == WriteOutcome::Kind::failed ? SweepOutcome::failed : SweepOutcome::unknown;
-        if (o.kind == WriteOutcome::Kind::failed)
-          ++report_.counts.failed;
-        else
-          ++report_.counts.unknown;
-        stop(s, o);
-        break;
-    }
-    report_.writes.push_back(SweepWrite{s.key, s.verdict.action, outcome, s.revision});
-    if (opts_.on_key) {
-      SweepKey k{s.key,
-                 s.revision,
-                 s.verdict,
-                 s.id,
-                 s.tool,
-                 s.owner,
-                 s.started,
-                 s.why,
-                 s.said,
-                 outcome,
-                 o.kind == WriteOutcome::Kind::done ? std::string_view() : std::string_view(o.error.message)};
-      opts_.on_key(k);
-    }
-  }
-
-  void stop(const Sent& s, const WriteOutcome& o) {
-    if (o.kind == WriteOutcome::Kind::unknown && log_)
-      log_(fmt::format("the write ending the step {} has an unknown outcome (it may have landed): {}", s.key,
-                       o.error.message));
-    stopped_ = true;
-    if (!report_.status.ok()) return;  // the first failure is the sweep's
-    std::string message =
-        o.kind == WriteOutcome::Kind::unknown
-            ? fmt::format("buildstep: ending the step {}: its outcome is unknown: {}", s.key, o.error.message)
-            : fmt::format("buildstep: ending the step {}: {}", s.key, o.error.message);
-    report_.status = Status(o.error.code, std::move(message));
-  }
-
-  void log_done(const Sent& s) {
-    if (!log_) return;
-    char started[rfc3339_max];
-    std::size_t n = format_rfc3339(s.started, started);
-    line_.clear();
-    fmt::format_to(
-        std::back_inserter(line_), FMT_COMPILE("the step {} ({}, started {}) was left running and is {}: {}; {}"),
-        s.key, s.tool, std::string_view(started, n),
-        s.verdict.action == StepAction::remove ? "deleted, left to the stream's redelivery" : "ended", s.why, s.said);
-    log_(std::string_view(line_.data(), line_.size()));
-  }
-
-  void observe(std::string_view key, Revision revision, const PlannedStep& p, SweepOutcome outcome,
-               std::string_view error) {
-    if (!opts_.on_key) return;
-    SweepKey k{key, revision, p.verdict, p.id, p.tool, p.owner, p.started, p.why, p.said, outcome, error};
-    opts_.on_key(k);
-  }
-
-  const SweepLog& log_;
-  const SweepOptions& opts_;
-  SweepReport& report_;
-  std::size_t window_;
-  std::unique_ptr<WritePipeline> pipe_;
-  std::vector<Slot> ring_;
-  fmt::memory_buffer line_;  // the log line being written, reused
-  std::string ended_;        // the value of the end being sent, reused
-  std::size_t head_ = 0, count_ = 0;
-  bool stopped_ = false;
-};
 
 // Tell the observer of a key the plan leaves.
 void observe_leave(const SweepOptions& opts, const SweepEntry& e, const StepVerdict& v, const StepView& view) {
@@ -393,14 +158,14 @@ Status check_batch(std::string_view buffer, std::span<const BatchEntry> entries,
 // differs).
 class BatchSweep {
  public:
-  BatchSweep(StaleRules& rules, const SweepOptions& opts, Applier& applier, SweepReport& report)
+  BatchSweep(StaleRules& rules, const SweepOptions& opts, SweepApplier& applier, SweepReport& report)
       : rules_(rules), opts_(opts), applier_(applier), report_(report) {}
   BatchSweep(const BatchSweep&) = delete;
   BatchSweep& operator=(const BatchSweep&) = delete;
 
   // Success, or why the batch could not be planned; Errc::user once the sweep stopped.
   Status operator()(const ScanBatch& batch) {
-    std::int64_t p0 = steady_ns();
+    std::int64_t p0 = sweep_steady_ns();
     std::int64_t applied = report_.stats.apply_ns;
     rules_.now = sweep_now(opts_);
     if (Status checked = check_batch(batch.buffer, batch.entries, rules_); !checked.ok()) return checked;
@@ -412,7 +177,7 @@ class BatchSweep {
                    batch.buffer.substr(b.value_offset, b.value_len)};
       sweep_entry(e);
     }
-    report_.stats.plan_ns += steady_ns() - p0 - (report_.stats.apply_ns - applied);
+    report_.stats.plan_ns += sweep_steady_ns() - p0 - (report_.stats.apply_ns - applied);
     if (applier_.stopped()) {
       halted_ = true;
       return Status(Errc::user, "the sweep stopped");
@@ -444,7 +209,7 @@ class BatchSweep {
 
   StaleRules& rules_;
   const SweepOptions& opts_;
-  Applier& applier_;
+  SweepApplier& applier_;
   SweepReport& report_;
   StepCodec& codec_ = tl_codec;
   StepSpans spans_;  // the last step's, read and ended within sweep_entry
@@ -468,11 +233,11 @@ SweepPlan plan_sweep(std::span<const SweepEntry> entries, const StaleRules& rule
 SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const SweepPlan& plan, const SweepLog& log,
                         const SweepOptions& opts) {
   SweepReport report;
-  std::int64_t t0 = steady_ns();
+  std::int64_t t0 = sweep_steady_ns();
   report.counts = plan.counts;
   report.counts.ends = report.counts.deletes = report.counts.changed = 0;  // counted at their outcomes
   {
-    Applier applier(store, log, opts, report);
+    SweepApplier applier(store, log, opts, report);
     for (const PlannedStep& p : plan.actions) {
       if (p.entry >= entries.size()) {
         if (report.status.ok())
@@ -488,20 +253,20 @@ SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const
       applier.act(entries[p.entry], p, tl_codec);
     }
   }
-  report.stats.total_ns = steady_ns() - t0;
+  report.stats.total_ns = sweep_steady_ns() - t0;
   return report;
 }
 
 SweepReport end_stale(Store& store, std::string_view node, Instant before, const SweepLog& log,
                       const SweepOptions& opts) {
   SweepReport report;
-  std::int64_t t0 = steady_ns();
+  std::int64_t t0 = sweep_steady_ns();
   StaleRules rules = stale_rules(node, before, opts);
   ScanStats scanned;
   bool halted = false;  // the sweep stopped the read itself
   Status read;
   {
-    Applier applier(store, log, opts, report);
+    SweepApplier applier(store, log, opts, report);
     BatchSweep sweep(rules, opts, applier, report);
     ScanOptions so;
     so.batch_keys = opts.batch_keys;
@@ -524,7 +289,7 @@ SweepReport end_stale(Store& store, std::string_view node, Instant before, const
   st.retries = scanned.retries;
   st.skipped = scanned.skipped;
   st.rejected = scanned.rejected;
-  st.total_ns = steady_ns() - t0;
+  st.total_ns = sweep_steady_ns() - t0;
   st.read_ns = std::max<std::int64_t>(0, st.total_ns - st.plan_ns - st.apply_ns);
   return report;
 }
