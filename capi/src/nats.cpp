@@ -41,6 +41,53 @@ bool split_urls(const std::string& text, std::vector<std::string>& out) {
   }
 }
 
+// The C options read into the store's: each text a valid one, each time-out within a
+// day; 0 takes the store's default.
+int nats_options_of(const lj_nats_options_t& in, leasejudge::NatsOptions& o, lj_error_t** err) {
+  std::string urls;
+  std::string name;
+  if (!option_text(in.urls, in.urls_len, urls) || !split_urls(urls, o.urls)) {
+    return fail(err, LJ_EINVAL, "urls is not a comma-separated list of server URLs");
+  }
+  if (!option_text(in.bucket, in.bucket_len, o.bucket)) return fail(err, LJ_EINVAL, "bucket is not a name");
+  if (!option_text(in.credentials_file, in.credentials_file_len, o.credentials_file)) {
+    return fail(err, LJ_EINVAL, "credentials_file is not a path");
+  }
+  if (!option_text(in.tls_ca_file, in.tls_ca_file_len, o.tls_ca_file) ||
+      !option_text(in.tls_cert_file, in.tls_cert_file_len, o.tls_cert_file) ||
+      !option_text(in.tls_key_file, in.tls_key_file_len, o.tls_key_file)) {
+    return fail(err, LJ_EINVAL, "a TLS file is not a path");
+  }
+  if (!option_text(in.name, in.name_len, name)) return fail(err, LJ_EINVAL, "name is not a name");
+  if (!name.empty()) o.name = name;
+  if (in.connect_timeout_ms < 0 || in.request_timeout_ms < 0 || in.list_timeout_ms < 0 || in.reconnect_wait_ms < 0) {
+    return fail(err, LJ_EINVAL, "a NATS timeout is negative");
+  }
+  // Beyond a day no wait is meant, and the clocks' arithmetic would overflow.
+  constexpr int64_t day_ms = 86'400'000;
+  if (in.connect_timeout_ms > day_ms || in.request_timeout_ms > day_ms || in.list_timeout_ms > day_ms ||
+      in.reconnect_wait_ms > day_ms) {
+    return fail(err, LJ_EINVAL, "a NATS timeout is over a day");
+  }
+  using ms = std::chrono::milliseconds;
+  if (in.connect_timeout_ms > 0) o.connect_timeout = ms(in.connect_timeout_ms);
+  if (in.request_timeout_ms > 0) o.request_timeout = ms(in.request_timeout_ms);
+  if (in.list_timeout_ms > 0) o.list_timeout = ms(in.list_timeout_ms);
+  if (in.reconnect_wait_ms > 0) o.reconnect_wait = ms(in.reconnect_wait_ms);
+  o.tls = in.tls != 0;
+  o.direct_reads = in.direct_reads != 0;
+  o.create_bucket = in.create_bucket != 0;
+  o.history = in.history == 0 ? 1 : in.history;
+  o.replicas = in.replicas == 0 ? 1 : in.replicas;
+  o.refuse_unfenced = in.refuse_unfenced != 0;
+  if (in.note != nullptr) {
+    auto note = in.note;
+    void* payload = in.note_payload;
+    o.note = [note, payload](std::string_view line) { note(line.data(), line.size(), payload); };
+  }
+  return LJ_OK;
+}
+
 #endif
 
 // Version 1 ends with replicas: its size is where version 2's first field begins
@@ -69,49 +116,7 @@ LJ_API int lj_nats_store_open(lj_store_t** out, const lj_nats_options_t* in, lj_
 #if defined(LEASEJUDGE_HAVE_NATS)
   return guard(err, [&] {
     leasejudge::NatsOptions o;
-    std::string urls;
-    std::string name;
-    if (!option_text(opts->urls, opts->urls_len, urls) || !split_urls(urls, o.urls)) {
-      return fail(err, LJ_EINVAL, "urls is not a comma-separated list of server URLs");
-    }
-    if (!option_text(opts->bucket, opts->bucket_len, o.bucket)) return fail(err, LJ_EINVAL, "bucket is not a name");
-    if (!option_text(opts->credentials_file, opts->credentials_file_len, o.credentials_file)) {
-      return fail(err, LJ_EINVAL, "credentials_file is not a path");
-    }
-    if (!option_text(opts->tls_ca_file, opts->tls_ca_file_len, o.tls_ca_file) ||
-        !option_text(opts->tls_cert_file, opts->tls_cert_file_len, o.tls_cert_file) ||
-        !option_text(opts->tls_key_file, opts->tls_key_file_len, o.tls_key_file)) {
-      return fail(err, LJ_EINVAL, "a TLS file is not a path");
-    }
-    if (!option_text(opts->name, opts->name_len, name)) return fail(err, LJ_EINVAL, "name is not a name");
-    if (!name.empty()) o.name = name;
-    if (opts->connect_timeout_ms < 0 || opts->request_timeout_ms < 0 || opts->list_timeout_ms < 0 ||
-        opts->reconnect_wait_ms < 0) {
-      return fail(err, LJ_EINVAL, "a NATS timeout is negative");
-    }
-    // Beyond a day no wait is meant, and the clocks' arithmetic would overflow.
-    constexpr int64_t day_ms = 86'400'000;
-    if (opts->connect_timeout_ms > day_ms || opts->request_timeout_ms > day_ms || opts->list_timeout_ms > day_ms ||
-        opts->reconnect_wait_ms > day_ms) {
-      return fail(err, LJ_EINVAL, "a NATS timeout is over a day");
-    }
-    using ms = std::chrono::milliseconds;
-    if (opts->connect_timeout_ms > 0) o.connect_timeout = ms(opts->connect_timeout_ms);
-    if (opts->request_timeout_ms > 0) o.request_timeout = ms(opts->request_timeout_ms);
-    if (opts->list_timeout_ms > 0) o.list_timeout = ms(opts->list_timeout_ms);
-    if (opts->reconnect_wait_ms > 0) o.reconnect_wait = ms(opts->reconnect_wait_ms);
-    o.tls = opts->tls != 0;
-    o.direct_reads = opts->direct_reads != 0;
-    o.create_bucket = opts->create_bucket != 0;
-    o.history = opts->history == 0 ? 1 : opts->history;
-    o.replicas = opts->replicas == 0 ? 1 : opts->replicas;
-    o.refuse_unfenced = opts->refuse_unfenced != 0;
-    if (opts->note != nullptr) {
-      auto note = opts->note;
-      void* payload = opts->note_payload;
-      o.note = [note, payload](std::string_view line) { note(line.data(), line.size(), payload); };
-    }
-
+    if (int rc = nats_options_of(*opts, o, err); rc != LJ_OK) return rc;
     auto store = leasejudge::NatsStore::open(o);
     if (!store.ok()) return fail(err, store.error());
     *out = adopt_store(std::move(store).value());

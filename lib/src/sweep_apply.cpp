@@ -186,14 +186,14 @@ void SweepApplier::log_done(const Sent& s) {
   std::size_t n = format_rfc3339(s.started, started);
   line_.clear();
   fmt::format_to(
-      std::back_inserter(line_), FMT_COMPILE("the step {} ({}, started {}) was left running and is {}: {}; {}"),
-      s.key, s.tool, std::string_view(started, n),
+      std::back_inserter(line_), FMT_COMPILE("the step {} ({}, started {}) was left running and is {}: {}; {}"), s.key,
+      s.tool, std::string_view(started, n),
       s.verdict.action == StepAction::remove ? "deleted, left to the stream's redelivery" : "ended", s.why, s.said);
   log_(std::string_view(line_.data(), line_.size()));
 }
 
 void SweepApplier::observe(std::string_view key, Revision revision, const PlannedStep& p, SweepOutcome outcome,
-             std::string_view error) {
+                           std::string_view error) {
   if (!opts_.on_key) return;
   SweepKey k{key, revision, p.verdict, p.id, p.tool, p.owner, p.started, p.why, p.said, outcome, error};
   opts_.on_key(k);
