@@ -36,6 +36,7 @@ type conformanceScenario struct {
 	Now0    string          `json:"now0"`
 	Now1    string          `json:"now1"`
 	Holder  json.RawMessage `json:"holder"`
+	Body    string          `json:"body"`
 }
 
 func conformanceClass(err error) map[string]any {
@@ -226,6 +227,19 @@ func conformanceWait(st *Store, s conformanceScenario, holder *LockHolder) any {
 	return map[string]any{"acquired": l != nil, "holder_kept": kept}
 }
 
+// A body's verdict at now: kind, reason code, whether only a person can clear it.
+func conformanceJudge(s conformanceScenario) any {
+	host, _ := os.Hostname()
+	machine, _ := MachineID()
+	self, _ := OwnerToken(0)
+	body := strings.NewReplacer("{{HOST}}", host, "{{MACHINE}}", machine, "{{SELF}}", self).Replace(s.Body)
+	v, err := JudgeLock([]byte(body), conformanceTime(s.Now), nil)
+	if err != nil {
+		return conformanceClass(err)
+	}
+	return map[string]any{"kind": v.Kind.String(), "reason": v.Reason.String(), "manual": v.ManualRemoval}
+}
+
 func conformanceAnswer(s conformanceScenario) any {
 	switch s.Kind {
 	case "plan", "plan-self", "owner":
@@ -236,6 +250,8 @@ func conformanceAnswer(s conformanceScenario) any {
 		return conformanceLease(s)
 	case "lock", "wait":
 		return conformanceLock(s)
+	case "judge":
+		return conformanceJudge(s)
 	}
 	return nil
 }

@@ -241,12 +241,28 @@ struct Runner {
     return fmt::format(R"({{"acquired":{},"holder_kept":{}}})", a.outcome == LJ_ACQUIRE_ACQUIRED, kept);
   }
 
+  // A body's verdict at now: kind, reason code, whether only a person can clear it.
+  std::string judge(element s) {
+    std::string body = text_of(s, "body");
+    replace_all(body, "{{HOST}}", host);
+    replace_all(body, "{{MACHINE}}", machine);
+    replace_all(body, "{{SELF}}", self);
+    lj_lock_verdict_t v{};
+    if (int rc = lj_lock_judge(&v, body.data(), body.size(), ms_of(s, "now"), nullptr, nullptr); rc != LJ_OK)
+      return error_json(rc);
+    std::string answer = fmt::format(R"({{"kind":"{}","reason":"{}","manual":{}}})", lj_lock_kind_name(v.kind),
+                                     lj_lock_reason_code(v.reason), v.manual_removal != 0);
+    lj_lock_verdict_clear(&v);
+    return answer;
+  }
+
   std::string answer(element s) {
     std::string kind = text_of(s, "kind");
     if (kind == "plan" || kind == "plan-self" || kind == "owner") return plan(s, kind == "owner");
     if (kind == "open") return open_store(s);
     if (kind == "lease" || kind == "lease-reopen") return lease(s, kind == "lease-reopen");
     if (kind == "lock" || kind == "wait") return lock(s, kind == "wait");
+    if (kind == "judge") return judge(s);
     return "unsupported";
   }
 };

@@ -93,6 +93,12 @@ async function wait(s) {
   return answer;
 }
 
+function judge(s) {
+  const body = s.body.split('{{HOST}}').join(os.hostname()).split('{{MACHINE}}').join(lj.machineId() || '');
+  const v = lj.judgeLock(Buffer.from(body), undefined, new Date(s.now));
+  return {kind: v.kind, reason: v.reason, manual: v.manualRemoval};
+}
+
 function answer(s) {
   switch (s.kind) {
     case 'plan':
@@ -101,6 +107,7 @@ function answer(s) {
     case 'lease': return lease(s);
     case 'lock': return lock(s);
     case 'wait': return wait(s);
+    case 'judge': return judge(s);
     default: return null;
   }
 }

@@ -120,6 +120,11 @@ class Runner:
         store.close()
         return answer
 
+    def judge(self, s):
+        body = s["body"].replace("{{HOST}}", self.host).replace("{{MACHINE}}", self.machine)
+        v = lj.judge_lock(body.replace("{{SELF}}", self.self_token).encode(), now=ms(s["now"]))
+        return {"kind": v.kind.name.lower(), "reason": v.reason.code, "manual": v.manual_removal}
+
     def answer(self, s):
         kind = s["kind"]
         if kind in ("plan", "plan-self", "owner"):
@@ -132,6 +137,8 @@ class Runner:
             return self.lock(s)
         if kind == "wait":
             return self.wait(s)
+        if kind == "judge":
+            return self.judge(s)
         return None
 
 

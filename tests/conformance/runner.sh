@@ -24,13 +24,14 @@ case $mode in
   *) echo "usage: runner.sh cli|bash TABLE" >&2; exit 2 ;;
 esac
 
-# The table as one file of shell assignments per scenario (N.env), its JSON lines (N.in)
-# and the holder body (N.holder); the list "N<TAB>name" on stdout.
+# The table as one file of shell assignments per scenario (N.env), its JSON lines (N.in),
+# the holder body (N.holder) and the body to judge, as bytes (N.body); the list
+# "N<TAB>name" on stdout.
 python3 - "$table" "$WORK" >"$WORK/list" <<'EOF' || exit 1
 import json, shlex, sys
 table, work = sys.argv[1], sys.argv[2]
 for i, s in enumerate(json.load(open(table))["scenarios"]):
-    env = {k: v for k, v in s.items() if isinstance(v, (str, int, bool)) and k != "expect"}
+    env = {k: v for k, v in s.items() if isinstance(v, (str, int, bool)) and k not in ("expect", "body")}
     env["has_owner"] = "1" if "owner" in s else ""
     env["has_rule"] = "1" if "rule" in s else ""
     env["create"] = "1" if s.get("create") else ""
@@ -42,6 +43,9 @@ for i, s in enumerate(json.load(open(table))["scenarios"]):
     if "holder" in s:
         with open("%s/%d.holder" % (work, i), "w") as f:
             f.write(json.dumps({"key": s["key"], "value": s["holder"]}) + "\n")
+    if "body" in s:
+        with open("%s/%d.body" % (work, i), "wb") as f:
+            f.write(s["body"].encode("utf-8"))
     print("%d\t%s" % (i, s["name"]))
 EOF
 
@@ -161,6 +165,17 @@ wait_lock() {
   echo "{\"acquired\":$acquired,\"holder_kept\":$kept}"
 }
 
+# A body's verdict at now: kind, reason code, whether only a person can clear it.
+judge() {
+  local i=$1 rc
+  sed -e "s/{{HOST}}/$HOST/g" -e "s/{{MACHINE}}/$MACHINE/g" -e "s/{{SELF}}/$SELF/g" "$WORK/$i.body" >"$WORK/$i.judge-in"
+  lj lock judge --now "$now" --json "$WORK/$i.judge-in" >"$WORK/$i.verdict" 2>/dev/null
+  rc=$?
+  case $rc in 0 | 1 | 3) ;; *) class_of $rc; return ;; esac
+  python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))
+print(json.dumps({"kind": v["kind"], "reason": v["reason"], "manual": v["manualRemoval"]}))' "$WORK/$i.verdict"
+}
+
 while IFS=$'\t' read -r i name; do
   unset owner rule probe url key now now0 now1 lease_ms wait_ms
   # shellcheck disable=SC1090
@@ -172,6 +187,7 @@ while IFS=$'\t' read -r i name; do
     lease-reopen) lease_reopen ;;
     lock) lock "$i" ;;
     wait) wait_lock "$i" ;;
+    judge) judge "$i" ;;
     *) echo unsupported ;;
   esac >"$WORK/answer"
   printf '%s\t%s\n' "$name" "$(cat "$WORK/answer")"
