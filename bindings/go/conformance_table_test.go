@@ -37,6 +37,7 @@ type conformanceScenario struct {
 	Now1    string          `json:"now1"`
 	Holder  json.RawMessage `json:"holder"`
 	Body    string          `json:"body"`
+	Case    string          `json:"case"`
 }
 
 func conformanceClass(err error) map[string]any {
@@ -49,6 +50,10 @@ func conformanceClass(err error) map[string]any {
 			return map[string]any{"error": "store"}
 		case ErrIO:
 			return map[string]any{"error": "io"}
+		case ErrChanged:
+			return map[string]any{"error": "changed"}
+		case ErrNotFound:
+			return map[string]any{"error": "notfound"}
 		}
 		return map[string]any{"error": e.Code.String()}
 	}
@@ -240,6 +245,42 @@ func conformanceJudge(s conformanceScenario) any {
 	return map[string]any{"kind": v.Kind.String(), "reason": v.Reason.String(), "manual": v.ManualRemoval}
 }
 
+// release: our lock released while ours, after another writer took its key (another),
+// or after its key was removed (gone); loss: renewed after another writer took its key.
+func conformanceRelease(s conformanceScenario) any {
+	st, err := OpenStore(s.URL, StoreURLOptions{Create: true})
+	if err != nil {
+		return conformanceClass(err)
+	}
+	defer st.Close()
+	holder := &LockHolder{Kind: LockHolderProcess, Lease: time.Duration(s.LeaseMs) * time.Millisecond}
+	l, _, err := AcquireLock(st, s.Key, "conformance release", holder, time.Time{}, nil)
+	if err != nil || l == nil {
+		return map[string]any{"error": fmt.Sprint("not acquired: ", err)}
+	}
+	defer l.Close()
+	switch s.Case {
+	case "", "another":
+		body, _ := NewLockBody("another writer", time.Now(), nil, "")
+		_, err = st.Update(s.Key, body, l.Revision())
+	case "gone":
+		err = st.Delete(s.Key, l.Revision())
+	}
+	if err != nil {
+		return map[string]any{"error": fmt.Sprint("disturbing: ", err)}
+	}
+	if s.Kind == "loss" {
+		if err := l.Renew(time.Time{}); err != nil {
+			return conformanceClass(err)
+		}
+		return map[string]any{"renewed": true}
+	}
+	if err := l.Release(); err != nil {
+		return conformanceClass(err)
+	}
+	return map[string]any{"released": true}
+}
+
 func conformanceAnswer(s conformanceScenario) any {
 	switch s.Kind {
 	case "plan", "plan-self", "owner":
@@ -252,6 +293,8 @@ func conformanceAnswer(s conformanceScenario) any {
 		return conformanceLock(s)
 	case "judge":
 		return conformanceJudge(s)
+	case "release", "loss":
+		return conformanceRelease(s)
 	}
 	return nil
 }

@@ -12,7 +12,8 @@ if (!process.env.LEASEJUDGE_NODE_PACKAGE || !fs.existsSync(process.env.LEASEJUDG
 }
 const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
 
-const CLASSES = {LJ_EINVAL: 'invalid', LJ_ESTORE: 'store', LJ_EIO: 'io', LJ_EPARSE: 'parse'};
+const CLASSES = {LJ_EINVAL: 'invalid', LJ_ESTORE: 'store', LJ_EIO: 'io', LJ_EPARSE: 'parse', LJ_ENOTFOUND: 'notfound',
+                 LJ_ECHANGED: 'changed'};
 
 function errorOf(e) {
   if (CLASSES[e.code]) return {error: CLASSES[e.code]};
@@ -99,6 +100,28 @@ function judge(s) {
   return {kind: v.kind, reason: v.reason, manual: v.manualRemoval};
 }
 
+// release: our lock released while ours, after another writer took its key (another),
+// or after its key was removed (gone); loss: renewed after another writer took its key.
+function release(s) {
+  const store = lj.openStore(s.url, {create: true});
+  const lock = lj.acquireLock(store, s.key, {purpose: 'conformance release', holder: {leaseMs: s.lease_ms}}).lock;
+  try {
+    const c = s.case || 'another';
+    if (c === 'another') store.update(s.key, lj.lockBody('another writer', new Date()), lock.revision);
+    if (c === 'gone') store.remove(s.key, lock.revision);
+    if (s.kind === 'loss') {
+      lock.renew();
+      return {renewed: true};
+    }
+    lock.release();
+    return {released: true};
+  } catch (e) {
+    return errorOf(e);
+  } finally {
+    store.close();
+  }
+}
+
 function answer(s) {
   switch (s.kind) {
     case 'plan':
@@ -108,6 +131,8 @@ function answer(s) {
     case 'lock': return lock(s);
     case 'wait': return wait(s);
     case 'judge': return judge(s);
+    case 'release':
+    case 'loss': return release(s);
     default: return null;
   }
 }

@@ -176,8 +176,42 @@ judge() {
 print(json.dumps({"kind": v["kind"], "reason": v["reason"], "manual": v["manualRemoval"]}))' "$WORK/$i.verdict"
 }
 
+# release: our lock released while ours (mine), after another writer took its key
+# (another), after it was removed (gone: released already); loss: renewed after another
+# writer took its key. The other writer is a second acquisition that breaks ours, taken
+# for a sleeping child's pid that then ended.
+release() {
+  local got id rc sleeper verb=release done='{"released":true}'
+  [ "$kind" = loss ] && verb=renew done='{"renewed":true}'
+  local c=${case:-another} pid=()
+  if [ "$c" = another ]; then
+    sleep 300 &
+    sleeper=$!
+    pid=(--pid "$sleeper")
+  fi
+  got=$(lj lock acquire --store "$url" --create-bucket --lease "${lease_ms}ms" "${pid[@]}" --json "$key" 2>/dev/null)
+  rc=$?
+  [ $rc -eq 0 ] || { class_of $rc; return; }
+  id=$(field id <<<"$got")
+  if [ "$c" = another ]; then
+    kill "$sleeper"
+    wait "$sleeper" 2>/dev/null
+    lj lock acquire --store "$url" --lease "${lease_ms}ms" "$key" >/dev/null 2>&1 || { echo '{"error":"not taken"}'; return; }
+  elif [ "$c" = gone ]; then
+    lj lock release --store "$url" --id "$id" "$key" >/dev/null 2>&1 || { echo '{"error":"not removed"}'; return; }
+  fi
+  lj lock "$verb" --store "$url" --id "$id" "$key" >/dev/null 2>&1
+  rc=$?
+  case $rc in
+    0) echo "$done" ;;
+    1) echo '{"error":"notfound"}' ;;
+    5) echo '{"error":"changed"}' ;;
+    *) class_of $rc ;;
+  esac
+}
+
 while IFS=$'\t' read -r i name; do
-  unset owner rule probe url key now now0 now1 lease_ms wait_ms
+  unset owner rule probe url key now now0 now1 lease_ms wait_ms case
   # shellcheck disable=SC1090
   . "$WORK/$i.env"
   # Each answer written from this shell, not a subshell (see plan).
@@ -188,6 +222,7 @@ while IFS=$'\t' read -r i name; do
     lock) lock "$i" ;;
     wait) wait_lock "$i" ;;
     judge) judge "$i" ;;
+    release | loss) release ;;
     *) echo unsupported ;;
   esac >"$WORK/answer"
   printf '%s\t%s\n' "$name" "$(cat "$WORK/answer")"
