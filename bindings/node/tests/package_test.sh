@@ -54,6 +54,8 @@ const store: lj.Store = lj.openStore("mem:");
 const got: lj.Acquisition = lj.acquireLock(store, "k", { purpose: "p", holder: null });
 const revision: number = got.lock ? got.lock.revision : got.brokeAt;
 got.lock?.renew();
+const reopened: lj.HeldLock = lj.openLock(store, "k", got.lock ? got.lock.id : "", lj.LOCK_LEASE_AS_TAKEN);
+reopened.release();
 const plan = lj.planStepLines(Buffer.from(""), { node: "n", rule: "provably-dead", now: 1n });
 const ends: number = plan.summary.ends;
 const lines: Buffer = plan.lines;
@@ -85,6 +87,8 @@ lj.planStepLines("", { node: "n", rule: "everyone" });
 lj.acquireLockWait(store, "k", { purpose: "p", timeoutMs: "1" });
 // @ts-expect-error signal is an AbortSignal
 lj.acquireLockWait(store, "k", { purpose: "p", signal: new AbortController() });
+// @ts-expect-error openLock's lease is a number of ms
+lj.openLock(store, "k", "id", "1");
 // @ts-expect-error Store has no public constructor
 new lj.Store();
 console.log(bad, badCode);
