@@ -1,8 +1,7 @@
 'use strict';
 // The conformance table through the Node package (bindings/node): one answer line per
 // scenario, "<name>\t<JSON>" (check.py compares). The package has no owner token (no
-// plan-self), no handle for a lock taken by another run (no lease-reopen) and no
-// acquire that waits (no wait): those kinds are answered "unsupported".
+// plan-self): that kind is answered "unsupported".
 const fs = require('fs');
 const os = require('os');
 
@@ -55,8 +54,10 @@ function lease(s) {
   const got = lj.acquireLock(store, s.key, {purpose: 'conformance lease', holder: {leaseMs: s.lease_ms},
                                             now: new Date(s.now0)});
   const first = JSON.parse(got.lock.body).leaseUntil;
-  got.lock.renew(new Date(s.now1));
-  const answer = {leaseUntil: [first, JSON.parse(got.lock.body).leaseUntil]};
+  // lease-reopen: another run renews it, knowing only the key and the acquisition id.
+  const lock = s.kind === 'lease-reopen' ? lj.openLock(store, s.key, got.lock.id, lj.LOCK_LEASE_AS_TAKEN) : got.lock;
+  lock.renew(new Date(s.now1));
+  const answer = {leaseUntil: [first, JSON.parse(lock.body).leaseUntil]};
   store.close();
   return answer;
 }
@@ -127,7 +128,8 @@ function answer(s) {
     case 'plan':
     case 'owner': return plan(s);
     case 'open': return openStore(s);
-    case 'lease': return lease(s);
+    case 'lease':
+    case 'lease-reopen': return lease(s);
     case 'lock': return lock(s);
     case 'wait': return wait(s);
     case 'judge': return judge(s);
