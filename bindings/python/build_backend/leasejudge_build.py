@@ -23,10 +23,13 @@ if __spec__ is not None and __spec__.cached and os.path.exists(__spec__.cached):
     except OSError:
         pass
 
-if sys.version_info >= (3, 11):
+try:
     import tomllib
-else:  # pyproject.toml's build-system requires it below 3.11
-    import tomli as tomllib
+except ImportError:  # Python before 3.11: tomli where installed, else _project_table
+    try:
+        import tomli as tomllib
+    except ImportError:
+        tomllib = None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "leasejudge"
@@ -35,7 +38,43 @@ EPOCH = (1980, 1, 1, 0, 0, 0)  # zip's earliest time: the same sources give the 
 
 def _project():
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
-        return tomllib.load(f)["project"]
+        raw = f.read()
+    if tomllib is None:
+        return _project_table(raw.decode("utf-8"))
+    return tomllib.loads(raw.decode("utf-8"))["project"]
+
+
+def _project_table(text):
+    """[project] of this package's pyproject.toml without a TOML library (Python 3.9
+    and 3.10 offline): the forms it uses, `key = "text"`, `key = {text = "..."}` and
+    arrays of strings over several lines. tests/python_install_test.py holds it to
+    tomllib's reading."""
+    import ast
+    table, section, pending = {}, None, None
+    for line in text.splitlines():
+        line = line.strip()
+        if pending is not None:
+            pending[1].append(line)
+            if line.startswith("]"):
+                table[pending[0]] = ast.literal_eval(" ".join(pending[1]))
+                pending = None
+            continue
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            section = line.strip("[]")
+            continue
+        if section != "project":
+            continue
+        key, value = (part.strip() for part in line.split("=", 1))
+        if value == "[":
+            pending = (key, ["["])
+        elif value.startswith("{"):
+            inner_key, inner = (part.strip() for part in value.strip("{}").split("=", 1))
+            table[key] = {inner_key: ast.literal_eval(inner)}
+        else:
+            table[key] = ast.literal_eval(value)
+    return table
 
 
 def _read(name):
