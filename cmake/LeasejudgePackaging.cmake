@@ -26,6 +26,9 @@ endif()
 set(LEASEJUDGE_PC_LIBS_PRIVATE "")
 configure_file(${PROJECT_SOURCE_DIR}/capi/leasejudge.pc.in ${PROJECT_BINARY_DIR}/leasejudge.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/leasejudge.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# The license (Apache-2.0, the top-level LICENSE) the Debian way: a machine-readable
+# copyright file that points at the system's copy of the text.
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/copyright DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/leasejudge)
 
 # A Debian package of what `cmake --install` installs: `cpack -G DEB` in the build tree
 # makes build/leasejudge_<version>_<arch>.deb, its Depends computed by dpkg-shlibdeps
@@ -35,6 +38,7 @@ set(CPACK_PACKAGE_VENDOR leasejudge)
 set(CPACK_PACKAGE_CONTACT "leasejudge <leasejudge@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
   "judge whether the holder of a lock, lease or running step is alive, and reclaim what a dead one left")
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

@@ -1020,6 +1020,11 @@ static void case_lock_bodies(void) {
   size_t len = 0;
   int64_t ms = 0;
 
+  REFUSED(lj_lock_purpose_default(NULL, &len, S("k"), 0, &err), LJ_EINVAL);
+  REFUSED(lj_lock_purpose_default(&out, &len, NULL, 1, 0, &err), LJ_EINVAL);
+  REFUSED(lj_lock_purpose_default(&out, &len, S(""), 0, &err), LJ_EINVAL);
+  REFUSED(lj_lock_purpose_default(&out, &len, S("k"), -1, &err), LJ_EINVAL);
+  CHECK(out == NULL);
   REFUSED(lj_lock_body_new(NULL, &len, S("p"), NOW_MS, NULL, NULL, 0, &err), LJ_EINVAL);
   REFUSED(lj_lock_body_new(&out, &len, NULL, 1, NOW_MS, NULL, NULL, 0, &err), LJ_EINVAL);
   CHECK(out == NULL);
@@ -1785,6 +1790,7 @@ static const struct symbol_case cases[] = {
     {"lj_lock_holder_init", case_lock_verdicts},
     {"lj_lock_judge", case_lock_verdicts},
     {"lj_lock_body_new", case_lock_bodies},
+    {"lj_lock_purpose_default", case_lock_bodies},
     {"lj_lock_body_renew", case_lock_bodies},
     {"lj_lock_body_id", case_lock_bodies},
     {"lj_lock_time_format", case_lock_bodies},

@@ -65,6 +65,8 @@ if [ -f "$root/usr/lib/bash/leasejudge.so" ]; then
 fi
 same "the man page and the completion are in place" "yes yes" \
   "$([ -s "$root/usr/share/man/man1/leasejudge.1" ] && echo yes) $([ -s "$root/usr/share/bash-completion/completions/leasejudge" ] && echo yes)"
+same "its copyright file declares Apache-2.0 and points at the system's text" "Apache-2.0 yes" \
+  "$(sed -n 's/^License: //p' "$root/usr/share/doc/leasejudge/copyright") $(grep -q '/usr/share/common-licenses/Apache-2.0' "$root/usr/share/doc/leasejudge/copyright" && echo yes)"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -454,6 +454,15 @@ static void test_bodies(void) {
   CHECK(lj_lock_body_id(&id, &id_len, S("nope"), NULL) == LJ_EPARSE);
   CHECK(lj_lock_body_id(NULL, &id_len, S("nope"), NULL) == LJ_EINVAL);
 
+  /* The purpose a lock is taken with when none is named: one text for every door. */
+  CHECK(lj_lock_purpose_default(&id, &id_len, S("deploy/main"), 48213, NULL) == LJ_OK);
+  CHECK(str_is(id, id_len, "leasejudge lock deploy/main (pid 48213)"));
+  lj_free(id);
+  CHECK(lj_lock_purpose_default(&id, &id_len, S("k"), 0, NULL) == LJ_OK);
+  snprintf(expected, sizeof expected, "leasejudge lock k (pid %ld)", (long)getpid());
+  CHECK(str_is(id, id_len, expected));
+  lj_free(id);
+
   /* A new body for this process: its host and pid, the lease from now. */
   CHECK(gethostname(host, sizeof host - 1) == 0);
   holder.lease_ms = 1000;

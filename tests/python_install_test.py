@@ -1,7 +1,8 @@
-"""`pip install --no-index --no-build-isolation bindings/python` into a fresh venv
-(offline, Debian's setuptools) and a judgement from that venv, with the library found
-each way ctypes users expect: LEASEJUDGE_LIBRARY, next to the installed prefix, the
-dynamic loader's path (find_library), and leasejudge.load(path)."""
+"""`pip install bindings/python` as users type it, offline, into a fresh venv of
+Debian's python3 (setuptools 66 and no `wheel`), with and without build isolation, the
+source tree left exactly as it was; and a judgement from that venv, with the library
+found each way ctypes users expect: LEASEJUDGE_LIBRARY, next to the installed prefix,
+the dynamic loader's path (find_library), and leasejudge.load(path)."""
 import os
 import shutil
 import subprocess
@@ -30,23 +31,75 @@ print(v.kind.name, v.reason.code, v.manual_removal)
 WANT = "BREAK lease_ended False"
 
 
+PACKAGE = os.path.join(python_support.SOURCE, "bindings", "python")
+
+
+def snapshot(top):
+    """Every path under top with its size and modification time."""
+    out = []
+    for d, dirs, files in os.walk(top):
+        for name in dirs + files:
+            st = os.lstat(os.path.join(d, name))
+            out.append((os.path.relpath(os.path.join(d, name), top), st.st_size, st.st_mtime_ns))
+    return sorted(out)
+
+
 @pytest.fixture(scope="module")
-def venv():
-    """A fresh venv with the package installed from a copy of bindings/python (the
-    build leaves nothing in the source tree)."""
+def installed():
+    """A fresh venv (no system site packages) with the package installed straight from
+    the source tree by `pip install --no-index bindings/python`; (venv, the tree before)."""
     root = tempfile.mkdtemp(prefix="lj-py-venv-")
     try:
-        source = os.path.join(root, "src")
-        shutil.copytree(os.path.join(python_support.SOURCE, "bindings", "python"), source,
-                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-        env = clean_env()
+        before = snapshot(PACKAGE)
+        env = clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1")
         home = os.path.join(root, "venv")
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", home], check=True, env=env)
-        subprocess.run([os.path.join(home, "bin", "pip"), "install", "-q", "--no-index", "--no-build-isolation",
-                        source], check=True, env=dict(env, PIP_DISABLE_PIP_VERSION_CHECK="1"), cwd=root)
-        yield home
+        subprocess.run([sys.executable, "-m", "venv", home], check=True, env=env, cwd=root)
+        p = subprocess.run([os.path.join(home, "bin", "pip"), "install", "--no-index", PACKAGE], capture_output=True,
+                           text=True, env=env, cwd=root)
+        assert p.returncode == 0, p.stdout + p.stderr
+        yield home, before
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def venv(installed):
+    return installed[0]
+
+
+def test_installed_without_wheel_the_tree_unchanged(installed):
+    home, before = installed
+    rc, out, err = run(home, "import importlib.util as u, setuptools; print(u.find_spec('wheel') is None)")
+    assert rc == 0 and out == ["True"], err
+    p = subprocess.run([os.path.join(home, "bin", "pip"), "install", "-q", "--no-index", "--no-build-isolation",
+                        "--force-reinstall", PACKAGE], capture_output=True, text=True,
+                       env=clean_env(PIP_DISABLE_PIP_VERSION_CHECK="1"), cwd=home)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rc, out, err = run(home, JUDGE, LEASEJUDGE_LIBRARY=LIBRARY)
+    assert rc == 0 and out[1].startswith(home + os.sep) and out[2] == WANT, err
+    assert snapshot(PACKAGE) == before
+
+
+def test_the_backend_reads_pyproject_as_tomllib_does():
+    import tomllib
+    sys.path.insert(0, os.path.join(PACKAGE, "build_backend"))
+    try:
+        import leasejudge_build
+    finally:
+        sys.path.pop(0)
+    with open(os.path.join(PACKAGE, "pyproject.toml"), encoding="utf-8") as f:
+        text = f.read()
+    want = tomllib.loads(text)["project"]
+    assert want["license"] == {"text": "Apache-2.0"} and len(want["classifiers"]) == 4
+    assert leasejudge_build._project_table(text) == want
+
+
+def test_installed_with_its_license(venv):
+    rc, out, err = run(venv, "import importlib.metadata as m; d = m.distribution('leasejudge'); "
+                             "print(d.metadata['License']); print(len(d.read_text('LICENSE')))")
+    with open(os.path.join(python_support.SOURCE, "LICENSE"), encoding="utf-8") as f:
+        want = len(f.read())
+    assert rc == 0 and out == ["Apache-2.0", str(want)], err
 
 
 def clean_env(**extra):

@@ -16,6 +16,18 @@ int now_of(const Context& cx, const Args& args, int64_t& now_ms) {
   return exit_ok;
 }
 
+// The library's purpose for a lock whose taker names none (every door's same text).
+int default_purpose(const Context& cx, const std::string& key, int32_t pid, std::string& purpose) {
+  char* out = nullptr;
+  size_t len = 0;
+  lj_error_t* err = nullptr;
+  int rc = lj_lock_purpose_default(&out, &len, key.data(), key.size(), pid, &err);
+  if (rc != LJ_OK) return cx.failed(fmt::format("the purpose for {}", key), rc, err);
+  purpose.assign(out, len);
+  lj_free(out);
+  return exit_ok;
+}
+
 // A file store's file ("lj1 <revision>\n" then the value) as its value: the body a
 // lock judge of the file means; any other bytes as they are.
 std::string file_store_value(std::string bytes) {
@@ -114,7 +126,12 @@ int run_acquire(Context& cx, const Args& args) {
     if (!parsed) return cx.usage(fmt::format("--pid {} is not a pid", *p));
     pid = *parsed;
   }
-  std::string purpose = args.value("--purpose").value_or(fmt::format("leasejudge lock {} (pid {})", key, pid));
+  std::string purpose;
+  if (auto p = args.value("--purpose")) {
+    purpose = *p;
+  } else if (int rc = key.empty() ? exit_ok : default_purpose(cx, key, pid, purpose); rc != exit_ok) {
+    return rc;
+  }
   int exit = exit_ok;
   StoreHandle store;
   if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;

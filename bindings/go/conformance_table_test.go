@@ -15,8 +15,7 @@ import (
 // The conformance table (tests/conformance/scenarios.json) through this package: one
 // answer line per scenario, "<name>\t<JSON>", written to LEASEJUDGE_CONFORMANCE_OUT for
 // tests/conformance/check.py to compare. It runs only when the checker names the table
-// (LEASEJUDGE_CONFORMANCE_TABLE). The package has no handle for a lock taken by another
-// run (no lease-reopen).
+// (LEASEJUDGE_CONFORMANCE_TABLE).
 
 type conformanceScenario struct {
 	Name    string          `json:"name"`
@@ -36,6 +35,8 @@ type conformanceScenario struct {
 	Now0    string          `json:"now0"`
 	Now1    string          `json:"now1"`
 	Holder  json.RawMessage `json:"holder"`
+	Body    string          `json:"body"`
+	Case    string          `json:"case"`
 }
 
 func conformanceClass(err error) map[string]any {
@@ -48,6 +49,10 @@ func conformanceClass(err error) map[string]any {
 			return map[string]any{"error": "store"}
 		case ErrIO:
 			return map[string]any{"error": "io"}
+		case ErrChanged:
+			return map[string]any{"error": "changed"}
+		case ErrNotFound:
+			return map[string]any{"error": "notfound"}
 		}
 		return map[string]any{"error": e.Code.String()}
 	}
@@ -154,6 +159,13 @@ func conformanceLease(s conformanceScenario) any {
 	}
 	defer l.Close()
 	first := conformanceUntil(l)
+	if s.Kind == "lease-reopen" { // another run renews it: only the key and the acquisition id are known
+		id, _ := l.ID()
+		if l, err = OpenLock(st, s.Key, id, LockLeaseAsTaken); err != nil {
+			return conformanceClass(err)
+		}
+		defer l.Close()
+	}
 	if err := l.Renew(conformanceTime(s.Now1)); err != nil {
 		return conformanceClass(err)
 	}
@@ -226,16 +238,69 @@ func conformanceWait(st *Store, s conformanceScenario, holder *LockHolder) any {
 	return map[string]any{"acquired": l != nil, "holder_kept": kept}
 }
 
+// A body's verdict at now: kind, reason code, whether only a person can clear it.
+func conformanceJudge(s conformanceScenario) any {
+	host, _ := os.Hostname()
+	machine, _ := MachineID()
+	self, _ := OwnerToken(0)
+	body := strings.NewReplacer("{{HOST}}", host, "{{MACHINE}}", machine, "{{SELF}}", self).Replace(s.Body)
+	v, err := JudgeLock([]byte(body), conformanceTime(s.Now), nil)
+	if err != nil {
+		return conformanceClass(err)
+	}
+	return map[string]any{"kind": v.Kind.String(), "reason": v.Reason.String(), "manual": v.ManualRemoval}
+}
+
+// release: our lock released while ours, after another writer took its key (another),
+// or after its key was removed (gone); loss: renewed after another writer took its key.
+func conformanceRelease(s conformanceScenario) any {
+	st, err := OpenStore(s.URL, StoreURLOptions{Create: true})
+	if err != nil {
+		return conformanceClass(err)
+	}
+	defer st.Close()
+	holder := &LockHolder{Kind: LockHolderProcess, Lease: time.Duration(s.LeaseMs) * time.Millisecond}
+	l, _, err := AcquireLock(st, s.Key, "conformance release", holder, time.Time{}, nil)
+	if err != nil || l == nil {
+		return map[string]any{"error": fmt.Sprint("not acquired: ", err)}
+	}
+	defer l.Close()
+	switch s.Case {
+	case "", "another":
+		body, _ := NewLockBody("another writer", time.Now(), nil, "")
+		_, err = st.Update(s.Key, body, l.Revision())
+	case "gone":
+		err = st.Delete(s.Key, l.Revision())
+	}
+	if err != nil {
+		return map[string]any{"error": fmt.Sprint("disturbing: ", err)}
+	}
+	if s.Kind == "loss" {
+		if err := l.Renew(time.Time{}); err != nil {
+			return conformanceClass(err)
+		}
+		return map[string]any{"renewed": true}
+	}
+	if err := l.Release(); err != nil {
+		return conformanceClass(err)
+	}
+	return map[string]any{"released": true}
+}
+
 func conformanceAnswer(s conformanceScenario) any {
 	switch s.Kind {
 	case "plan", "plan-self", "owner":
 		return conformancePlan(s)
 	case "open":
 		return conformanceOpen(s)
-	case "lease":
+	case "lease", "lease-reopen":
 		return conformanceLease(s)
 	case "lock", "wait":
 		return conformanceLock(s)
+	case "judge":
+		return conformanceJudge(s)
+	case "release", "loss":
+		return conformanceRelease(s)
 	}
 	return nil
 }

@@ -485,6 +485,33 @@ func AcquireLock(store *Store, key, purpose string, holder *LockHolder, now time
 	return l, a, nil
 }
 
+// LockLeaseAsTaken is OpenLock's lease for the lease the lock was taken with, which the
+// bodies leasejudge writes record (the C ABI's LJ_LOCK_LEASE_AS_TAKEN).
+const LockLeaseAsTaken = time.Duration(C.LJ_LOCK_LEASE_AS_TAKEN) * time.Millisecond
+
+// OpenLock is a handle for the lock at key while its body is the one with acquisition
+// id (a Lock's ID), to renew or release a lock taken before, by another process or run:
+// lease is its lease for renewal in whole milliseconds (0: none), or LockLeaseAsTaken.
+// ErrNotFound: no lock; ErrChanged: someone else's body now; ErrInvalid for an empty
+// key or id, or a lease the C ABI refuses.
+func OpenLock(store *Store, key, id string, lease time.Duration) (*Lock, error) {
+	k, kn := cString(key)
+	defer C.free(unsafe.Pointer(k))
+	i, in := cString(id)
+	defer C.free(unsafe.Pointer(i))
+	var out *C.lj_lock_t
+	err := store.use(func(sp *C.lj_store_t) error {
+		var cerr *C.lj_error_t
+		return errorOf(C.lj_lock_open(&out, sp, k, kn, i, in, C.int64_t(lease/time.Millisecond), &cerr), cerr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	l := &Lock{ptr: out, store: store}
+	runtime.SetFinalizer(l, (*Lock).Close)
+	return l, nil
+}
+
 // An acquisition's arguments as the C ABI takes them; free releases them.
 type acquireArgs struct {
 	key, purpose       *C.char

@@ -462,3 +462,78 @@ func TestLockHeartbeat(t *testing.T) {
 		t.Fatalf("a heartbeat without a lease: %v", err)
 	}
 }
+
+// A lock taken at 12:00:00 with a 30 s lease runs to now + lease + the 5-minute skew
+// (lj_lock.h): 12:05:30; opened by key and id and renewed at 12:00:10 with the lease
+// it was taken with, to 12:05:40; with 60 s of its own, to 12:06:10.
+func TestOpenLock(t *testing.T) {
+	s, err := OpenMemoryStore()
+	must(t, err)
+	defer s.Close()
+	now := time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
+	holder := &LockHolder{Kind: LockHolderProcess, Lease: 30 * time.Second}
+	first, acq, err := AcquireLock(s, "k", "deploy", holder, now, nil)
+	if err != nil || acq.Outcome != Acquired {
+		t.Fatalf("AcquireLock: %+v %v", acq, err)
+	}
+	defer first.Close()
+	id, err := first.ID()
+	must(t, err)
+	until := func(l *Lock) string {
+		body, err := l.Body()
+		must(t, err)
+		var b struct {
+			LeaseUntil string `json:"leaseUntil"`
+		}
+		must(t, json.Unmarshal(body, &b))
+		return b.LeaseUntil
+	}
+	for _, c := range []struct {
+		lease time.Duration
+		want  string
+	}{{LockLeaseAsTaken, "2024-06-01T12:05:40.000Z"}, {time.Minute, "2024-06-01T12:06:10.000Z"}} {
+		l, err := OpenLock(s, "k", id, c.lease)
+		must(t, err)
+		must(t, l.Renew(now.Add(10*time.Second)))
+		if got := until(l); got != c.want {
+			t.Errorf("renewed with %v: %s, want %s", c.lease, got, c.want)
+		}
+		l.Close()
+	}
+	l, err := OpenLock(s, "k", id, 0)
+	must(t, err)
+	must(t, l.Release())
+	l.Close()
+	if v, _, err := s.Get("k"); err != nil || v != nil {
+		t.Fatalf("after release: %q %v", v, err)
+	}
+
+	// Gone, someone else's, bad arguments, a closed store.
+	if _, err := OpenLock(s, "k", id, 0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("no lock: %v", err)
+	}
+	other, _, err := AcquireLock(s, "k", "deploy", holder, now, nil)
+	must(t, err)
+	defer other.Close()
+	for _, c := range []struct {
+		key, id string
+		lease   time.Duration
+		want    error
+	}{
+		{"k", id, 0, ErrChanged}, {"", id, 0, ErrInvalid}, {"k", "", 0, ErrInvalid},
+		{"k", id, -2 * time.Millisecond, ErrInvalid}, {"k\x00", id, 0, ErrNotFound}, {"k\xff", id, 0, ErrNotFound},
+	} {
+		if _, err := OpenLock(s, c.key, c.id, c.lease); !errors.Is(err, c.want) {
+			t.Errorf("OpenLock(%q, %q, %v): %v, want %v", c.key, c.id, c.lease, err, c.want)
+		}
+	}
+	if _, err := OpenLock(nil, "k", id, 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a nil store: %v", err)
+	}
+	s2, err := OpenMemoryStore()
+	must(t, err)
+	s2.Close()
+	if _, err := OpenLock(s2, "k", id, 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a closed store: %v", err)
+	}
+}

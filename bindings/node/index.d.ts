@@ -53,6 +53,8 @@ export declare const PROCESS_LEASE_MS: number;
  * another process breaks it only after that.
  */
 export declare const LEASE_SKEW_MS: number;
+/** openLock's leaseMs for the lease the lock was taken with (the C ABI's LJ_LOCK_LEASE_AS_TAKEN). */
+export declare const LOCK_LEASE_AS_TAKEN: number;
 
 /** A lock body as the schema reads it (unknown keys dropped). */
 export interface LockBody {
@@ -352,6 +354,14 @@ export interface Acquisition {
  *  "break" delete its body at the revision judged, then create ours.
  */
 export declare function acquireLock(store: Store, key: string, options: AcquireOptions): Acquisition;
+/**
+ * A handle for the lock at key while its body is the one with acquisition id `id` (a
+ * HeldLock's id), to renew or release a lock taken before, by another process or run.
+ * leaseMs is its lease for renewal (0: none), or LOCK_LEASE_AS_TAKEN: the lease the lock
+ * was taken with. Throws LJ_ENOTFOUND when no lock is there, LJ_ECHANGED when its body
+ * is someone else's now.
+ */
+export declare function openLock(store: Store, key: string, id: string, leaseMs: number): HeldLock;
 
 export interface AcquireWaitOptions {
   purpose: string;

@@ -19,6 +19,8 @@ const numbers = native.numbers;
 const PROCESS_LEASE_MS = native.processLeaseMs;
 /** Added to every lease for clock skew between the holder and its judge. */
 const LEASE_SKEW_MS = native.leaseSkewMs;
+/** openLock's leaseMs for the lease the lock was taken with (LJ_LOCK_LEASE_AS_TAKEN). */
+const LOCK_LEASE_AS_TAKEN = native.lockLeaseAsTaken;
 
 // JavaScript's Date range, in ms either side of the epoch.
 const DATE_LIMIT = 8.64e15;
@@ -416,6 +418,18 @@ function acquireLock(store, key, options) {
   };
 }
 
+/**
+ * A handle for the lock at key while its body is the one with acquisition id `id` (a
+ * HeldLock's id), to renew or release a lock taken before, by another process or run.
+ * leaseMs is its lease for renewal (0: none), or LOCK_LEASE_AS_TAKEN: the lease the lock
+ * was taken with. Throws LJ_ENOTFOUND when no lock is there, LJ_ECHANGED when its body
+ * is someone else's now.
+ */
+function openLock(store, key, id, leaseMs) {
+  if (!(store instanceof Store)) throw typeError('store must be a Store');
+  return new HeldLock(native.lockOpen(store[storeHandle], key, id, leaseMs), store, key);
+}
+
 // The longest wait one call of the library takes (a day): a wait without timeoutMs
 // is made of turns of it.
 const WAIT_TURN_MS = 86400000;
@@ -509,6 +523,7 @@ function planStepLines(input, options) {
 module.exports = {
   PROCESS_LEASE_MS,
   LEASE_SKEW_MS,
+  LOCK_LEASE_AS_TAKEN,
   lockBody,
   renewedLockBody,
   processAlive,
@@ -525,6 +540,7 @@ module.exports = {
   HeldLock,
   Heartbeat,
   acquireLock,
+  openLock,
   acquireLockWait,
   planStepLines,
   version : native.version,

@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 
+#include <unistd.h>
+
 #include "internal.hpp"
 #include "leasejudge/clock.hpp"
 #include "leasejudge/identity.hpp"
@@ -508,6 +510,19 @@ LJ_API int lj_lock_judge(lj_lock_verdict_t* out, const char* body, size_t body_l
 
 LJ_API int lj_lock_holder_init(lj_lock_holder_t* holder, uint32_t version) {
   return init_options(holder, version, lock_holder_versions);
+}
+
+LJ_API int lj_lock_purpose_default(char** out, size_t* out_len, const char* key, size_t key_len, int32_t pid,
+                                   lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = nullptr;
+  std::string_view k;
+  if (!view_of(key, key_len, k) || k.empty()) return fail(err, LJ_EINVAL, "key is empty");
+  if (pid < 0) return fail(err, LJ_EINVAL, "pid is negative");
+  return guard(err, [&] {
+    return give(out, out_len, leasejudge::default_lock_purpose(k, pid == 0 ? ::getpid() : pid), err);
+  });
 }
 
 LJ_API int lj_lock_body_new(char** out, size_t* out_len, const char* purpose, size_t purpose_len, int64_t now_ms,

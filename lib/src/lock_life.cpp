@@ -40,6 +40,10 @@ const char* acquisition_outcome_name(Acquisition::Outcome outcome) noexcept {
   return "";
 }
 
+std::string default_lock_purpose(std::string_view key, std::int32_t pid) {
+  return fmt::format("leasejudge lock {} (pid {})", key, pid);
+}
+
 Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockRequest& request, Instant now) {
   if (key.empty()) return Error{Errc::invalid_argument, "a lock needs a key"};
   const BodyAuthor author = request.author ? *request.author : this_author();

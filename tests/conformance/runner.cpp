@@ -23,6 +23,7 @@ std::string error_class(int rc) {
     case LJ_EIO: return "io";
     case LJ_EPARSE: return "parse";
     case LJ_ENOTFOUND: return "notfound";
+    case LJ_ECHANGED: return "changed";
     default: return fmt::format("code {}", rc);
   }
 }
@@ -241,12 +242,65 @@ struct Runner {
     return fmt::format(R"({{"acquired":{},"holder_kept":{}}})", a.outcome == LJ_ACQUIRE_ACQUIRED, kept);
   }
 
+  // A body's verdict at now: kind, reason code, whether only a person can clear it.
+  std::string judge(element s) {
+    std::string body = text_of(s, "body");
+    replace_all(body, "{{HOST}}", host);
+    replace_all(body, "{{MACHINE}}", machine);
+    replace_all(body, "{{SELF}}", self);
+    lj_lock_verdict_t v{};
+    if (int rc = lj_lock_judge(&v, body.data(), body.size(), ms_of(s, "now"), nullptr, nullptr); rc != LJ_OK)
+      return error_json(rc);
+    std::string answer = fmt::format(R"({{"kind":"{}","reason":"{}","manual":{}}})", lj_lock_kind_name(v.kind),
+                                     lj_lock_reason_code(v.reason), v.manual_removal != 0);
+    lj_lock_verdict_clear(&v);
+    return answer;
+  }
+
+  // release: our lock released while ours, after another writer took its key
+  // (another), or after its key was removed (gone); loss: renewed after another
+  // writer took its key.
+  std::string release(element s, bool loss) {
+    lj_store_t* store = nullptr;
+    if (int rc = open(&store, text_of(s, "url"), true); rc != LJ_OK) return error_json(rc);
+    std::string key = text_of(s, "key"), purpose = "conformance release", c = text_of(s, "case");
+    lj_lock_holder_t holder = LJ_LOCK_HOLDER_INIT;
+    holder.lease_ms = int64_t(s["lease_ms"]);
+    lj_lock_t* lock = nullptr;
+    lj_lock_acquisition_t a{};
+    int rc = lj_lock_acquire(&lock, &a, store, key.data(), key.size(), purpose.data(), purpose.size(), &holder,
+                             LJ_LOCK_NOW, nullptr, nullptr);
+    lj_lock_acquisition_clear(&a);
+    if (rc == LJ_OK && lock == nullptr) rc = LJ_EBUSY;
+    if (rc == LJ_OK && (c.empty() || c == "another")) {
+      char* body = nullptr;
+      size_t n = 0;
+      rc = lj_lock_body_new(&body, &n, "another writer", 14, LJ_LOCK_NOW, nullptr, nullptr, 0, nullptr);
+      std::string other = taken(body, n);
+      if (rc == LJ_OK)
+        rc = lj_store_update(nullptr, store, key.data(), key.size(), other.data(), other.size(),
+                             lj_lock_revision(lock), nullptr);
+    } else if (rc == LJ_OK && c == "gone") {
+      rc = lj_store_remove(store, key.data(), key.size(), lj_lock_revision(lock), nullptr);
+    }
+    std::string answer = fmt::format(R"({{"error":"not disturbed: {}"}})", error_class(rc));
+    if (rc == LJ_OK) {
+      int got = loss ? lj_lock_renew(lock, LJ_LOCK_NOW, nullptr) : lj_lock_release(lock, nullptr);
+      answer = got != LJ_OK ? error_json(got) : loss ? R"({"renewed":true})" : R"({"released":true})";
+    }
+    lj_lock_destroy(lock);
+    lj_store_destroy(store);
+    return answer;
+  }
+
   std::string answer(element s) {
     std::string kind = text_of(s, "kind");
     if (kind == "plan" || kind == "plan-self" || kind == "owner") return plan(s, kind == "owner");
     if (kind == "open") return open_store(s);
     if (kind == "lease" || kind == "lease-reopen") return lease(s, kind == "lease-reopen");
     if (kind == "lock" || kind == "wait") return lock(s, kind == "wait");
+    if (kind == "judge") return judge(s);
+    if (kind == "release" || kind == "loss") return release(s, kind == "loss");
     return "unsupported";
   }
 };

@@ -1,8 +1,7 @@
 'use strict';
 // The conformance table through the Node package (bindings/node): one answer line per
 // scenario, "<name>\t<JSON>" (check.py compares). The package has no owner token (no
-// plan-self), no handle for a lock taken by another run (no lease-reopen) and no
-// acquire that waits (no wait): those kinds are answered "unsupported".
+// plan-self): that kind is answered "unsupported".
 const fs = require('fs');
 const os = require('os');
 
@@ -12,7 +11,8 @@ if (!process.env.LEASEJUDGE_NODE_PACKAGE || !fs.existsSync(process.env.LEASEJUDG
 }
 const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
 
-const CLASSES = {LJ_EINVAL: 'invalid', LJ_ESTORE: 'store', LJ_EIO: 'io', LJ_EPARSE: 'parse'};
+const CLASSES = {LJ_EINVAL: 'invalid', LJ_ESTORE: 'store', LJ_EIO: 'io', LJ_EPARSE: 'parse', LJ_ENOTFOUND: 'notfound',
+                 LJ_ECHANGED: 'changed'};
 
 function errorOf(e) {
   if (CLASSES[e.code]) return {error: CLASSES[e.code]};
@@ -54,8 +54,10 @@ function lease(s) {
   const got = lj.acquireLock(store, s.key, {purpose: 'conformance lease', holder: {leaseMs: s.lease_ms},
                                             now: new Date(s.now0)});
   const first = JSON.parse(got.lock.body).leaseUntil;
-  got.lock.renew(new Date(s.now1));
-  const answer = {leaseUntil: [first, JSON.parse(got.lock.body).leaseUntil]};
+  // lease-reopen: another run renews it, knowing only the key and the acquisition id.
+  const lock = s.kind === 'lease-reopen' ? lj.openLock(store, s.key, got.lock.id, lj.LOCK_LEASE_AS_TAKEN) : got.lock;
+  lock.renew(new Date(s.now1));
+  const answer = {leaseUntil: [first, JSON.parse(lock.body).leaseUntil]};
   store.close();
   return answer;
 }
@@ -93,14 +95,46 @@ async function wait(s) {
   return answer;
 }
 
+function judge(s) {
+  const body = s.body.split('{{HOST}}').join(os.hostname()).split('{{MACHINE}}').join(lj.machineId() || '');
+  const v = lj.judgeLock(Buffer.from(body), undefined, new Date(s.now));
+  return {kind: v.kind, reason: v.reason, manual: v.manualRemoval};
+}
+
+// release: our lock released while ours, after another writer took its key (another),
+// or after its key was removed (gone); loss: renewed after another writer took its key.
+function release(s) {
+  const store = lj.openStore(s.url, {create: true});
+  const lock = lj.acquireLock(store, s.key, {purpose: 'conformance release', holder: {leaseMs: s.lease_ms}}).lock;
+  try {
+    const c = s.case || 'another';
+    if (c === 'another') store.update(s.key, lj.lockBody('another writer', new Date()), lock.revision);
+    if (c === 'gone') store.remove(s.key, lock.revision);
+    if (s.kind === 'loss') {
+      lock.renew();
+      return {renewed: true};
+    }
+    lock.release();
+    return {released: true};
+  } catch (e) {
+    return errorOf(e);
+  } finally {
+    store.close();
+  }
+}
+
 function answer(s) {
   switch (s.kind) {
     case 'plan':
     case 'owner': return plan(s);
     case 'open': return openStore(s);
-    case 'lease': return lease(s);
+    case 'lease':
+    case 'lease-reopen': return lease(s);
     case 'lock': return lock(s);
     case 'wait': return wait(s);
+    case 'judge': return judge(s);
+    case 'release':
+    case 'loss': return release(s);
     default: return null;
   }
 }

@@ -16,7 +16,7 @@ import leasejudge as lj  # noqa: E402
 from leasejudge import errors  # noqa: E402
 
 CLASSES = {errors.InvalidArgumentError: "invalid", errors.StoreError: "store", errors.SystemFailureError: "io",
-           errors.ParseError: "parse", errors.NotFoundError: "notfound"}
+           errors.ParseError: "parse", errors.NotFoundError: "notfound", errors.ChangedError: "changed"}
 
 
 def error_of(e):
@@ -120,6 +120,34 @@ class Runner:
         store.close()
         return answer
 
+    def judge(self, s):
+        body = s["body"].replace("{{HOST}}", self.host).replace("{{MACHINE}}", self.machine)
+        v = lj.judge_lock(body.replace("{{SELF}}", self.self_token).encode(), now=ms(s["now"]))
+        return {"kind": v.kind.name.lower(), "reason": v.reason.code, "manual": v.manual_removal}
+
+    def release(self, s):
+        """release: our lock released while ours, after another writer took its key
+        (another), or after its key was removed (gone); loss: renewed after another writer
+        took its key."""
+        store = lj.open_store(s["url"], create=True)
+        lock, _ = lj.acquire_lock(store, s["key"], "conformance release", holder=lj.LockHolder(lease_ms=s["lease_ms"]))
+        try:
+            case = s.get("case", "another")
+            if case == "another":
+                store.update(s["key"], lj.lock_body("another writer"), lock.revision)
+            elif case == "gone":
+                store.delete(s["key"], lock.revision)
+            if s["kind"] == "loss":
+                lock.renew()
+                return {"renewed": True}
+            lock.release()
+            return {"released": True}
+        except errors.LeasejudgeError as e:
+            return error_of(e)
+        finally:
+            lock.close()
+            store.close()
+
     def answer(self, s):
         kind = s["kind"]
         if kind in ("plan", "plan-self", "owner"):
@@ -132,6 +160,10 @@ class Runner:
             return self.lock(s)
         if kind == "wait":
             return self.wait(s)
+        if kind == "judge":
+            return self.judge(s)
+        if kind in ("release", "loss"):
+            return self.release(s)
         return None
 
 

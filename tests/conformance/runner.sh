@@ -24,13 +24,14 @@ case $mode in
   *) echo "usage: runner.sh cli|bash TABLE" >&2; exit 2 ;;
 esac
 
-# The table as one file of shell assignments per scenario (N.env), its JSON lines (N.in)
-# and the holder body (N.holder); the list "N<TAB>name" on stdout.
+# The table as one file of shell assignments per scenario (N.env), its JSON lines (N.in),
+# the holder body (N.holder) and the body to judge, as bytes (N.body); the list
+# "N<TAB>name" on stdout.
 python3 - "$table" "$WORK" >"$WORK/list" <<'EOF' || exit 1
 import json, shlex, sys
 table, work = sys.argv[1], sys.argv[2]
 for i, s in enumerate(json.load(open(table))["scenarios"]):
-    env = {k: v for k, v in s.items() if isinstance(v, (str, int, bool)) and k != "expect"}
+    env = {k: v for k, v in s.items() if isinstance(v, (str, int, bool)) and k not in ("expect", "body")}
     env["has_owner"] = "1" if "owner" in s else ""
     env["has_rule"] = "1" if "rule" in s else ""
     env["create"] = "1" if s.get("create") else ""
@@ -42,6 +43,9 @@ for i, s in enumerate(json.load(open(table))["scenarios"]):
     if "holder" in s:
         with open("%s/%d.holder" % (work, i), "w") as f:
             f.write(json.dumps({"key": s["key"], "value": s["holder"]}) + "\n")
+    if "body" in s:
+        with open("%s/%d.body" % (work, i), "wb") as f:
+            f.write(s["body"].encode("utf-8"))
     print("%d\t%s" % (i, s["name"]))
 EOF
 
@@ -161,8 +165,53 @@ wait_lock() {
   echo "{\"acquired\":$acquired,\"holder_kept\":$kept}"
 }
 
+# A body's verdict at now: kind, reason code, whether only a person can clear it.
+judge() {
+  local i=$1 rc
+  sed -e "s/{{HOST}}/$HOST/g" -e "s/{{MACHINE}}/$MACHINE/g" -e "s/{{SELF}}/$SELF/g" "$WORK/$i.body" >"$WORK/$i.judge-in"
+  lj lock judge --now "$now" --json "$WORK/$i.judge-in" >"$WORK/$i.verdict" 2>/dev/null
+  rc=$?
+  case $rc in 0 | 1 | 3) ;; *) class_of $rc; return ;; esac
+  python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))
+print(json.dumps({"kind": v["kind"], "reason": v["reason"], "manual": v["manualRemoval"]}))' "$WORK/$i.verdict"
+}
+
+# release: our lock released while ours (mine), after another writer took its key
+# (another), after it was removed (gone: released already); loss: renewed after another
+# writer took its key. The other writer is a second acquisition that breaks ours, taken
+# for a sleeping child's pid that then ended.
+release() {
+  local got id rc sleeper verb=release done='{"released":true}'
+  [ "$kind" = loss ] && verb=renew done='{"renewed":true}'
+  local c=${case:-another} pid=()
+  if [ "$c" = another ]; then
+    sleep 300 &
+    sleeper=$!
+    pid=(--pid "$sleeper")
+  fi
+  got=$(lj lock acquire --store "$url" --create-bucket --lease "${lease_ms}ms" "${pid[@]}" --json "$key" 2>/dev/null)
+  rc=$?
+  [ $rc -eq 0 ] || { class_of $rc; return; }
+  id=$(field id <<<"$got")
+  if [ "$c" = another ]; then
+    kill "$sleeper"
+    wait "$sleeper" 2>/dev/null
+    lj lock acquire --store "$url" --lease "${lease_ms}ms" "$key" >/dev/null 2>&1 || { echo '{"error":"not taken"}'; return; }
+  elif [ "$c" = gone ]; then
+    lj lock release --store "$url" --id "$id" "$key" >/dev/null 2>&1 || { echo '{"error":"not removed"}'; return; }
+  fi
+  lj lock "$verb" --store "$url" --id "$id" "$key" >/dev/null 2>&1
+  rc=$?
+  case $rc in
+    0) echo "$done" ;;
+    1) echo '{"error":"notfound"}' ;;
+    5) echo '{"error":"changed"}' ;;
+    *) class_of $rc ;;
+  esac
+}
+
 while IFS=$'\t' read -r i name; do
-  unset owner rule probe url key now now0 now1 lease_ms wait_ms
+  unset owner rule probe url key now now0 now1 lease_ms wait_ms case
   # shellcheck disable=SC1090
   . "$WORK/$i.env"
   # Each answer written from this shell, not a subshell (see plan).
@@ -172,6 +221,8 @@ while IFS=$'\t' read -r i name; do
     lease-reopen) lease_reopen ;;
     lock) lock "$i" ;;
     wait) wait_lock "$i" ;;
+    judge) judge "$i" ;;
+    release | loss) release ;;
     *) echo unsupported ;;
   esac >"$WORK/answer"
   printf '%s\t%s\n' "$name" "$(cat "$WORK/answer")"

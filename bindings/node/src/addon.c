@@ -38,9 +38,11 @@ static napi_value init(napi_env env, napi_value exports) {
   if (ljn_set(env, exports, "version", ljn_string(env, lj_version(), strlen(lj_version()))) != 0) return NULL;
   LJN_CALL(env, napi_create_uint32(env, runtime, &version));
   LJN_CALL(env, napi_set_named_property(env, exports, "versionNumber", version));
-  napi_value lease, skew;
+  napi_value lease, skew, as_taken;
   LJN_CALL(env, napi_create_double(env, LJ_LOCK_PROCESS_LEASE_MS, &lease));
   LJN_CALL(env, napi_create_double(env, LJ_LOCK_LEASE_SKEW_MS, &skew));
+  LJN_CALL(env, napi_create_double(env, LJ_LOCK_LEASE_AS_TAKEN, &as_taken));
+  LJN_CALL(env, napi_set_named_property(env, exports, "lockLeaseAsTaken", as_taken));
   LJN_CALL(env, napi_set_named_property(env, exports, "processLeaseMs", lease));
   LJN_CALL(env, napi_set_named_property(env, exports, "leaseSkewMs", skew));
   if (ljn_lock_init(env, exports) != 0 || ljn_store_init(env, exports) != 0 || ljn_step_init(env, exports) != 0 ||

@@ -485,6 +485,30 @@ static napi_value lock_acquire(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* lockOpen(store, key, id, leaseMs): the lock at key while its body is the one with
+ * acquisition id `id` (lj_lock_open), as a handle. */
+static napi_value lock_open(napi_env env, napi_callback_info info) {
+  napi_value args[4], result = NULL;
+  size_t argc = 4;
+  ljn_store* s;
+  ljn_text key, id;
+  int64_t lease_ms = 0;
+  lj_lock_t* lock = NULL;
+  lj_error_t* err = NULL;
+  LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
+  ljn_text_init(&id);
+  int bad = op_args(env, args, argc, 4, &s, &key, NULL) != 0 ||
+            ljn_text_of(env, args[2], "id", LJN_TEXT_MAX, false, &id) != 0 ||
+            ljn_int64_of(env, args[3], "leaseMs", &lease_ms) != 0;
+  if (!bad) {
+    int rc = lj_lock_open(&lock, s->store, key.data, key.len, id.data, id.len, lease_ms, &err);
+    result = rc != LJ_OK ? ljn_throw_code(env, rc, err) : ljn_lock_wrap(env, lock, s);
+  }
+  ljn_text_release(&key);
+  ljn_text_release(&id);
+  return result;
+}
+
 /* lockRenew(lock, nowMs). */
 static napi_value lock_renew(napi_env env, napi_callback_info info) {
   napi_value args[2], undefined;
@@ -547,7 +571,7 @@ int ljn_store_init(napi_env env, napi_value exports) {
       {"storeOpenUrl", store_open_url}, {"storeClose", store_close},   {"storeGet", store_get},
       {"storeCreate", store_create},    {"storeUpdate", store_update}, {"storeRemove", store_remove},
       {"storeKeys", store_keys},        {"lockAcquire", lock_acquire}, {"lockRenew", lock_renew},
-      {"lockRelease", lock_release},    {"lockState", lock_state},
+      {"lockRelease", lock_release},    {"lockState", lock_state},     {"lockOpen", lock_open},
   };
   return ljn_define(env, exports, fns, sizeof fns / sizeof fns[0]);
 }

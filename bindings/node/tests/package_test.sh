@@ -2,7 +2,9 @@
 # The Node package as its users get it: a TypeScript consumer type-checks against
 # index.d.ts with tsc (--strict; wrong uses must be errors), `npm pack` makes a
 # tarball of exactly the package's files, and that tarball installs into a scratch
-# project, where require("leasejudge") judges a lock. TypeScript and @types/node
+# project, where require("leasejudge") judges a lock and a strict TypeScript
+# consumer compiles with only what the package declares installed beside it (its
+# peer @types/node, at 18: the lowest its range takes). TypeScript and @types/node
 # are the pinned ones (tests/lock_seed.sh). Run in the plain build only: the
 # package is the same under the sanitizers.
 set -u
@@ -52,6 +54,8 @@ const store: lj.Store = lj.openStore("mem:");
 const got: lj.Acquisition = lj.acquireLock(store, "k", { purpose: "p", holder: null });
 const revision: number = got.lock ? got.lock.revision : got.brokeAt;
 got.lock?.renew();
+const reopened: lj.HeldLock = lj.openLock(store, "k", got.lock ? got.lock.id : "", lj.LOCK_LEASE_AS_TAKEN);
+reopened.release();
 const plan = lj.planStepLines(Buffer.from(""), { node: "n", rule: "provably-dead", now: 1n });
 const ends: number = plan.summary.ends;
 const lines: Buffer = plan.lines;
@@ -83,6 +87,8 @@ lj.planStepLines("", { node: "n", rule: "everyone" });
 lj.acquireLockWait(store, "k", { purpose: "p", timeoutMs: "1" });
 // @ts-expect-error signal is an AbortSignal
 lj.acquireLockWait(store, "k", { purpose: "p", signal: new AbortController() });
+// @ts-expect-error openLock's lease is a number of ms
+lj.openLock(store, "k", "id", "1");
 // @ts-expect-error Store has no public constructor
 new lj.Store();
 console.log(bad, badCode);
@@ -115,10 +121,10 @@ else
 fi
 tarball=$(ls "$work/packed"/leasejudge-*.tgz 2>/dev/null | head -1)
 tar tzf "$tarball" 2>/dev/null | sort >"$work/files"
-printf '%s\n' package/README.md package/index.d.ts package/index.js package/leasejudge.node \
+printf '%s\n' package/LICENSE package/README.md package/index.d.ts package/index.js package/leasejudge.node \
   package/libleasejudge.so.0 package/package.json >"$work/want"
 if diff "$work/want" "$work/files" >"$work/log" 2>&1; then
-  ok "the tarball holds the package's six files"
+  ok "the tarball holds the package's seven files"
 else
   notok "the tarball holds other files"
 fi
@@ -134,7 +140,9 @@ fi
 # --- a scratch project ------------------------------------------------------------------------
 mkdir -p "$work/scratch"
 printf '{"name":"scratch","version":"1.0.0","private":true}\n' >"$work/scratch/package.json"
-if (cd "$work/scratch" && timeout 300 npm install --no-audit --no-fund --silent "$tarball" >"$work/log" 2>&1); then
+# Its peer dependency is not fetched here: the registry's newest is no pinned version.
+if (cd "$work/scratch" && timeout 300 npm install --no-audit --no-fund --silent --legacy-peer-deps "$tarball" \
+     >"$work/log" 2>&1); then
   ok "the tarball installs into a scratch project"
 else
   notok "npm install of the tarball fails"
@@ -155,6 +163,51 @@ if [ "$got" = "$want" ]; then
 else
   printf 'got: %s\n' "$got" >>"$work/log"
   notok "the installed package judged otherwise"
+fi
+
+# The license: Apache-2.0 in package.json, its text as the source tree's LICENSE.
+if [ "$("$node" -p 'require(process.argv[1]).license' "$work/scratch/node_modules/leasejudge/package.json")" = \
+     Apache-2.0 ] && cmp -s "$src/LICENSE" "$work/scratch/node_modules/leasejudge/LICENSE"; then
+  ok "the installed package declares Apache-2.0 and ships its text"
+else
+  notok "the installed package's license"
+fi
+
+# --- a strict TypeScript consumer with only the declared dependencies ----------------------
+declared=$("$node" -p 'const p = require(process.argv[1]);
+  JSON.stringify([Object.keys(p.dependencies || {}), p.peerDependencies || {}])' \
+  "$work/scratch/node_modules/leasejudge/package.json" 2>"$work/log")
+if [ "$declared" = '[[],{"@types/node":">=18"}]' ]; then
+  ok "the package declares only the peer @types/node >=18"
+else
+  printf 'declared: %s\n' "$declared" >>"$work/log"
+  notok "the package declares other dependencies"
+fi
+cat >"$work/scratch/strict.ts" <<'TS'
+import { judgeLock, openStore, acquireLock, LockJudgement, Acquisition } from "leasejudge";
+const j: LockJudgement = judgeLock(Buffer.from("{}"));
+const got: Acquisition = acquireLock(openStore("mem:"), "k", { purpose: "p" });
+console.log(j.reason, got.outcome);
+TS
+tsc() { (cd "$work/scratch" && "$node" "$NODE_MODULES/typescript/bin/tsc" --strict --noEmit strict.ts >"$work/log" 2>&1); }
+if tsc; then
+  notok "tsc compiles the consumer without @types/node"
+elif grep -q "error TS2688: Cannot find type definition file for 'node'" "$work/log"; then
+  ok "without its peer the consumer does not compile (TS2688): the declaration is needed"
+else
+  notok "tsc failed otherwise without @types/node"
+fi
+mkdir -p "$work/scratch/node_modules/@types"
+cp -r "$NODE_MODULES/@types/node-18" "$work/scratch/node_modules/@types/node"
+if (cd "$work/scratch" && npm ls --all >"$work/log" 2>&1); then
+  ok "@types/node $("$node" -p 'require(process.argv[1]).version' "$work/scratch/node_modules/@types/node/package.json") meets the declared peer range (npm ls)"
+else
+  notok "npm ls finds the peer unmet"
+fi
+if tsc; then
+  ok "with only its declared peer installed a strict consumer compiles"
+else
+  notok "tsc --strict refuses the consumer with the declared peer installed"
 fi
 
 echo "1..$((pass + fail))"

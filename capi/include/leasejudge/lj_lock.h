@@ -228,6 +228,12 @@ typedef struct lj_lock_holder_t {
   {LJ_LOCK_HOLDER_VERSION, LJ_LOCK_HOLDER_PROCESS, LJ_LOCK_PROCESS_LEASE_MS, {NULL, 0, NULL, 0, NULL, 0}, 0}
 LJ_API int lj_lock_holder_init(lj_lock_holder_t *holder, uint32_t version);
 
+/* The purpose a lock is taken with when its taker names none, the same from every
+ * door: "leasejudge lock KEY (pid PID)"; pid 0 is this process. *out is the
+ * caller's. LJ_EINVAL for an empty key or a negative pid. */
+LJ_API int lj_lock_purpose_default(char **out, size_t *out_len, const char *key, size_t key_len, int32_t pid,
+                                   lj_error_t **err);
+
 /* A new body for this process taking a lock: purpose, id (NULL or empty: a fresh
  * UUID), host, machine id, pid, startedAt now, the lease (now + lease + skew) and
  * for a process holder its owner token. holder NULL: a process with the default

@@ -56,6 +56,10 @@ struct Acquisition {
 };
 const char* acquisition_outcome_name(Acquisition::Outcome outcome) noexcept;
 
+// The purpose a lock is taken with when its taker names none, the same from every
+// door: "leasejudge lock KEY (pid PID)", PID the process the body names.
+std::string default_lock_purpose(std::string_view key, std::int32_t pid);
+
 // Take the lock at key: create it when absent; when held, judge the holder and,
 // on break, delete the body at the revision judged, then create ours. A write that
 // finds the key moved is lost_race: reported, never retried here. Store failures

@@ -205,6 +205,7 @@ PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "lj_process_alive": (_int, [c_int_p, _dbl, _ERR]),
     "lj_lock_judge": (_int, [_P(LockVerdict), _cp, _sz, _i64, _P(LockOptions), _ERR]),
     "lj_lock_holder_init": (_int, [_P(LockHolder), _u32]),
+    "lj_lock_purpose_default": (_int, _OUT_STR + [_cp, _sz, _i32, _ERR]),
     "lj_lock_body_new": (_int, _OUT_STR + [_cp, _sz, _i64, _P(LockHolder), _cp, _sz, _ERR]),
     "lj_lock_body_renew": (_int, _OUT_STR + [_cp, _sz, _i64, _i64, _ERR]),
     "lj_lock_body_parse": (_int, _OUT_STR + [_cp, _sz, _ERR]),

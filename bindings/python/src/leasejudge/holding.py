@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import math
-import os
 import threading
 from typing import Any, Callable, Mapping, Optional
 
@@ -271,7 +270,8 @@ class lock:  # noqa: N801 - used as a function: `with leasejudge.lock(...) as he
             raise TypeError("on_lost must be callable, not %s" % type(on_lost).__name__)
         self._args = (store, key, timeout)
         if purpose is None:
-            purpose = "leasejudge lock %s (pid %d)" % (_lib.decode(_lib.data(key, "key")), os.getpid())
+            k = _lib.data(key, "key")
+            purpose = _lib.call_text("lj_lock_purpose_default", k, len(k), 0) or ""
         self._options = dict(options, purpose=purpose, cancel=cancel, holder=holder)
         self._on_lost = on_lost
         self._held: Optional[HeldLock] = None

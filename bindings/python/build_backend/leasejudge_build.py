@@ -1,0 +1,175 @@
+"""The package's PEP 517 build backend: it writes the wheel (and the sdist) itself.
+
+The package is pure Python, so a wheel is a zip of src/leasejudge plus its metadata.
+setuptools cannot build a wheel without the `wheel` package before setuptools 70.1,
+and Debian 12's venvs have setuptools 66 without wheel: with this backend,
+`pip install bindings/python` needs nothing beyond pip, offline, with or without build
+isolation. It reads only the source tree and writes only into the directory pip gives
+it: the tree is left as it was found (no build/, no *.egg-info)."""
+import base64
+import hashlib
+import io
+import os
+import sys
+import tarfile
+import zipfile
+
+# Imported from the source tree: no bytecode cached beside it (the tree stays unchanged).
+sys.dont_write_bytecode = True
+if __spec__ is not None and __spec__.cached and os.path.exists(__spec__.cached):
+    try:
+        os.unlink(__spec__.cached)
+        os.rmdir(os.path.dirname(__spec__.cached))
+    except OSError:
+        pass
+
+try:
+    import tomllib
+except ImportError:  # Python before 3.11: tomli where installed, else _project_table
+    try:
+        import tomli as tomllib
+    except ImportError:
+        tomllib = None
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = "leasejudge"
+EPOCH = (1980, 1, 1, 0, 0, 0)  # zip's earliest time: the same sources give the same wheel
+
+
+def _project():
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        raw = f.read()
+    if tomllib is None:
+        return _project_table(raw.decode("utf-8"))
+    return tomllib.loads(raw.decode("utf-8"))["project"]
+
+
+def _project_table(text):
+    """[project] of this package's pyproject.toml without a TOML library (Python 3.9
+    and 3.10 offline): the forms it uses, `key = "text"`, `key = {text = "..."}` and
+    arrays of strings over several lines. tests/python_install_test.py holds it to
+    tomllib's reading."""
+    import ast
+    table, section, pending = {}, None, None
+    for line in text.splitlines():
+        line = line.strip()
+        if pending is not None:
+            pending[1].append(line)
+            if line.startswith("]"):
+                table[pending[0]] = ast.literal_eval(" ".join(pending[1]))
+                pending = None
+            continue
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            section = line.strip("[]")
+            continue
+        if section != "project":
+            continue
+        key, value = (part.strip() for part in line.split("=", 1))
+        if value == "[":
+            pending = (key, ["["])
+        elif value.startswith("{"):
+            inner_key, inner = (part.strip() for part in value.strip("{}").split("=", 1))
+            table[key] = {inner_key: ast.literal_eval(inner)}
+        else:
+            table[key] = ast.literal_eval(value)
+    return table
+
+
+def _read(name):
+    with open(os.path.join(ROOT, name), "rb") as f:
+        return f.read()
+
+
+def _metadata():
+    """Core metadata 2.1 from pyproject.toml's [project], the README as its description."""
+    p = _project()
+    lines = ["Metadata-Version: 2.1", "Name: " + p["name"], "Version: " + p["version"],
+             "Summary: " + p["description"], "License: " + p["license"]["text"],
+             "Requires-Python: " + p["requires-python"]]
+    lines += ["Classifier: " + c for c in p.get("classifiers", [])]
+    lines += ["Description-Content-Type: text/markdown", "", _read(p["readme"]).decode("utf-8")]
+    return "\n".join(lines).encode("utf-8")
+
+
+def _name():
+    p = _project()
+    return p["name"], p["version"]
+
+
+def _package_files():
+    """(archive name, path) of every file of the package, sorted, bytecode left out."""
+    top = os.path.join(ROOT, "src", PACKAGE)
+    out = []
+    for d, dirs, files in os.walk(top):
+        dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+        for f in sorted(files):
+            if not f.endswith((".pyc", ".pyo")):
+                path = os.path.join(d, f)
+                out.append((os.path.relpath(path, os.path.join(ROOT, "src")).replace(os.sep, "/"), path))
+    return out
+
+
+def _wheel(directory, members):
+    """Write name-version-py3-none-any.whl of members [(archive name, bytes)] with the
+    dist-info (METADATA, WHEEL, LICENSE, RECORD); return its file name."""
+    name, version = _name()
+    info = "%s-%s.dist-info" % (name, version)
+    members = list(members) + [
+        (info + "/METADATA", _metadata()),
+        (info + "/WHEEL", b"Wheel-Version: 1.0\nGenerator: leasejudge_build\nRoot-Is-Purelib: true\n"
+                          b"Tag: py3-none-any\n"),
+        (info + "/LICENSE", _read("LICENSE")),
+    ]
+    record = []
+    for arc, data in members:
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append("%s,sha256=%s,%d" % (arc, digest, len(data)))
+    record.append(info + "/RECORD,,")
+    members.append((info + "/RECORD", ("\n".join(record) + "\n").encode()))
+    filename = "%s-%s-py3-none-any.whl" % (name, version)
+    with zipfile.ZipFile(os.path.join(directory, filename), "w", zipfile.ZIP_DEFLATED) as z:
+        for arc, data in members:
+            entry = zipfile.ZipInfo(arc, EPOCH)
+            entry.external_attr = 0o644 << 16
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(entry, data)
+    return filename
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def get_requires_for_build_sdist(config_settings=None):
+    return []
+
+
+def get_requires_for_build_editable(config_settings=None):
+    return []
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    return _wheel(wheel_directory, [(arc, _read(path)) for arc, path in _package_files()])
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    """A wheel whose .pth puts this tree's src/ on sys.path (PEP 660)."""
+    return _wheel(wheel_directory, [(PACKAGE + ".pth", (os.path.join(ROOT, "src") + "\n").encode())])
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    name, version = _name()
+    base = "%s-%s" % (name, version)
+    files = [("pyproject.toml", os.path.join(ROOT, "pyproject.toml")), ("README.md", os.path.join(ROOT, "README.md")),
+             ("LICENSE", os.path.join(ROOT, "LICENSE")),
+             ("build_backend/leasejudge_build.py", os.path.abspath(__file__))]
+    files += [("src/" + arc, path) for arc, path in _package_files()]
+    filename = base + ".tar.gz"
+    with tarfile.open(os.path.join(sdist_directory, filename), "w:gz", format=tarfile.PAX_FORMAT) as t:
+        for arc, data in [(arc, _read(path)) for arc, path in files] + [("PKG-INFO", _metadata())]:
+            entry = tarfile.TarInfo(base + "/" + arc)
+            entry.size, entry.mode, entry.mtime = len(data), 0o644, 315532800
+            t.addfile(entry, io.BytesIO(data))
+    return filename
