@@ -4,8 +4,10 @@ The package is pure Python, so a wheel is a zip of src/leasejudge plus its metad
 setuptools cannot build a wheel without the `wheel` package before setuptools 70.1,
 and Debian 12's venvs have setuptools 66 without wheel: with this backend,
 `pip install bindings/python` needs nothing beyond pip, offline, with or without build
-isolation. It reads only the source tree and writes only into the directory pip gives
-it: the tree is left as it was found (no build/, no *.egg-info)."""
+isolation on Python 3.11+ (pyproject.toml read with tomllib); before 3.11 the build
+requires tomli, as flit_core and hatchling do.
+It reads only the source tree and writes only into the directory pip gives it: the
+tree is left as it was found (no build/, no *.egg-info)."""
 import base64
 import hashlib
 import io
@@ -24,12 +26,15 @@ if __spec__ is not None and __spec__.cached and os.path.exists(__spec__.cached):
         pass
 
 try:
-    import tomllib
-except ImportError:  # Python before 3.11: tomli where installed, else _project_table
+    import tomllib  # Python 3.11+
+except ImportError:
     try:
         import tomli as tomllib
     except ImportError:
-        tomllib = None
+        try:  # the tomli setuptools 61+ carries: a build without isolation, offline
+            from setuptools.extern import tomli as tomllib
+        except ImportError:
+            tomllib = None
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "leasejudge"
@@ -37,44 +42,11 @@ EPOCH = (1980, 1, 1, 0, 0, 0)  # zip's earliest time: the same sources give the 
 
 
 def _project():
-    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
-        raw = f.read()
     if tomllib is None:
-        return _project_table(raw.decode("utf-8"))
-    return tomllib.loads(raw.decode("utf-8"))["project"]
-
-
-def _project_table(text):
-    """[project] of this package's pyproject.toml without a TOML library (Python 3.9
-    and 3.10 offline): the forms it uses, `key = "text"`, `key = {text = "..."}` and
-    arrays of strings over several lines. tests/python_install_test.py holds it to
-    tomllib's reading."""
-    import ast
-    table, section, pending = {}, None, None
-    for line in text.splitlines():
-        line = line.strip()
-        if pending is not None:
-            pending[1].append(line)
-            if line.startswith("]"):
-                table[pending[0]] = ast.literal_eval(" ".join(pending[1]))
-                pending = None
-            continue
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("["):
-            section = line.strip("[]")
-            continue
-        if section != "project":
-            continue
-        key, value = (part.strip() for part in line.split("=", 1))
-        if value == "[":
-            pending = (key, ["["])
-        elif value.startswith("{"):
-            inner_key, inner = (part.strip() for part in value.strip("{}").split("=", 1))
-            table[key] = {inner_key: ast.literal_eval(inner)}
-        else:
-            table[key] = ast.literal_eval(value)
-    return table
+        raise RuntimeError("reading pyproject.toml needs Python 3.11 (tomllib), tomli, or setuptools 61 or "
+                           "later (which carries tomli)")
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        return tomllib.loads(f.read().decode("utf-8"))["project"]
 
 
 def _read(name):
