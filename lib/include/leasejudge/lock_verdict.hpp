@@ -39,6 +39,8 @@ enum class LockReason : int {
   lease_runs = 12,                      // held
   holder_rebooted = 13,                 // break (owner token: another boot)
   pid_reused = 14,                      // break (owner token: another process)
+  store_lease_ended = 15,               // break (the store ended the key's lease: etcd, TTL -1)
+  store_lease_unknown = 16,             // unknown (the key's store lease could not be read)
 };
 // The snake_case name of a reason ("lease_ended"); "" for a value out of range.
 const char* lock_reason_code(LockReason reason) noexcept;
