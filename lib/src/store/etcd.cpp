@@ -91,6 +91,17 @@ std::uint64_t int_field(dom::element object, std::string_view name) {
   return v.get(n) == simdjson::SUCCESS ? n : 0;
 }
 
+// A signed int64 field (a lease's TTL is -1 once it is gone); 0 when absent.
+std::int64_t signed_field(dom::element object, std::string_view name) {
+  std::string_view s;
+  std::int64_t n = 0;
+  if (object[name].get(s) == simdjson::SUCCESS) {
+    std::from_chars(s.data(), s.data() + s.size(), n);
+    return n;
+  }
+  return object[name].get(n) == simdjson::SUCCESS ? n : 0;
+}
+
 bool bool_field(dom::element object, std::string_view name) {
   bool b = false;
   return object[name].get(b) == simdjson::SUCCESS && b;
@@ -297,9 +308,10 @@ Result<Revision> txn_result(const Transfer& t, const std::string& response, dom:
   return Error{lost_race, fmt::format("{}: the key moved since it was read", where)};
 }
 
-// The body of a txn: compare the key's MOD (or CREATE) revision, then put or delete.
+// The body of a txn: compare the key's MOD (or CREATE) revision, then put (bound to
+// lease, when not 0) or delete.
 void txn_body(std::string& out, std::string& scratch, std::string_view key, bool create, Revision revision,
-              const std::string_view* value) {
+              const std::string_view* value, std::int64_t lease = 0) {
   out.clear();
   out += "{\"compare\":[{";
   append_bytes_field(out, "key", key, scratch);
@@ -313,6 +325,10 @@ void txn_body(std::string& out, std::string& scratch, std::string_view key, bool
   if (value != nullptr) {
     out += ',';
     append_bytes_field(out, "value", *value, scratch);
+    if (lease != 0) {
+      out += ',';
+      append_int_field(out, "lease", static_cast<std::uint64_t>(lease));
+    }
   }
   out += "}}]}";
 }
@@ -375,7 +391,8 @@ struct EtcdStore::Connection {
               std::string_view what, Transfer* out = nullptr);
   Status authenticate();
   Result<Revision> txn(std::string_view key, bool create, Revision revision, const std::string_view* value,
-                       std::string_view what, Errc lost_race);
+                       std::string_view what, Errc lost_race, std::int64_t lease = 0);
+  Result<dom::element> lease_call(std::string_view path, StoreLeaseId lease, std::string_view what, bool write);
   Status range_page(std::string_view start, std::string_view end, Revision at, std::size_t limit, bool keys_only,
                     std::string& out, std::string_view what);
   template <typename OnKv>
@@ -454,10 +471,11 @@ Status EtcdStore::Connection::authenticate() {
 }
 
 Result<Revision> EtcdStore::Connection::txn(std::string_view key, bool create, Revision revision,
-                                            const std::string_view* value, std::string_view what, Errc lost_race) {
+                                            const std::string_view* value, std::string_view what, Errc lost_race,
+                                            std::int64_t lease) {
   if (key.empty()) return Error{Errc::invalid_argument, "an etcd store key is empty"};
   std::lock_guard lock(mu);
-  txn_body(body, scratch, full_key(key), create, revision, value);
+  txn_body(body, scratch, full_key(key), create, revision, value, lease);
   Transfer t;
   std::string message = fmt::format("{} of {}", what, key);
   Status s = post("/v3/kv/txn", body, true, o.request_timeout, message, &t);
@@ -533,6 +551,7 @@ Result<std::optional<StoreEntry>> EtcdStore::get(std::string_view key) {
     return Error{Errc::store, c.where(what + ": a value that is not base64")};
   }
   entry.revision = int_field(kv, "mod_revision");
+  entry.lease = static_cast<std::int64_t>(int_field(kv, "lease"));
   return std::optional<StoreEntry>(std::move(entry));
 }
 
@@ -575,6 +594,93 @@ Result<Revision> EtcdStore::put(std::string_view key, std::string_view value) {
   return int_field(header, "revision");
 }
 
+// --- leases: /v3/lease/* --------------------------------------------------------------
+
+// POST {"ID":"<lease>"} to path; the answer parsed by the connection's parser (the
+// caller holds mu). An answer that is not an object is a store error, or an unknown
+// outcome for a write.
+Result<dom::element> EtcdStore::Connection::lease_call(std::string_view path, StoreLeaseId lease,
+                                                       std::string_view what, bool write) {
+  if (lease <= 0) return Error{Errc::invalid_argument, fmt::format("{}: {} is no etcd lease id", what, lease)};
+  body = "{";
+  append_int_field(body, "ID", static_cast<std::uint64_t>(lease));
+  body += '}';
+  Transfer t;
+  if (Status s = post(path, body, write, o.request_timeout, what, &t); !s) {
+    if (t.code == CURLE_OK && t.http == 404) return Error{Errc::not_found, s.error().message};
+    return s.error();
+  }
+  dom::element doc;
+  if (parser.parse(http.response).get(doc) != simdjson::SUCCESS || !doc.is_object()) {
+    return Error{write ? Errc::unknown_outcome : Errc::store, where(fmt::format("{}: an answer that is not etcd's", what))};
+  }
+  return doc;
+}
+
+Result<StoreLease> EtcdStore::grant(std::int64_t lease_ms) {
+  if (lease_ms <= 0) return Error{Errc::invalid_argument, "an etcd lease needs a positive length"};
+  std::lock_guard lock(c_->mu);
+  Connection& c = *c_;
+  const std::int64_t ttl = store_lease_seconds(lease_ms);
+  c.body = "{";
+  append_int_field(c.body, "TTL", static_cast<std::uint64_t>(ttl));
+  c.body += '}';
+  std::string what = fmt::format("granting a lease of {} s", ttl);
+  if (Status s = c.post("/v3/lease/grant", c.body, true, c.o.request_timeout, what); !s) return s.error();
+  dom::element doc;
+  if (c.parser.parse(c.http.response).get(doc) != simdjson::SUCCESS || !doc.is_object() ||
+      signed_field(doc, "ID") <= 0) {
+    return Error{Errc::unknown_outcome, c.where(what + ": an answer that is not etcd's (a lease may have been granted)")};
+  }
+  return StoreLease{signed_field(doc, "ID"), signed_field(doc, "TTL")};
+}
+
+Result<std::int64_t> EtcdStore::keep_alive(StoreLeaseId lease) {
+  std::lock_guard lock(c_->mu);
+  std::string what = fmt::format("keeping the lease {:x} alive", lease);
+  auto doc = c_->lease_call("/v3/lease/keepalive", lease, what, false);
+  if (!doc) return std::move(doc).error();
+  dom::element result;
+  std::int64_t ttl = (*doc)["result"].get(result) == simdjson::SUCCESS ? signed_field(result, "TTL") : 0;
+  if (ttl <= 0) return Error{Errc::not_found, c_->where(fmt::format("{}: etcd no longer has it", what))};
+  return ttl;
+}
+
+Status EtcdStore::revoke(StoreLeaseId lease) {
+  std::lock_guard lock(c_->mu);
+  auto doc = c_->lease_call("/v3/lease/revoke", lease, fmt::format("revoking the lease {:x}", lease), true);
+  if (!doc) return std::move(doc).error();
+  return Status::success();
+}
+
+Result<StoreLeaseLife> EtcdStore::life(StoreLeaseId lease) {
+  std::lock_guard lock(c_->mu);
+  auto doc = c_->lease_call("/v3/lease/timetolive", lease, fmt::format("reading the lease {:x}", lease), false);
+  if (!doc) return std::move(doc).error();
+  StoreLeaseLife life;
+  life.ttl_s = signed_field(*doc, "TTL");
+  life.granted_s = signed_field(*doc, "grantedTTL");
+  life.ended = life.ttl_s < 0;
+  life.answer = life.ended ? fmt::format("etcd at {} answers TTL {}: it no longer has the lease",
+                                         c_->endpoints[c_->current], life.ttl_s)
+                           : fmt::format("etcd at {} answers TTL {} of {} s", c_->endpoints[c_->current],
+                                         life.ttl_s, life.granted_s);
+  return life;
+}
+
+Result<Revision> EtcdStore::create_bound(std::string_view key, std::string_view value, StoreLeaseId lease) {
+  if (lease <= 0) return Error{Errc::invalid_argument, fmt::format("{} is no etcd lease id", lease)};
+  return c_->txn(key, true, 0, &value, "the creation", Errc::exists, lease);
+}
+
+Result<Revision> EtcdStore::update_bound(std::string_view key, std::string_view value, Revision revision,
+                                         StoreLeaseId lease) {
+  if (lease <= 0) return Error{Errc::invalid_argument, fmt::format("{} is no etcd lease id", lease)};
+  if (revision == 0 && !key.empty()) {
+    return Error{Errc::changed, fmt::format("the key {} is not at revision 0 (no stored value is)", key)};
+  }
+  return c_->txn(key, false, revision, &value, "the update", Errc::changed, lease);
+}
 
 // --- range reads: keys() and the scan -------------------------------------------------
 
