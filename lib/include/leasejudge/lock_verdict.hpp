@@ -7,7 +7,10 @@
 //   - a process holder: its pid dead on THIS machine -> break; no lease -> held for
 //     a person; a lease that cannot be read -> held for a person; a lease passed
 //     (now strictly after its end) -> break; else held;
-//   - a body that is not readable -> held for a person.
+//   - a body that is not readable -> held for a person;
+//   - a key bound to a store lease (etcd, judged by lock_life's judge_stored_lock):
+//     the store says the lease is gone -> break; cannot say -> unknown; else the
+//     body is judged as above.
 #pragma once
 
 #include <cstddef>
