@@ -145,6 +145,10 @@ struct KeyChange {
 struct KeyWatchOptions {
   std::int64_t poll_ns = 1'000'000'000;  // a polling watch's time between two scans
   StoreNote note;
+  // The first revision to see (a scan read at R watches from R + 1 and misses
+  // nothing between); 0: from now. Only a store that keeps its history (etcd) honours
+  // it; the others start from now.
+  Revision from_revision = 0;
 };
 
 class KeyWatch {

@@ -396,7 +396,8 @@ struct EtcdStore::Connection {
   Status range_page(std::string_view start, std::string_view end, Revision at, std::size_t limit, bool keys_only,
                     std::string& out, std::string_view what);
   template <typename OnKv>
-  Status range_all(std::string_view prefix, std::size_t limit, bool keys_only, std::string_view what, OnKv&& on_kv);
+  Status range_all(std::string_view prefix, std::size_t limit, bool keys_only, std::string_view what, OnKv&& on_kv,
+                   Revision* read_at = nullptr);
 };
 
 void EtcdStore::Connection::set_headers() {
@@ -594,6 +595,15 @@ Result<Revision> EtcdStore::put(std::string_view key, std::string_view value) {
   return int_field(header, "revision");
 }
 
+Status EtcdStore::compact(Revision revision) {
+  std::lock_guard lock(c_->mu);
+  Connection& c = *c_;
+  c.body = "{";
+  append_int_field(c.body, "revision", revision);
+  c.body += ",\"physical\":true}";
+  return c.post("/v3/kv/compaction", c.body, true, c.o.request_timeout, fmt::format("compacting at {}", revision));
+}
+
 // --- leases: /v3/lease/* --------------------------------------------------------------
 
 // POST {"ID":"<lease>"} to path; the answer parsed by the connection's parser (the
@@ -712,7 +722,7 @@ Status EtcdStore::Connection::range_page(std::string_view start, std::string_vie
 // held only while a page is read: on_kv may call the store.
 template <typename OnKv>
 Status EtcdStore::Connection::range_all(std::string_view prefix, std::size_t limit, bool keys_only,
-                                        std::string_view what, OnKv&& on_kv) {
+                                        std::string_view what, OnKv&& on_kv, Revision* read_at) {
   std::string start(prefix), end = prefix_end(prefix), page, last;
   dom::parser page_parser;
   Revision at = 0;
@@ -727,6 +737,7 @@ Status EtcdStore::Connection::range_all(std::string_view prefix, std::size_t lim
     if (at == 0) {
       dom::element header;
       if (doc["header"].get(header) == simdjson::SUCCESS) at = int_field(header, "revision");
+      if (read_at != nullptr) *read_at = at;
     }
     if (doc["kvs"].get(kvs) != simdjson::SUCCESS) return Status::success();
     for (dom::element kv : kvs) {
@@ -964,7 +975,7 @@ std::optional<WriteOutcome> EtcdPipeline::next() {
 
 class EtcdWatch final : public KeyWatch {
  public:
-  EtcdWatch(const EtcdStore::Connection& c, std::string_view prefix, const KeyWatchOptions& options);
+  EtcdWatch(EtcdStore::Connection& c, std::string_view prefix, const KeyWatchOptions& options);
   ~EtcdWatch() override;
   Status begin();
   Status next(std::vector<KeyChange>& out, std::int64_t wait_ns) override;
@@ -973,29 +984,47 @@ class EtcdWatch final : public KeyWatch {
   void drive(int wait_ms);
   Status read_lines(std::vector<KeyChange>& out);
   Status read_result(dom::element result, std::vector<KeyChange>& out);
+  Status resume_after_compaction(std::vector<KeyChange>& out);
 
+  EtcdStore::Connection& c_;
   Multi m_;
   Http http_;
   std::string key_prefix_, prefix_, body_, scratch_, key_, value_;
   KeyWatchOptions options_;
   dom::parser parser_;
+  Revision from_ = 0;       // the start revision asked of etcd (0: now)
+  Revision compacted_ = 0;  // etcd canceled the watch: it keeps revisions from this one on
   bool created_ = false, ended_ = false, added_ = false;
   Transfer end_;
   Status broken_;
 };
 
-EtcdWatch::EtcdWatch(const EtcdStore::Connection& c, std::string_view prefix, const KeyWatchOptions& options)
-    : m_(c, "/v3/watch"), key_prefix_(c.key_prefix), prefix_(c.key_prefix + std::string(prefix)), options_(options) {}
+EtcdWatch::EtcdWatch(EtcdStore::Connection& c, std::string_view prefix, const KeyWatchOptions& options)
+    : c_(c),
+      m_(c, "/v3/watch"),
+      key_prefix_(c.key_prefix),
+      prefix_(c.key_prefix + std::string(prefix)),
+      options_(options),
+      from_(options.from_revision) {
+  if (!options_.note) options_.note = c.o.note;
+}
 
 EtcdWatch::~EtcdWatch() {
   if (added_) curl_multi_remove_handle(m_.multi, http_.easy);
 }
 
+// Open the stream (again, after a compaction) from from_, and wait for etcd's word.
 Status EtcdWatch::begin() {
+  if (added_) curl_multi_remove_handle(m_.multi, http_.easy);
+  added_ = created_ = ended_ = false;
   body_ = "{\"create_request\":{";
   append_bytes_field(body_, "key", prefix_, scratch_);
   body_ += ',';
   append_bytes_field(body_, "range_end", prefix_end(prefix_), scratch_);
+  if (from_ != 0) {
+    body_ += ',';
+    append_int_field(body_, "start_revision", from_);
+  }
   body_ += "}}";
   prepare_easy(http_.easy, m_.url, m_.headers, m_.o, body_, http_.response, http_.errbuf,
                std::chrono::milliseconds(0));
@@ -1029,6 +1058,9 @@ Status EtcdWatch::next(std::vector<KeyChange>& out, std::int64_t wait_ns) {
   auto deadline = Clock::now() + std::chrono::nanoseconds(std::max<std::int64_t>(wait_ns, 0));
   for (;;) {
     if (Status s = read_lines(out); !s) return broken_ = s;
+    if (compacted_ != 0) {
+      if (Status s = resume_after_compaction(out); !s) return broken_ = s;
+    }
     if (out.size() > had) return Status::success();
     if (ended_) {
       broken_ = Error{Errc::store, fmt::format("etcd at {}: the watch stream ended: {}", m_.url,
@@ -1045,7 +1077,7 @@ Status EtcdWatch::next(std::vector<KeyChange>& out, std::int64_t wait_ns) {
 Status EtcdWatch::read_lines(std::vector<KeyChange>& out) {
   std::string& stream = http_.response;
   std::size_t at = 0;
-  for (std::size_t nl; (nl = stream.find('\n', at)) != std::string::npos; at = nl + 1) {
+  for (std::size_t nl; compacted_ == 0 && (nl = stream.find('\n', at)) != std::string::npos; at = nl + 1) {
     std::string_view line(stream.data() + at, nl - at);
     if (line.find_first_not_of(" \r\t") == std::string_view::npos) continue;
     dom::element doc, result;
@@ -1065,6 +1097,10 @@ Status EtcdWatch::read_lines(std::vector<KeyChange>& out) {
 
 Status EtcdWatch::read_result(dom::element result, std::vector<KeyChange>& out) {
   if (bool_field(result, "created")) created_ = true;
+  if (bool_field(result, "canceled") && int_field(result, "compact_revision") != 0) {
+    compacted_ = int_field(result, "compact_revision");
+    return Status::success();
+  }
   if (bool_field(result, "canceled")) {
     return Error{Errc::store, fmt::format("etcd at {}: the watch was canceled (compacted at revision {}): {}", m_.url,
                                           int_field(result, "compact_revision"), string_field(result, "cancel_reason"))};
@@ -1084,6 +1120,35 @@ Status EtcdWatch::read_result(dom::element result, std::vector<KeyChange>& out) 
     out.push_back(std::move(change));
   }
   return Status::success();
+}
+
+// etcd compacted the revisions the watch was to start from: what changed in them can
+// no longer be read. Every key of the prefix as it is now (a scan) stands in for
+// them, and the watch goes on from the revision after the scan's.
+Status EtcdWatch::resume_after_compaction(std::vector<KeyChange>& out) {
+  const Revision compacted = compacted_, asked = from_;
+  compacted_ = 0;
+  Revision at = 0;
+  const std::size_t skip = key_prefix_.size();
+  std::vector<KeyChange> scanned;
+  Status s = c_.range_all(prefix_, 1000, false, "the watch's scan after a compaction", [&](dom::element kv) -> Status {
+    if (!base64_decode(string_field(kv, "key"), key_) || key_.size() < skip ||
+        !base64_decode(string_field(kv, "value"), value_)) {
+      return Error{Errc::store, fmt::format("etcd at {}: the watch's scan read a key that is not base64", m_.url)};
+    }
+    scanned.push_back(KeyChange{key_.substr(skip), int_field(kv, "mod_revision"), value_, 0});
+    return Status::success();
+  }, &at);
+  if (!s) return s;
+  out.insert(out.end(), std::make_move_iterator(scanned.begin()), std::make_move_iterator(scanned.end()));
+  if (options_.note) {
+    options_.note(fmt::format("etcd at {}: the watch's start revision {} was compacted (etcd keeps revisions from "
+                              "{} on): a scan at revision {} ({} keys) stands for the changes since, and the watch "
+                              "goes on from revision {}",
+                              m_.url, asked, compacted, at, scanned.size(), at + 1));
+  }
+  from_ = at + 1;
+  return begin();
 }
 
 }  // namespace

@@ -98,9 +98,14 @@ class EtcdStore final : public Store, public StoreLeases {
   // options.window; outcomes in the order sent. A failed compare is changed; a
   // refusal failed; a lost answer or a time-out unknown. Nothing is resent.
   std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {}) override;
-  // An etcd watch of the prefix, from the revision after the one the cluster is at
-  // when the watch is created (the call returns once etcd confirmed it). A dropped
-  // stream breaks it (next fails, saying so).
+  // An etcd watch of the prefix from options.from_revision, or (0) from the revision
+  // after the one the cluster is at when the watch is created (the call returns once
+  // etcd confirmed it). A start revision etcd has compacted away cannot be watched
+  // from: the watch then hands over a fresh scan of the prefix instead (every key
+  // holding a value, as a change at the scan's revision: a key deleted meanwhile is
+  // not seen), notes so once through options.note, and goes on from the revision
+  // after the scan's. A dropped stream breaks it (next fails, saying so). The store
+  // must outlive the watch (a compaction's scan reads through it).
   Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {}) override;
 
   // etcd leases (store_lease.hpp): /v3/lease/grant, keepalive, revoke, timetolive;
@@ -119,6 +124,9 @@ class EtcdStore final : public Store, public StoreLeases {
 
   // Write value whatever the key holds (a test's other writer); the new revision.
   Result<Revision> put(std::string_view key, std::string_view value);
+  // Discard the cluster's history before revision (an operator's act, as etcdctl
+  // compact; a watch from before it then starts from a scan).
+  Status compact(Revision revision);
   // The endpoint the store's connection uses now ("http://host:port").
   std::string endpoint() const;
 
