@@ -3,6 +3,7 @@
 // has compacted away hands over a fresh scan instead, notes it once, and goes on.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -119,6 +120,27 @@ TEST_SUITE("etcd watch from a revision") {
     REQUIRE(got.size() == 1);
     check_change(got[0], "n.x", *r6, "6");
     CHECK(notes.size() == 1);
+  }
+
+  TEST_CASE("a start revision past etcd's int64 is refused before any request; the largest one waits") {
+    SKIP_WITHOUT_ETCD();
+    auto store = open_store("wb" + std::to_string(::getpid()));
+    KeyWatchOptions o;
+    o.from_revision = static_cast<Revision>(INT64_MAX) + 1;
+    auto refused = store->watch("n.", o);
+    REQUIRE(!refused.ok());
+    CHECK(refused.code() == Errc::invalid_argument);
+    CHECK(refused.error().message ==
+          "a watch cannot start from revision 9223372036854775808: etcd's revisions are at most 9223372036854775807");
+    o.from_revision = UINT64_MAX;
+    CHECK(store->watch("n.", o).code() == Errc::invalid_argument);
+    o.from_revision = INT64_MAX;
+    auto far = store->watch("n.", o);
+    REQUIRE(far.ok());
+    REQUIRE(store->put("n.a", "1").ok());
+    std::vector<KeyChange> none;
+    CHECK((*far)->next(none, 300'000'000).ok());
+    CHECK(none.empty());
   }
 
   TEST_CASE("a watch from a revision not yet written waits for it") {

@@ -12,6 +12,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 
@@ -1039,6 +1040,9 @@ Status EtcdWatch::begin() {
                                             m_.o.request_timeout.count())};
     }
     drive(100);
+    if (ended_ && (end_.code != CURLE_OK || end_.http != 200)) {
+      return transfer_error(end_, http_.response, false, fmt::format("etcd at {}: the watch", m_.url));
+    }
     if (Status s = read_lines(none); !s) return s;
   }
   return Status::success();
@@ -1164,6 +1168,11 @@ std::unique_ptr<WritePipeline> EtcdStore::pipeline(const PipelineOptions& option
 }
 
 Result<std::unique_ptr<KeyWatch>> EtcdStore::watch(std::string_view prefix, const KeyWatchOptions& options) {
+  if (options.from_revision > static_cast<Revision>(INT64_MAX)) {
+    return Error{Errc::invalid_argument,
+                 fmt::format("a watch cannot start from revision {}: etcd's revisions are at most {}",
+                             options.from_revision, INT64_MAX)};
+  }
   auto w = std::make_unique<EtcdWatch>(*c_, prefix, options);
   if (Status s = w->begin(); !s) return s.error();
   return std::unique_ptr<KeyWatch>(std::move(w));
