@@ -1,7 +1,9 @@
 // Locks on a real etcd bound to etcd leases (a member started here on 127.0.0.1): a
 // holder process SIGKILLed loses its key when its lease's TTL runs out and the next
 // acquire creates with a larger fencing token; a lease etcd no longer has breaks the
-// lock (store_lease_ended), one that cannot be read does not (store_lease_unknown);
+// lock (store_lease_ended: an acquire that read the key just before creates without
+// a delete, the key went with the lease), one that cannot be read does not
+// (store_lease_unknown); a store lease that runs outweighs a skewed clock;
 // a heartbeat keeps the lease alive past its first TTL; a new lease length binds a
 // new lease in the renewal's own update; release revokes the lease after the delete;
 // the lease calls refuse bad input.
@@ -114,6 +116,28 @@ pid_t spawn_hold(const std::string& url, const std::string& lease, std::string& 
   return pid;
 }
 
+// The etcd store, whose get() lets the lease of the entry it read end before it
+// answers: the race in which a judge reads a key just before etcd expires its lease.
+class LeaseEndsAfterRead final : public Store {
+ public:
+  explicit LeaseEndsAfterRead(EtcdStore& inner) : inner_(inner) {}
+  Result<std::vector<std::string>> keys() override { return inner_.keys(); }
+  Result<std::optional<StoreEntry>> get(std::string_view key) override {
+    auto e = inner_.get(key);
+    if (e.ok() && e->has_value() && (*e)->lease != 0) REQUIRE(inner_.revoke((*e)->lease).ok());
+    return e;
+  }
+  Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override {
+    return inner_.update(key, value, revision);
+  }
+  Result<Revision> create(std::string_view key, std::string_view value) override { return inner_.create(key, value); }
+  Status remove(std::string_view key, Revision revision) override { return inner_.remove(key, revision); }
+  StoreLeases* leases() override { return inner_.leases(); }
+
+ private:
+  EtcdStore& inner_;
+};
+
 }  // namespace
 
 TEST_SUITE("etcd locks") {
@@ -203,6 +227,27 @@ TEST_SUITE("etcd locks") {
     REQUIRE(next.ok());
     CHECK(next->outcome == Acquisition::Outcome::acquired);
     CHECK(next->lock.revision > lock.revision);
+  }
+
+  TEST_CASE("an acquire that reads a key whose etcd lease then ends breaks it (store_lease_ended) and creates") {
+    SKIP_WITHOUT_ETCD();
+    EtcdCluster& c = shared_cluster();
+    auto store = open_on(c, fresh_prefix());
+    HeldLock first = take(*store, 60000);
+    LeaseEndsAfterRead racing(*store);
+    auto a = acquire_lock(racing, lock_key, request(60000), now());
+    REQUIRE(a.ok());
+    CHECK(a->outcome == Acquisition::Outcome::acquired);
+    REQUIRE(a->verdict.has_value());
+    CHECK(a->verdict->kind == K::break_lock);
+    CHECK(a->verdict->reason == LockReason::store_lease_ended);
+    CHECK(a->broke_at == first.revision);
+    CHECK(a->lock.revision > first.revision);
+    CHECK(a->lock.store_lease != first.store_lease);
+    StoreEntry now_held = entry_of(*store);
+    CHECK(now_held.revision == a->lock.revision);
+    CHECK(now_held.lease == a->lock.store_lease);
+    REQUIRE(release_lock(*store, a->lock).ok());
   }
 
   TEST_CASE("a lease whose state cannot be read (etcd stopped) is no break: unknown, store_lease_unknown") {
