@@ -104,7 +104,10 @@ static void test_names(void) {
   CHECK(strcmp(lj_lock_reason_code(LJ_LOCK_PROCESS_GONE), "process_gone") == 0);
   CHECK(strcmp(lj_lock_reason_code(LJ_LOCK_PID_REUSED), "pid_reused") == 0);
   CHECK(strcmp(lj_lock_reason_code(0), "") == 0);
-  CHECK(strcmp(lj_lock_reason_code(15), "") == 0);
+  CHECK(strcmp(lj_lock_reason_code(LJ_LOCK_STORE_LEASE_ENDED), "store_lease_ended") == 0);
+  CHECK(strcmp(lj_lock_reason_code(LJ_LOCK_STORE_LEASE_UNKNOWN), "store_lease_unknown") == 0);
+  CHECK(LJ_LOCK_STORE_LEASE_ENDED == 15 && LJ_LOCK_STORE_LEASE_UNKNOWN == 16);
+  CHECK(strcmp(lj_lock_reason_code(17), "") == 0);
   CHECK(strcmp(lj_lock_kind_name(LJ_LOCK_BREAK), "break") == 0);
   CHECK(strcmp(lj_lock_kind_name(LJ_LOCK_HELD), "held") == 0);
   CHECK(strcmp(lj_lock_kind_name(LJ_LOCK_UNKNOWN), "unknown") == 0);
@@ -1273,7 +1276,21 @@ static void test_verdict_forms_any_why(void) {
   v.reason = LJ_LOCK_PID_REUSED;
   CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_OK);
   CHECK(str_is(out, len, "{\"kind\":\"break\",\"reason\":\"pid_reused\",\"manualRemoval\":false,\"why\":\"\"}"));
+  lj_free(out);  v.reason = LJ_LOCK_STORE_LEASE_ENDED;
+  CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len, "break store_lease_ended "));
   lj_free(out);
+  v.kind = LJ_LOCK_HELD; /* store_lease_ended is always a break */
+  CHECK(lj_lock_verdict_text(&out, &len, &v, NULL) == LJ_EINVAL);
+  v.kind = LJ_LOCK_UNKNOWN;
+  v.reason = LJ_LOCK_STORE_LEASE_UNKNOWN;
+  CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_OK);
+  CHECK(str_is(out, len, "{\"kind\":\"unknown\",\"reason\":\"store_lease_unknown\",\"manualRemoval\":false,\"why\":\"\"}"));
+  lj_free(out);
+  v.kind = LJ_LOCK_BREAK; /* store_lease_unknown is never a break */
+  CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_EINVAL);
+  v.reason = 17; /* no reason */
+  CHECK(lj_lock_verdict_json(&out, &len, &v, NULL) == LJ_EINVAL);
 }
 
 /* A negative lease is refused by every producer. */

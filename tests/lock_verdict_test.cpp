@@ -359,8 +359,14 @@ TEST_SUITE("lock") {
     CHECK(format_verdict_text(u) == "unknown execution_unknown ");
     LockVerdict manual{K::held, LockReason::no_lease, true, "w"};
     CHECK(format_verdict_text(manual) == "held no_lease w (only a person can remove it)");
-    for (int r = 1; r <= 14; ++r) CHECK(std::string(lock_reason_code(static_cast<LockReason>(r))).size() > 0);
-    CHECK(std::string(lock_reason_code(static_cast<LockReason>(15))).empty());
+    for (int r = 1; r <= 16; ++r) CHECK(std::string(lock_reason_code(static_cast<LockReason>(r))).size() > 0);
+    CHECK(std::string(lock_reason_code(static_cast<LockReason>(17))).empty());
+    CHECK(std::string(lock_reason_code(LockReason::store_lease_ended)) == "store_lease_ended");
+    CHECK(std::string(lock_reason_code(LockReason::store_lease_unknown)) == "store_lease_unknown");
+    CHECK(lock_reason_kind(LockReason::store_lease_ended) == K::break_lock);
+    CHECK(lock_reason_kind(LockReason::store_lease_unknown) == K::unknown);
+    CHECK(!lock_reason_manual(LockReason::store_lease_ended));
+    CHECK(!lock_reason_manual(LockReason::store_lease_unknown));
     CHECK(std::string(lock_reason_code(LockReason::execution_not_found_lease_ended)) ==
           "execution_not_found_lease_ended");
     CHECK(std::string(lock_reason_code(LockReason::holder_rebooted)) == "holder_rebooted");

@@ -163,6 +163,11 @@ def test_judge_process_holder():
     assert asked == [4242.0]
     assert v.kind == constant("LJ_LOCK_BREAK") and v.reason == constant("LJ_LOCK_PROCESS_GONE")
     assert v.reason.code == "process_gone" and v.kind.label == "break"
+    # Every reason of the header, by number and code (the store lease's two included).
+    assert [(r.name, int(r), r.code) for r in lj.LockReason][-3:] == [
+        ("PID_REUSED", 14, "pid_reused"), ("STORE_LEASE_ENDED", 15, "store_lease_ended"),
+        ("STORE_LEASE_UNKNOWN", 16, "store_lease_unknown")]
+    assert all(int(r) == constant("LJ_LOCK_" + r.name) for r in lj.LockReason)
     at_end = datetime.datetime(2024, 5, 1, 10, 15, tzinfo=datetime.timezone.utc)
     v = lj.judge_lock(PROCESS_BODY.encode(), at_end, here=here(lambda pid: True))
     assert v == lj.LockVerdict(lj.LockKind.HELD, lj.LockReason.LEASE_RUNS, False,

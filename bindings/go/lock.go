@@ -73,6 +73,8 @@ const (
 	LockLeaseRuns                   = LockReason(C.LJ_LOCK_LEASE_RUNS)                      // held
 	LockHolderRebooted              = LockReason(C.LJ_LOCK_HOLDER_REBOOTED)                 // break: this machine restarted since
 	LockPidReused                   = LockReason(C.LJ_LOCK_PID_REUSED)                      // break: its pid is another process now
+	LockStoreLeaseEnded             = LockReason(C.LJ_LOCK_STORE_LEASE_ENDED)               // break: the store (etcd) ended the key's lease
+	LockStoreLeaseUnknown           = LockReason(C.LJ_LOCK_STORE_LEASE_UNKNOWN)             // unknown: the key's store lease could not be read
 )
 
 // String is the reason's stable snake_case code ("lease_ended").

@@ -153,6 +153,7 @@ func TestLockConstantsMatchHeader(t *testing.T) {
 		"LJ_LOCK_NO_LEASE": LockNoLease, "LJ_LOCK_LEASE_UNREADABLE": LockLeaseUnreadable,
 		"LJ_LOCK_LEASE_ENDED": LockLeaseEnded, "LJ_LOCK_LEASE_RUNS": LockLeaseRuns,
 		"LJ_LOCK_HOLDER_REBOOTED": LockHolderRebooted, "LJ_LOCK_PID_REUSED": LockPidReused,
+		"LJ_LOCK_STORE_LEASE_ENDED": LockStoreLeaseEnded, "LJ_LOCK_STORE_LEASE_UNKNOWN": LockStoreLeaseUnknown,
 	}
 	// The enum's members: every LJ_LOCK_ name given a value with '=' in lj_lock.h.
 	header := headerConstants(t, `LJ_LOCK_[A-Z_]+`)

@@ -173,7 +173,7 @@ export declare const
     LockReason:
         {
           readonly not_readable: 1; readonly execution_finished: 2; readonly execution_running: 3; readonly execution_not_found_no_lease: 4; readonly execution_not_found_lease_ended: 5; readonly execution_not_found_lease_runs: 6; readonly execution_unknown: 7; readonly process_gone: 8; readonly no_lease: 9; readonly lease_unreadable: 10; readonly lease_ended: 11; readonly lease_runs: 12; readonly holder_rebooted: 13; readonly pid_reused:
-                                                                                                                                                                                                                                                                                                                                                                                                                                                  14;
+                                                                                                                                                                                                                                                                                                                                                                                                                                                  14; readonly store_lease_ended: 15; readonly store_lease_unknown: 16;
         };
 export type LockReasonCode = keyof typeof LockReason;
 

@@ -50,7 +50,7 @@ struct lj_lock_heartbeat_t {
 namespace {
 
 constexpr int reason_min = static_cast<int>(LockReason::not_readable);
-constexpr int reason_max = static_cast<int>(LockReason::pid_reused);
+constexpr int reason_max = static_cast<int>(LockReason::store_lease_unknown);
 
 // The C enums are the C++ ones, number for number: the casts below rely on it.
 static_assert(LJ_LOCK_LEASE_AS_TAKEN == leasejudge::lease_as_taken);
@@ -71,6 +71,8 @@ static_assert(LJ_LOCK_LEASE_ENDED == static_cast<int>(LockReason::lease_ended));
 static_assert(LJ_LOCK_LEASE_RUNS == static_cast<int>(LockReason::lease_runs));
 static_assert(LJ_LOCK_HOLDER_REBOOTED == static_cast<int>(LockReason::holder_rebooted));
 static_assert(LJ_LOCK_PID_REUSED == static_cast<int>(LockReason::pid_reused));
+static_assert(LJ_LOCK_STORE_LEASE_ENDED == static_cast<int>(LockReason::store_lease_ended));
+static_assert(LJ_LOCK_STORE_LEASE_UNKNOWN == static_cast<int>(LockReason::store_lease_unknown));
 static_assert(LJ_EXECUTION_RUNNING == static_cast<int>(ExecutionState::Kind::running));
 static_assert(LJ_EXECUTION_FINISHED == static_cast<int>(ExecutionState::Kind::finished));
 static_assert(LJ_EXECUTION_NOT_FOUND == static_cast<int>(ExecutionState::Kind::not_found));

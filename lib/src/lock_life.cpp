@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "leasejudge/lock_life.hpp"
+#include "leasejudge/store_lease.hpp"
 
 namespace leasejudge {
 
@@ -22,6 +23,73 @@ Acquisition outcome_of(Acquisition::Outcome outcome, std::optional<LockVerdict> 
   a.verdict = std::move(verdict);
   a.broke_at = broke_at;
   return a;
+}
+
+// A renewal's update found the key moved: the lock is someone else's now.
+Error lost_lock(const HeldLock& lock) {
+  return Error{Errc::changed, fmt::format("the lock {} is no longer ours: it was broken or rewritten since revision {}",
+                                          lock.key, lock.revision)};
+}
+
+// A key written for a lock: its revision (the fencing token) and the store lease it
+// is bound to (none: id 0).
+struct Written {
+  Revision revision = 0;
+  StoreLease lease;
+};
+
+// Create the lock's key; on a store with leases, a process holder's key bound to a
+// fresh store lease of its lease length (an execution's runtime is Cloud Run's to
+// judge, not a heartbeat's). A lease whose create did not land is revoked (nothing
+// is bound to it), unless the create's outcome is unknown (it may be bound).
+Result<Written> create_entry(Store& store, std::string_view key, std::string_view body, const LockHolder& holder) {
+  const auto* process = std::get_if<ProcessHolder>(&holder);
+  StoreLeases* leases = store.leases();
+  if (leases == nullptr || process == nullptr || process->lease_ms <= 0) {
+    auto created = store.create(key, body);
+    if (!created) return std::move(created).error();
+    return Written{*created, {}};
+  }
+  auto lease = leases->grant(process->lease_ms);
+  if (!lease) return std::move(lease).error();
+  auto created = leases->create_bound(key, body, lease->id);
+  if (!created) {
+    if (created.code() != Errc::unknown_outcome) (void)leases->revoke(lease->id);
+    return std::move(created).error();
+  }
+  return Written{*created, StoreLease{lease->id, store_lease_seconds(process->lease_ms)}};
+}
+
+// A renewed body at our revision, on a key bound to a store lease: the lease kept
+// alive first (gone: the store deleted the key with it, the lock is lost); a lease
+// length that no longer fits the lock's replaced by a new lease bound in the same
+// revision-checked update, the old one then revoked (nothing is bound to it).
+Result<Revision> update_bound_entry(StoreLeases& leases, HeldLock& lock, std::string_view body) {
+  auto kept = leases.keep_alive(lock.store_lease);
+  if (!kept) {
+    if (kept.code() != Errc::not_found) return std::move(kept).error();
+    return Error{Errc::changed, fmt::format("the lock {} is no longer ours: its store lease {:x} has ended and the "
+                                            "store deleted the key with it",
+                                            lock.key, lock.store_lease)};
+  }
+  const std::int64_t seconds = store_lease_seconds(lock.lease_ms);
+  if (seconds == lock.store_lease_s) {
+    auto revision = leases.update_bound(lock.key, body, lock.revision, lock.store_lease);
+    if (!revision && revision.code() == Errc::changed) return lost_lock(lock);
+    return revision;
+  }
+  auto fresh = leases.grant(lock.lease_ms);
+  if (!fresh) return std::move(fresh).error();
+  auto revision = leases.update_bound(lock.key, body, lock.revision, fresh->id);
+  if (!revision) {
+    if (revision.code() != Errc::unknown_outcome) (void)leases.revoke(fresh->id);
+    if (revision.code() == Errc::changed) return lost_lock(lock);
+    return revision;
+  }
+  (void)leases.revoke(lock.store_lease);
+  lock.store_lease = fresh->id;
+  lock.store_lease_s = seconds;
+  return revision;
 }
 
 }  // namespace
@@ -51,13 +119,13 @@ Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockR
   auto body = lock_body(request.purpose, now, request.holder, id, author);
   if (!body) return std::move(body).error();
 
-  auto taken = [&](Revision revision, std::optional<LockVerdict> verdict, Revision broke_at) {
+  auto taken = [&](const Written& w, std::optional<LockVerdict> verdict, Revision broke_at) {
     Acquisition a = outcome_of(Acquisition::Outcome::acquired, std::move(verdict), broke_at);
-    a.lock = HeldLock{std::string(key), id, *body, revision, lease_of(request.holder)};
+    a.lock = HeldLock{std::string(key), id, *body, w.revision, lease_of(request.holder), w.lease.id, w.lease.ttl_s};
     return a;
   };
 
-  auto created = store.create(key, *body);
+  auto created = create_entry(store, key, *body, request.holder);
   if (created) return taken(*created, std::nullopt, 0);
   if (created.code() != Errc::exists) return std::move(created).error();
 
@@ -69,7 +137,7 @@ Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockR
 
   const Here here = request.here ? *request.here : this_machine();
   const Describer describe = request.describe ? request.describe : gcloud_describer();
-  LockVerdict verdict = judge_lock(entry.value, describe, now, here);
+  LockVerdict verdict = judge_stored_lock(store, key, entry, describe, now, here);
   switch (verdict.kind) {
     case LockVerdict::Kind::held:
       return outcome_of(Acquisition::Outcome::held, std::move(verdict));
@@ -78,13 +146,16 @@ Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockR
     case LockVerdict::Kind::break_lock:
       break;
   }
-  // Break exactly the body we judged: a holder that renewed since keeps its lock.
-  Status removed = store.remove(key, entry.revision);
-  if (!removed) {
-    if (removed.code() == Errc::changed) return outcome_of(Acquisition::Outcome::lost_race, std::move(verdict));
-    return removed.error();
+  // Break exactly the body we judged: a holder that renewed since keeps its lock. A
+  // store lease that ended took the key with it: nothing is left to remove.
+  if (verdict.reason != LockReason::store_lease_ended) {
+    Status removed = store.remove(key, entry.revision);
+    if (!removed) {
+      if (removed.code() == Errc::changed) return outcome_of(Acquisition::Outcome::lost_race, std::move(verdict));
+      return removed.error();
+    }
   }
-  auto recreated = store.create(key, *body);
+  auto recreated = create_entry(store, key, *body, request.holder);
   if (recreated) return taken(*recreated, std::move(verdict), entry.revision);
   if (recreated.code() == Errc::exists) {
     return outcome_of(Acquisition::Outcome::lost_race, std::move(verdict), entry.revision);
@@ -98,13 +169,11 @@ Status renew_lock(Store& store, HeldLock& lock, Instant now) {
   if (!body) return Error{Errc::invalid_argument, "the held lock's body is not readable: " + body.error().message};
   auto renewed = renewed_lock_body(*body, now, lock.lease_ms);
   if (!renewed) return std::move(renewed).error();
-  auto revision = store.update(lock.key, *renewed, lock.revision);
+  StoreLeases* leases = lock.store_lease != 0 ? store.leases() : nullptr;
+  auto revision = leases != nullptr ? update_bound_entry(*leases, lock, *renewed)
+                                    : store.update(lock.key, *renewed, lock.revision);
   if (!revision) {
-    if (revision.code() == Errc::changed) {
-      return Error{Errc::changed, fmt::format("the lock {} is no longer ours: it was broken or rewritten "
-                                              "since revision {}",
-                                              lock.key, lock.revision)};
-    }
+    if (revision.code() == Errc::changed && leases == nullptr) return lost_lock(lock);
     return std::move(revision).error();
   }
   lock.body = std::move(*renewed);
@@ -125,7 +194,38 @@ Status release_lock(Store& store, const HeldLock& lock) {
   if (!removed && removed.code() == Errc::changed) {
     return Error{Errc::changed, fmt::format("the lock {} moved while it was released", lock.key)};
   }
+  // The key is gone: its store lease binds nothing now. A revoke that fails leaves
+  // the lease to run out by itself.
+  if (removed && entry.lease != 0 && store.leases() != nullptr) (void)store.leases()->revoke(entry.lease);
   return removed;
+}
+
+LockVerdict judge_stored_lock(Store& store, std::string_view key, const StoreEntry& entry, const Describer& describe,
+                              Instant now, const Here& here) {
+  using K = LockVerdict::Kind;
+  StoreLeases* leases = store.leases();
+  if (entry.lease == 0 || leases == nullptr) return judge_lock(entry.value, describe, now, here);
+  auto life = leases->life(entry.lease);
+  if (!life) {
+    return LockVerdict{K::unknown, LockReason::store_lease_unknown, false,
+                       fmt::format("the lock {} is bound to the store lease {:x}, whose state could not be read: {}",
+                                   key, entry.lease, life.error().message)};
+  }
+  if (life->ended) {
+    return LockVerdict{K::break_lock, LockReason::store_lease_ended, false,
+                       fmt::format("the holder of the lock {} stopped keeping its store lease {:x} alive: {}", key,
+                                   entry.lease, life->answer)};
+  }
+  LockVerdict verdict = judge_lock(entry.value, describe, now, here);
+  // The body's lease end is read against this machine's clock; the store lease is
+  // counted on the store's: while the store says it runs, a skewed clock breaks nothing.
+  if (verdict.reason == LockReason::lease_ended) {
+    verdict = LockVerdict{K::held, LockReason::lease_runs, false,
+                          fmt::format("held: the body of the lock {} says its lease ended, by this machine's clock, "
+                                      "but its store lease {:x} still runs: {}",
+                                      key, entry.lease, life->answer)};
+  }
+  return verdict;
 }
 
 Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view id, std::int64_t lease_ms) {
@@ -136,7 +236,13 @@ Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view 
   auto body = parse_lock_body(entry.value);
   if (!body || body->id != id) return Error{Errc::changed, fmt::format("the lock {} is someone else's now", key)};
   if (lease_ms == lease_as_taken) lease_ms = body->lease_ms.value_or(process_lease_ms);
-  return HeldLock{std::string(key), std::string(id), entry.value, entry.revision, lease_ms};
+  HeldLock held{std::string(key), std::string(id), entry.value, entry.revision, lease_ms, entry.lease, 0};
+  // The length the key's store lease was granted for; unread, a renewal binds a new one.
+  if (entry.lease != 0 && store.leases() != nullptr) {
+    auto life = store.leases()->life(entry.lease);
+    if (life && !life->ended) held.store_lease_s = life->granted_s;
+  }
+  return held;
 }
 
 // --- the heartbeat -------------------------------------------------------------------

@@ -176,6 +176,10 @@ const char* lock_reason_code(LockReason reason) noexcept {
       return "holder_rebooted";
     case LockReason::pid_reused:
       return "pid_reused";
+    case LockReason::store_lease_ended:
+      return "store_lease_ended";
+    case LockReason::store_lease_unknown:
+      return "store_lease_unknown";
   }
   return "";
 }
@@ -188,8 +192,10 @@ LockVerdict::Kind lock_reason_kind(LockReason reason) noexcept {
     case LockReason::lease_ended:
     case LockReason::holder_rebooted:
     case LockReason::pid_reused:
+    case LockReason::store_lease_ended:
       return LockVerdict::Kind::break_lock;
     case LockReason::execution_unknown:
+    case LockReason::store_lease_unknown:
       return LockVerdict::Kind::unknown;
     case LockReason::not_readable:
     case LockReason::execution_running:

@@ -130,7 +130,9 @@ test("reason codes are the C ABI's numbers", () => {
   assert.strictEqual(lj.LockReason.not_readable, 1);
   assert.strictEqual(lj.LockReason.lease_ended, 11);
   assert.strictEqual(lj.LockReason.pid_reused, 14);
-  assert.strictEqual(Object.keys(lj.LockReason).length, 14);
+  assert.strictEqual(lj.LockReason.store_lease_ended, 15);
+  assert.strictEqual(lj.LockReason.store_lease_unknown, 16);
+  assert.strictEqual(Object.keys(lj.LockReason).length, 16);
   assert.ok(Object.isFrozen(lj.LockReason));
 });
 

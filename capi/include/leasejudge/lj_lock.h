@@ -60,7 +60,9 @@ typedef enum lj_lock_reason_t {
   LJ_LOCK_LEASE_ENDED = 11,                    /* break: it stopped renewing */
   LJ_LOCK_LEASE_RUNS = 12,                     /* held */
   LJ_LOCK_HOLDER_REBOOTED = 13,                /* break: this machine restarted since */
-  LJ_LOCK_PID_REUSED = 14                      /* break: its pid is another process now */
+  LJ_LOCK_PID_REUSED = 14,                     /* break: its pid is another process now */
+  LJ_LOCK_STORE_LEASE_ENDED = 15,              /* break: the store (etcd) ended the key's lease */
+  LJ_LOCK_STORE_LEASE_UNKNOWN = 16             /* unknown: the key's store lease could not be read */
 } lj_lock_reason_t;
 
 /* "not_readable", "lease_ended", ...: the stable snake_case name of a reason;

@@ -1,6 +1,14 @@
 // The lock's life on a store: taken (waiting, with a deadline, where asked), renewed
 // by a heartbeat of its own, released; each write at the revision read, every break
 // returning the revision it broke at (the next holder's fencing token is larger).
+//
+// On a store with leases of its own (Store::leases(): etcd) a process holder's key is
+// also bound to a store lease of the lock's lease length: a holder that dies stops
+// keeping it alive and the store deletes the key when its TTL runs out, on the
+// store's clock, so the next acquire simply creates. Renewing keeps that lease alive;
+// releasing deletes the key at its revision, then revokes the lease (never before:
+// a revoke deletes without a revision check). The fencing token stays the store
+// revision of the acquisition.
 #pragma once
 
 #include <atomic>
@@ -40,6 +48,8 @@ struct HeldLock {
   std::string body;
   Revision revision = 0;      // the store revision of our body: the fencing token
   std::int64_t lease_ms = 0;  // for renewal (0: nothing to renew)
+  std::int64_t store_lease = 0;    // the store lease the key is bound to (0: none)
+  std::int64_t store_lease_s = 0;  // the length it was granted for, in whole seconds
 };
 
 struct Acquisition {
@@ -66,8 +76,18 @@ std::string default_lock_purpose(std::string_view key, std::int32_t pid);
 // are errors.
 Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockRequest& request, Instant now);
 
-// Move our lease forward (update at our revision). Errc::changed: the lock is no
-// longer ours (broken, or rewritten): stop the work it guarded.
+// The verdict on the lock entry read from store at key: when the entry is bound to a
+// store lease, the store's word on it first (gone: break, store_lease_ended; not
+// readable: unknown, store_lease_unknown); then, or for an entry bound to none,
+// judge_lock on its body. A store lease that still runs outweighs a body whose lease
+// ended by this machine's clock (held, lease_runs: the store's clock counts it).
+LockVerdict judge_stored_lock(Store& store, std::string_view key, const StoreEntry& entry, const Describer& describe,
+                              Instant now, const Here& here);
+
+// Move our lease forward (update at our revision; on a store with leases the key's
+// lease kept alive first, and a new one bound in the same revision-checked update
+// when the lock's lease length no longer matches it). Errc::changed: the lock is no
+// longer ours (broken, rewritten, or its store lease ended): stop the work it guarded.
 Status renew_lock(Store& store, HeldLock& lock, Instant now);
 
 // Remove the lock while its body's id is still ours. Errc::not_found: no lock;

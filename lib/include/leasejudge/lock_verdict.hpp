@@ -7,7 +7,10 @@
 //   - a process holder: its pid dead on THIS machine -> break; no lease -> held for
 //     a person; a lease that cannot be read -> held for a person; a lease passed
 //     (now strictly after its end) -> break; else held;
-//   - a body that is not readable -> held for a person.
+//   - a body that is not readable -> held for a person;
+//   - a key bound to a store lease (etcd, judged by lock_life's judge_stored_lock):
+//     the store says the lease is gone -> break; cannot say -> unknown; else the
+//     body is judged as above.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +42,8 @@ enum class LockReason : int {
   lease_runs = 12,                      // held
   holder_rebooted = 13,                 // break (owner token: another boot)
   pid_reused = 14,                      // break (owner token: another process)
+  store_lease_ended = 15,               // break (the store ended the key's lease: etcd, TTL -1)
+  store_lease_unknown = 16,             // unknown (the key's store lease could not be read)
 };
 // The snake_case name of a reason ("lease_ended"); "" for a value out of range.
 const char* lock_reason_code(LockReason reason) noexcept;

@@ -22,6 +22,9 @@
 // scan and hands over what moved between two polls; the NATS store watches natively
 // (a KV watch). A watch whose store is lost (a dropped connection) fails and gives
 // nothing more: the caller opens another and reads again what it may have missed.
+//
+// And one capability only some stores have: leases() (store_lease.hpp), leases the
+// store keeps on its own clock and deletes bound keys with (etcd); nullptr elsewhere.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +45,7 @@ using Revision = std::uint64_t;
 struct StoreEntry {
   std::string value;
   Revision revision = 0;  // > 0 for a stored value
+  std::int64_t lease = 0;  // the store lease the key is bound to (store_lease.hpp); 0: none
 };
 
 // Where one entry's key and value sit in a batch buffer (offsets from its start). The
@@ -141,6 +145,10 @@ struct KeyChange {
 struct KeyWatchOptions {
   std::int64_t poll_ns = 1'000'000'000;  // a polling watch's time between two scans
   StoreNote note;
+  // The first revision to see (a scan read at R watches from R + 1 and misses
+  // nothing between); 0: from now. Only a store that keeps its history (etcd) honours
+  // it; the others start from now.
+  Revision from_revision = 0;
 };
 
 class KeyWatch {
@@ -152,6 +160,8 @@ class KeyWatch {
   // so: open another.
   virtual Status next(std::vector<KeyChange>& out, std::int64_t wait_ns) = 0;
 };
+
+class StoreLeases;
 
 class Store {
  public:
@@ -184,6 +194,9 @@ class Store {
   // most, and hands over each key whose revision moved or that went since the scan
   // before (a key written and deleted between two polls is not seen at all).
   virtual Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {});
+  // The store's leases (store_lease.hpp), living as long as the store; nullptr: the
+  // store has none (the default).
+  virtual StoreLeases* leases() { return nullptr; }
 };
 
 // The bytes of a scan's batches: keys and values appended into one buffer that

@@ -12,6 +12,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 
@@ -89,6 +90,17 @@ std::uint64_t int_field(dom::element object, std::string_view name) {
   }
   std::uint64_t n = 0;
   return v.get(n) == simdjson::SUCCESS ? n : 0;
+}
+
+// A signed int64 field (a lease's TTL is -1 once it is gone); 0 when absent.
+std::int64_t signed_field(dom::element object, std::string_view name) {
+  std::string_view s;
+  std::int64_t n = 0;
+  if (object[name].get(s) == simdjson::SUCCESS) {
+    std::from_chars(s.data(), s.data() + s.size(), n);
+    return n;
+  }
+  return object[name].get(n) == simdjson::SUCCESS ? n : 0;
 }
 
 bool bool_field(dom::element object, std::string_view name) {
@@ -297,9 +309,10 @@ Result<Revision> txn_result(const Transfer& t, const std::string& response, dom:
   return Error{lost_race, fmt::format("{}: the key moved since it was read", where)};
 }
 
-// The body of a txn: compare the key's MOD (or CREATE) revision, then put or delete.
+// The body of a txn: compare the key's MOD (or CREATE) revision, then put (bound to
+// lease, when not 0) or delete.
 void txn_body(std::string& out, std::string& scratch, std::string_view key, bool create, Revision revision,
-              const std::string_view* value) {
+              const std::string_view* value, std::int64_t lease = 0) {
   out.clear();
   out += "{\"compare\":[{";
   append_bytes_field(out, "key", key, scratch);
@@ -313,6 +326,10 @@ void txn_body(std::string& out, std::string& scratch, std::string_view key, bool
   if (value != nullptr) {
     out += ',';
     append_bytes_field(out, "value", *value, scratch);
+    if (lease != 0) {
+      out += ',';
+      append_int_field(out, "lease", static_cast<std::uint64_t>(lease));
+    }
   }
   out += "}}]}";
 }
@@ -375,11 +392,13 @@ struct EtcdStore::Connection {
               std::string_view what, Transfer* out = nullptr);
   Status authenticate();
   Result<Revision> txn(std::string_view key, bool create, Revision revision, const std::string_view* value,
-                       std::string_view what, Errc lost_race);
+                       std::string_view what, Errc lost_race, std::int64_t lease = 0);
+  Result<dom::element> lease_call(std::string_view path, StoreLeaseId lease, std::string_view what, bool write);
   Status range_page(std::string_view start, std::string_view end, Revision at, std::size_t limit, bool keys_only,
                     std::string& out, std::string_view what);
   template <typename OnKv>
-  Status range_all(std::string_view prefix, std::size_t limit, bool keys_only, std::string_view what, OnKv&& on_kv);
+  Status range_all(std::string_view prefix, std::size_t limit, bool keys_only, std::string_view what, OnKv&& on_kv,
+                   Revision* read_at = nullptr);
 };
 
 void EtcdStore::Connection::set_headers() {
@@ -454,10 +473,11 @@ Status EtcdStore::Connection::authenticate() {
 }
 
 Result<Revision> EtcdStore::Connection::txn(std::string_view key, bool create, Revision revision,
-                                            const std::string_view* value, std::string_view what, Errc lost_race) {
+                                            const std::string_view* value, std::string_view what, Errc lost_race,
+                                            std::int64_t lease) {
   if (key.empty()) return Error{Errc::invalid_argument, "an etcd store key is empty"};
   std::lock_guard lock(mu);
-  txn_body(body, scratch, full_key(key), create, revision, value);
+  txn_body(body, scratch, full_key(key), create, revision, value, lease);
   Transfer t;
   std::string message = fmt::format("{} of {}", what, key);
   Status s = post("/v3/kv/txn", body, true, o.request_timeout, message, &t);
@@ -533,6 +553,7 @@ Result<std::optional<StoreEntry>> EtcdStore::get(std::string_view key) {
     return Error{Errc::store, c.where(what + ": a value that is not base64")};
   }
   entry.revision = int_field(kv, "mod_revision");
+  entry.lease = static_cast<std::int64_t>(int_field(kv, "lease"));
   return std::optional<StoreEntry>(std::move(entry));
 }
 
@@ -575,6 +596,102 @@ Result<Revision> EtcdStore::put(std::string_view key, std::string_view value) {
   return int_field(header, "revision");
 }
 
+Status EtcdStore::compact(Revision revision) {
+  std::lock_guard lock(c_->mu);
+  Connection& c = *c_;
+  c.body = "{";
+  append_int_field(c.body, "revision", revision);
+  c.body += ",\"physical\":true}";
+  return c.post("/v3/kv/compaction", c.body, true, c.o.request_timeout, fmt::format("compacting at {}", revision));
+}
+
+// --- leases: /v3/lease/* --------------------------------------------------------------
+
+// POST {"ID":"<lease>"} to path; the answer parsed by the connection's parser (the
+// caller holds mu). An answer that is not an object is a store error, or an unknown
+// outcome for a write.
+Result<dom::element> EtcdStore::Connection::lease_call(std::string_view path, StoreLeaseId lease,
+                                                       std::string_view what, bool write) {
+  if (lease <= 0) return Error{Errc::invalid_argument, fmt::format("{}: {} is no etcd lease id", what, lease)};
+  body = "{";
+  append_int_field(body, "ID", static_cast<std::uint64_t>(lease));
+  body += '}';
+  Transfer t;
+  if (Status s = post(path, body, write, o.request_timeout, what, &t); !s) {
+    if (t.code == CURLE_OK && t.http == 404) return Error{Errc::not_found, s.error().message};
+    return s.error();
+  }
+  dom::element doc;
+  if (parser.parse(http.response).get(doc) != simdjson::SUCCESS || !doc.is_object()) {
+    return Error{write ? Errc::unknown_outcome : Errc::store, where(fmt::format("{}: an answer that is not etcd's", what))};
+  }
+  return doc;
+}
+
+Result<StoreLease> EtcdStore::grant(std::int64_t lease_ms) {
+  if (lease_ms <= 0) return Error{Errc::invalid_argument, "an etcd lease needs a positive length"};
+  std::lock_guard lock(c_->mu);
+  Connection& c = *c_;
+  const std::int64_t ttl = store_lease_seconds(lease_ms);
+  c.body = "{";
+  append_int_field(c.body, "TTL", static_cast<std::uint64_t>(ttl));
+  c.body += '}';
+  std::string what = fmt::format("granting a lease of {} s", ttl);
+  if (Status s = c.post("/v3/lease/grant", c.body, true, c.o.request_timeout, what); !s) return s.error();
+  dom::element doc;
+  if (c.parser.parse(c.http.response).get(doc) != simdjson::SUCCESS || !doc.is_object() ||
+      signed_field(doc, "ID") <= 0) {
+    return Error{Errc::unknown_outcome, c.where(what + ": an answer that is not etcd's (a lease may have been granted)")};
+  }
+  return StoreLease{signed_field(doc, "ID"), signed_field(doc, "TTL")};
+}
+
+Result<std::int64_t> EtcdStore::keep_alive(StoreLeaseId lease) {
+  std::lock_guard lock(c_->mu);
+  std::string what = fmt::format("keeping the lease {:x} alive", lease);
+  auto doc = c_->lease_call("/v3/lease/keepalive", lease, what, false);
+  if (!doc) return std::move(doc).error();
+  dom::element result;
+  std::int64_t ttl = (*doc)["result"].get(result) == simdjson::SUCCESS ? signed_field(result, "TTL") : 0;
+  if (ttl <= 0) return Error{Errc::not_found, c_->where(fmt::format("{}: etcd no longer has it", what))};
+  return ttl;
+}
+
+Status EtcdStore::revoke(StoreLeaseId lease) {
+  std::lock_guard lock(c_->mu);
+  auto doc = c_->lease_call("/v3/lease/revoke", lease, fmt::format("revoking the lease {:x}", lease), true);
+  if (!doc) return std::move(doc).error();
+  return Status::success();
+}
+
+Result<StoreLeaseLife> EtcdStore::life(StoreLeaseId lease) {
+  std::lock_guard lock(c_->mu);
+  auto doc = c_->lease_call("/v3/lease/timetolive", lease, fmt::format("reading the lease {:x}", lease), false);
+  if (!doc) return std::move(doc).error();
+  StoreLeaseLife life;
+  life.ttl_s = signed_field(*doc, "TTL");
+  life.granted_s = signed_field(*doc, "grantedTTL");
+  life.ended = life.ttl_s < 0;
+  life.answer = life.ended ? fmt::format("etcd at {} answers TTL {}: it no longer has the lease",
+                                         c_->endpoints[c_->current], life.ttl_s)
+                           : fmt::format("etcd at {} answers TTL {} of {} s", c_->endpoints[c_->current],
+                                         life.ttl_s, life.granted_s);
+  return life;
+}
+
+Result<Revision> EtcdStore::create_bound(std::string_view key, std::string_view value, StoreLeaseId lease) {
+  if (lease <= 0) return Error{Errc::invalid_argument, fmt::format("{} is no etcd lease id", lease)};
+  return c_->txn(key, true, 0, &value, "the creation", Errc::exists, lease);
+}
+
+Result<Revision> EtcdStore::update_bound(std::string_view key, std::string_view value, Revision revision,
+                                         StoreLeaseId lease) {
+  if (lease <= 0) return Error{Errc::invalid_argument, fmt::format("{} is no etcd lease id", lease)};
+  if (revision == 0 && !key.empty()) {
+    return Error{Errc::changed, fmt::format("the key {} is not at revision 0 (no stored value is)", key)};
+  }
+  return c_->txn(key, false, revision, &value, "the update", Errc::changed, lease);
+}
 
 // --- range reads: keys() and the scan -------------------------------------------------
 
@@ -606,7 +723,7 @@ Status EtcdStore::Connection::range_page(std::string_view start, std::string_vie
 // held only while a page is read: on_kv may call the store.
 template <typename OnKv>
 Status EtcdStore::Connection::range_all(std::string_view prefix, std::size_t limit, bool keys_only,
-                                        std::string_view what, OnKv&& on_kv) {
+                                        std::string_view what, OnKv&& on_kv, Revision* read_at) {
   std::string start(prefix), end = prefix_end(prefix), page, last;
   dom::parser page_parser;
   Revision at = 0;
@@ -621,6 +738,7 @@ Status EtcdStore::Connection::range_all(std::string_view prefix, std::size_t lim
     if (at == 0) {
       dom::element header;
       if (doc["header"].get(header) == simdjson::SUCCESS) at = int_field(header, "revision");
+      if (read_at != nullptr) *read_at = at;
     }
     if (doc["kvs"].get(kvs) != simdjson::SUCCESS) return Status::success();
     for (dom::element kv : kvs) {
@@ -858,7 +976,7 @@ std::optional<WriteOutcome> EtcdPipeline::next() {
 
 class EtcdWatch final : public KeyWatch {
  public:
-  EtcdWatch(const EtcdStore::Connection& c, std::string_view prefix, const KeyWatchOptions& options);
+  EtcdWatch(EtcdStore::Connection& c, std::string_view prefix, const KeyWatchOptions& options);
   ~EtcdWatch() override;
   Status begin();
   Status next(std::vector<KeyChange>& out, std::int64_t wait_ns) override;
@@ -867,29 +985,47 @@ class EtcdWatch final : public KeyWatch {
   void drive(int wait_ms);
   Status read_lines(std::vector<KeyChange>& out);
   Status read_result(dom::element result, std::vector<KeyChange>& out);
+  Status resume_after_compaction(std::vector<KeyChange>& out);
 
+  EtcdStore::Connection& c_;
   Multi m_;
   Http http_;
   std::string key_prefix_, prefix_, body_, scratch_, key_, value_;
   KeyWatchOptions options_;
   dom::parser parser_;
+  Revision from_ = 0;       // the start revision asked of etcd (0: now)
+  Revision compacted_ = 0;  // etcd canceled the watch: it keeps revisions from this one on
   bool created_ = false, ended_ = false, added_ = false;
   Transfer end_;
   Status broken_;
 };
 
-EtcdWatch::EtcdWatch(const EtcdStore::Connection& c, std::string_view prefix, const KeyWatchOptions& options)
-    : m_(c, "/v3/watch"), key_prefix_(c.key_prefix), prefix_(c.key_prefix + std::string(prefix)), options_(options) {}
+EtcdWatch::EtcdWatch(EtcdStore::Connection& c, std::string_view prefix, const KeyWatchOptions& options)
+    : c_(c),
+      m_(c, "/v3/watch"),
+      key_prefix_(c.key_prefix),
+      prefix_(c.key_prefix + std::string(prefix)),
+      options_(options),
+      from_(options.from_revision) {
+  if (!options_.note) options_.note = c.o.note;
+}
 
 EtcdWatch::~EtcdWatch() {
   if (added_) curl_multi_remove_handle(m_.multi, http_.easy);
 }
 
+// Open the stream (again, after a compaction) from from_, and wait for etcd's word.
 Status EtcdWatch::begin() {
+  if (added_) curl_multi_remove_handle(m_.multi, http_.easy);
+  added_ = created_ = ended_ = false;
   body_ = "{\"create_request\":{";
   append_bytes_field(body_, "key", prefix_, scratch_);
   body_ += ',';
   append_bytes_field(body_, "range_end", prefix_end(prefix_), scratch_);
+  if (from_ != 0) {
+    body_ += ',';
+    append_int_field(body_, "start_revision", from_);
+  }
   body_ += "}}";
   prepare_easy(http_.easy, m_.url, m_.headers, m_.o, body_, http_.response, http_.errbuf,
                std::chrono::milliseconds(0));
@@ -904,6 +1040,9 @@ Status EtcdWatch::begin() {
                                             m_.o.request_timeout.count())};
     }
     drive(100);
+    if (ended_ && (end_.code != CURLE_OK || end_.http != 200)) {
+      return transfer_error(end_, http_.response, false, fmt::format("etcd at {}: the watch", m_.url));
+    }
     if (Status s = read_lines(none); !s) return s;
   }
   return Status::success();
@@ -923,6 +1062,9 @@ Status EtcdWatch::next(std::vector<KeyChange>& out, std::int64_t wait_ns) {
   auto deadline = Clock::now() + std::chrono::nanoseconds(std::max<std::int64_t>(wait_ns, 0));
   for (;;) {
     if (Status s = read_lines(out); !s) return broken_ = s;
+    if (compacted_ != 0) {
+      if (Status s = resume_after_compaction(out); !s) return broken_ = s;
+    }
     if (out.size() > had) return Status::success();
     if (ended_) {
       broken_ = Error{Errc::store, fmt::format("etcd at {}: the watch stream ended: {}", m_.url,
@@ -939,7 +1081,7 @@ Status EtcdWatch::next(std::vector<KeyChange>& out, std::int64_t wait_ns) {
 Status EtcdWatch::read_lines(std::vector<KeyChange>& out) {
   std::string& stream = http_.response;
   std::size_t at = 0;
-  for (std::size_t nl; (nl = stream.find('\n', at)) != std::string::npos; at = nl + 1) {
+  for (std::size_t nl; compacted_ == 0 && (nl = stream.find('\n', at)) != std::string::npos; at = nl + 1) {
     std::string_view line(stream.data() + at, nl - at);
     if (line.find_first_not_of(" \r\t") == std::string_view::npos) continue;
     dom::element doc, result;
@@ -959,6 +1101,10 @@ Status EtcdWatch::read_lines(std::vector<KeyChange>& out) {
 
 Status EtcdWatch::read_result(dom::element result, std::vector<KeyChange>& out) {
   if (bool_field(result, "created")) created_ = true;
+  if (bool_field(result, "canceled") && int_field(result, "compact_revision") != 0) {
+    compacted_ = int_field(result, "compact_revision");
+    return Status::success();
+  }
   if (bool_field(result, "canceled")) {
     return Error{Errc::store, fmt::format("etcd at {}: the watch was canceled (compacted at revision {}): {}", m_.url,
                                           int_field(result, "compact_revision"), string_field(result, "cancel_reason"))};
@@ -980,6 +1126,35 @@ Status EtcdWatch::read_result(dom::element result, std::vector<KeyChange>& out) 
   return Status::success();
 }
 
+// etcd compacted the revisions the watch was to start from: what changed in them can
+// no longer be read. Every key of the prefix as it is now (a scan) stands in for
+// them, and the watch goes on from the revision after the scan's.
+Status EtcdWatch::resume_after_compaction(std::vector<KeyChange>& out) {
+  const Revision compacted = compacted_, asked = from_;
+  compacted_ = 0;
+  Revision at = 0;
+  const std::size_t skip = key_prefix_.size();
+  std::vector<KeyChange> scanned;
+  Status s = c_.range_all(prefix_, 1000, false, "the watch's scan after a compaction", [&](dom::element kv) -> Status {
+    if (!base64_decode(string_field(kv, "key"), key_) || key_.size() < skip ||
+        !base64_decode(string_field(kv, "value"), value_)) {
+      return Error{Errc::store, fmt::format("etcd at {}: the watch's scan read a key that is not base64", m_.url)};
+    }
+    scanned.push_back(KeyChange{key_.substr(skip), int_field(kv, "mod_revision"), value_, 0});
+    return Status::success();
+  }, &at);
+  if (!s) return s;
+  out.insert(out.end(), std::make_move_iterator(scanned.begin()), std::make_move_iterator(scanned.end()));
+  if (options_.note) {
+    options_.note(fmt::format("etcd at {}: the watch's start revision {} was compacted (etcd keeps revisions from "
+                              "{} on): a scan at revision {} ({} keys) stands for the changes since, and the watch "
+                              "goes on from revision {}",
+                              m_.url, asked, compacted, at, scanned.size(), at + 1));
+  }
+  from_ = at + 1;
+  return begin();
+}
+
 }  // namespace
 
 Multi::Multi(const EtcdStore::Connection& c, std::string_view path) : o(c.o) {
@@ -993,6 +1168,11 @@ std::unique_ptr<WritePipeline> EtcdStore::pipeline(const PipelineOptions& option
 }
 
 Result<std::unique_ptr<KeyWatch>> EtcdStore::watch(std::string_view prefix, const KeyWatchOptions& options) {
+  if (options.from_revision > static_cast<Revision>(INT64_MAX)) {
+    return Error{Errc::invalid_argument,
+                 fmt::format("a watch cannot start from revision {}: etcd's revisions are at most {}",
+                             options.from_revision, INT64_MAX)};
+  }
   auto w = std::make_unique<EtcdWatch>(*c_, prefix, options);
   if (Status s = w->begin(); !s) return s.error();
   return std::unique_ptr<KeyWatch>(std::move(w));

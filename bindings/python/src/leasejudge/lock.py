@@ -51,6 +51,8 @@ class LockReason(IntEnum):
     LEASE_RUNS = 12
     HOLDER_REBOOTED = 13
     PID_REUSED = 14
+    STORE_LEASE_ENDED = 15
+    STORE_LEASE_UNKNOWN = 16
 
     @property
     def code(self) -> str:

@@ -14,6 +14,9 @@
 // Rules it keeps:
 // - Keys live under "<prefix>/" in etcd (the prefix namespaces keys as a NATS bucket
 //   does); a key is any non-empty bytes. Values are bytes.
+// - get() reads the etcd lease a key is bound to into StoreEntry::lease. update()
+//   writes with none (etcd's put unbinds the key): a key bound to a lease is
+//   rewritten with update_bound().
 // - A revision is the key's mod_revision: the cluster's one counter, never 0 for a
 //   stored value.
 // - get() is a linearizable range read (the leader confirms it): a read after this
@@ -46,6 +49,7 @@
 #include <vector>
 
 #include "leasejudge/store.hpp"
+#include "leasejudge/store_lease.hpp"
 
 namespace leasejudge {
 
@@ -68,7 +72,7 @@ struct EtcdOptions {
   StoreNote note;
 };
 
-class EtcdStore final : public Store {
+class EtcdStore final : public Store, public StoreLeases {
  public:
   // Check the options and reach one endpoint (authenticating where a user is given).
   // Errc::invalid_argument for options out of range; Errc::store when no endpoint
@@ -94,13 +98,35 @@ class EtcdStore final : public Store {
   // options.window; outcomes in the order sent. A failed compare is changed; a
   // refusal failed; a lost answer or a time-out unknown. Nothing is resent.
   std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {}) override;
-  // An etcd watch of the prefix, from the revision after the one the cluster is at
-  // when the watch is created (the call returns once etcd confirmed it). A dropped
-  // stream breaks it (next fails, saying so).
+  // An etcd watch of the prefix from options.from_revision, or (0) from the revision
+  // after the one the cluster is at when the watch is created (the call returns once
+  // etcd confirmed it). A start revision etcd has compacted away cannot be watched
+  // from: the watch then hands over a fresh scan of the prefix instead (every key
+  // holding a value, as a change at the scan's revision: a key deleted meanwhile is
+  // not seen), notes so once through options.note, and goes on from the revision
+  // after the scan's. A dropped stream breaks it (next fails, saying so). The store
+  // must outlive the watch (a compaction's scan reads through it).
   Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {}) override;
+
+  // etcd leases (store_lease.hpp): /v3/lease/grant, keepalive, revoke, timetolive;
+  // a write bound to a lease is a txn whose put carries it. A lease's TTL is counted
+  // by the cluster's leader on its own clock (a new leader starts it again): a lease
+  // that etcd says is gone (TTL -1) is evidence independent of every client's clock.
+  // etcd raises a TTL below its minimum (about 1.5 election timeouts) to it.
+  StoreLeases* leases() override { return this; }
+  Result<StoreLease> grant(std::int64_t lease_ms) override;
+  Result<std::int64_t> keep_alive(StoreLeaseId lease) override;
+  Status revoke(StoreLeaseId lease) override;
+  Result<StoreLeaseLife> life(StoreLeaseId lease) override;
+  Result<Revision> create_bound(std::string_view key, std::string_view value, StoreLeaseId lease) override;
+  Result<Revision> update_bound(std::string_view key, std::string_view value, Revision revision,
+                                StoreLeaseId lease) override;
 
   // Write value whatever the key holds (a test's other writer); the new revision.
   Result<Revision> put(std::string_view key, std::string_view value);
+  // Discard the cluster's history before revision (an operator's act, as etcdctl
+  // compact; a watch from before it then starts from a scan).
+  Status compact(Revision revision);
   // The endpoint the store's connection uses now ("http://host:port").
   std::string endpoint() const;
 
