@@ -8,8 +8,6 @@
 #pragma once
 
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -19,7 +17,7 @@
 #include <vector>
 
 #include "leasejudge/store/etcd.hpp"
-#include "nats_server.hpp"  // free_port, make_temp_dir
+#include "server_process.hpp"
 #include "skip.hpp"
 
 #define SKIP_WITHOUT_ETCD() \
@@ -27,21 +25,7 @@
 
 namespace leasejudge::test {
 
-inline std::string etcd_path() {
-  auto executable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
-  if (const char* env = std::getenv("LEASEJUDGE_ETCD"); env != nullptr && executable(env)) return env;
-  std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
-  path += ":/usr/bin";
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    if (!dir.empty() && executable(dir + "/etcd")) return dir + "/etcd";
-    start = end + 1;
-  }
-  return {};
-}
+inline std::string etcd_path() { return find_executable("LEASEJUDGE_ETCD", "etcd", "/usr/bin"); }
 
 class EtcdCluster {
  public:
@@ -87,29 +71,14 @@ class EtcdCluster {
   }
   bool start_member(std::size_t i) {
     if (pid_[i] > 0) return true;
-    std::vector<std::string> args = member_args(i);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::string log = dir_ + "/member" + std::to_string(i) + ".log";
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, exe_.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return false;
+    pid_t pid = spawn_logged(member_args(i), dir_ + "/member" + std::to_string(i) + ".log");
+    if (pid == 0) return false;
     pid_[i] = pid;
     return true;
   }
   // SIGKILL one member and reap it.
   void kill(std::size_t i) {
-    if (pid_[i] <= 0) return;
-    ::kill(pid_[i], SIGKILL);
-    int status = 0;
-    ::waitpid(pid_[i], &status, 0);
+    end_process(pid_[i], SIGKILL, std::chrono::seconds(10));
     pid_[i] = 0;
   }
   bool healthy(std::chrono::seconds patience) const {
