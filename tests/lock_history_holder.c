@@ -1,7 +1,7 @@
-/* A lock holder for tests/lock_history_test.cpp, in a process of its own and
- * through the C ABI only: it takes the lock at KEY on a NATS bucket again and
- * again, and writes every critical section to LOG as it goes (one write(2) per
- * line, so a SIGKILL loses nothing written):
+/* A lock holder for tests/lock_history_test.cpp and tests/etcd_lock_history_test.cpp,
+ * in a process of its own and through the C ABI only: it takes the lock at KEY on a
+ * NATS bucket (or any store by its URL) again and again, and writes every critical
+ * section to LOG as it goes (one write(2) per line, so a SIGKILL loses nothing written):
  *   A <token> <start ns> <broke_at>   acquired, the fencing token its revision
  *   W <token> <ns>                    a write to the guarded resource, with the
  *                                     token it carries (the lock's revision now)
@@ -20,6 +20,9 @@
  * MODE real uses the NATS store as it is; MODE broken puts a store in front of it
  * whose update and remove skip the revision check (they write at whatever revision
  * the key has now): the lock the history checker must catch.
+ *
+ * With BUCKET "-", URLS is a store URL (etcd://host:port,.../PREFIX) opened by
+ * lj_store_open_url, the one grammar of every door.
  *
  * usage: lock_history_holder URLS BUCKET KEY LOG T0_MS SCALE DEADLINE_MS STOPFILE MODE SEED */
 #define _POSIX_C_SOURCE 200809L
@@ -166,7 +169,7 @@ static void critical_section(lj_lock_t *lock) {
 
 int main(int argc, char **argv) {
   lj_nats_options_t o = LJ_NATS_OPTIONS_INIT;
-  lj_store_t *nats = NULL, *store = NULL;
+  lj_store_t *opened = NULL, *store = NULL;
   int64_t deadline_ms;
   const char *key, *stop_file;
   int broken;
@@ -192,11 +195,12 @@ int main(int argc, char **argv) {
   seed = (unsigned)strtoul(argv[10], NULL, 10) ^ (unsigned)getpid();
   if (log_fd < 0 || scale <= 0) return 2;
 
-  while (lj_nats_store_open(&nats, &o, NULL) != LJ_OK) {
+  while ((strcmp(argv[2], "-") == 0 ? lj_store_open_url(&opened, argv[1], strlen(argv[1]), NULL, NULL)
+                                    : lj_nats_store_open(&opened, &o, NULL)) != LJ_OK) {
     if (real_ns() / 1000000 > deadline_ms) return 1;
     sleep_ms(100);
   }
-  store = nats;
+  store = opened;
   if (broken) {
     lj_store_callbacks_t cb = LJ_STORE_CALLBACKS_INIT;
     cb.keys = fwd_keys;
@@ -204,7 +208,7 @@ int main(int argc, char **argv) {
     cb.update = broken_update;
     cb.create = fwd_create;
     cb.remove = broken_remove;
-    if (lj_store_from_callbacks(&store, &cb, nats, NULL) != LJ_OK) return 1;
+    if (lj_store_from_callbacks(&store, &cb, opened, NULL) != LJ_OK) return 1;
   }
 
   while (real_ns() / 1000000 < deadline_ms && access(stop_file, F_OK) != 0) {
@@ -231,8 +235,8 @@ int main(int argc, char **argv) {
     lj_lock_acquisition_clear(&a);
     sleep_ms(rnd(1, 4));
   }
-  if (store != nats) lj_store_destroy(store);
-  lj_store_destroy(nats);
+  if (store != opened) lj_store_destroy(store);
+  lj_store_destroy(opened);
   close(log_fd);
   return 0;
 }

@@ -113,10 +113,10 @@ struct Racer {
 
 // What the racers answered to one "go".
 struct RaceRound {
-  int acquired = 0;        // how many said they took the lock
-  int errors = 0;          // errors and silences
-  std::string winner_id;   // the last taker's lock id
-  Revision token = 0;      // the last taker's revision
+  int acquired = 0;       // how many said they took the lock
+  int errors = 0;         // errors and silences
+  std::string winner_id;  // the last taker's lock id
+  Revision token = 0;     // the last taker's revision
 };
 
 // Send "go" to every racer and read one answer from each; errors are shown as messages.
