@@ -65,7 +65,14 @@ struct Section {
   // returned (its answer); start orders it, returned says it surely held the lock.
   bool plain = false;
   std::int64_t returned = 0;
+  // When its acquisition was asked for (0: at start). A store that stalls the call
+  // holds the holder up as a pause does.
+  std::int64_t asked = 0;
 };
+
+inline std::int64_t asked_at(const Section& s) {
+  return s.asked != 0 ? s.asked : s.start;
+}
 
 struct Pause {
   pid_t pid;
@@ -95,6 +102,8 @@ inline void read_log(const std::string& path, pid_t pid, History& h) {
       Section s;
       s.pid = pid;
       ls >> s.token >> s.start >> s.broke_at;
+      if (!(ls >> s.asked)) s.asked = 0;
+      if (s.asked != 0 && s.start - s.asked > lease_real_ns) h.pauses.push_back({pid, s.asked, s.start});
       s.last = s.token;
       s.end = s.start;
       s.how = "killed";
@@ -105,7 +114,10 @@ inline void read_log(const std::string& path, pid_t pid, History& h) {
       open->writes.push_back(w);
       open->end = w.at;
     } else if (kind == 'R' && open) {
+      std::int64_t asked = 0;
       ls >> open->last >> open->end;
+      // A renewal the store held up past the lease: a pause of its holder.
+      if (ls >> asked && open->end - asked > lease_real_ns) h.pauses.push_back({pid, asked, open->end});
     } else if (kind == 'F' && open) {
       ls >> open->end;
       open->how = "releasing";
@@ -153,24 +165,34 @@ inline std::vector<std::string> check(History h) {
   std::vector<std::string> bad;
   auto& s = h.sections;
   std::sort(s.begin(), s.end(), [](const Section& a, const Section& b) { return a.start < b.start; });
-  for (std::size_t i = 1; i < s.size(); ++i) {
-    if (s[i].token <= s[i - 1].token) {
-      bad.push_back("token " + std::to_string(s[i].token) + " (pid " + std::to_string(s[i].pid) +
-                    ") began after token " + std::to_string(s[i - 1].token) + " (pid " + std::to_string(s[i - 1].pid) +
-                    ")");
+  // An acquisition that returned before another was asked for holds the older token.
+  std::vector<std::size_t> newest(s.size());  // of s[0..i], the index of the largest token
+  for (std::size_t i = 0; i < s.size(); ++i)
+    newest[i] = i > 0 && s[newest[i - 1]].token >= s[i].token ? newest[i - 1] : i;
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    auto returned_before = std::lower_bound(s.begin(), s.end(), asked_at(s[j]),
+                                            [](const Section& x, std::int64_t t) { return x.start < t; });
+    if (returned_before == s.begin()) continue;
+    const Section& i = s[newest[static_cast<std::size_t>(returned_before - s.begin()) - 1]];
+    if (i.token >= s[j].token) {
+      bad.push_back("token " + std::to_string(s[j].token) + " (pid " + std::to_string(s[j].pid) +
+                    ") began after token " + std::to_string(i.token) + " (pid " + std::to_string(i.pid) + ")");
     }
   }
+  // Two sections at once: the older token's holder was paused past its lease, and what
+  // it wrote since the newer began carries its older token (a fenced resource refuses it).
   for (std::size_t i = 0; i < s.size(); ++i) {
     for (std::size_t j = i + 1; j < s.size() && s[j].start < s[i].end; ++j) {
       const Section &a = s[i], &b = s[j];
       if (b.plain && b.returned >= a.end) continue;  // it may have landed once a was done
-      const bool excused = paused_past_lease(h, a.pid, a.start, b.start);
+      const Section &older = a.token < b.token ? a : b, &newer = a.token < b.token ? b : a;
+      const bool excused = paused_past_lease(h, older.pid, asked_at(older), newer.start);
       bool fenced = true;
-      for (const Write& w : a.writes)
-        if (w.at >= b.start && w.token >= b.token) fenced = false;
+      for (const Write& w : older.writes)
+        if (w.at >= newer.start && w.token >= newer.token) fenced = false;
       if (!excused || !fenced) {
-        bad.push_back("sections " + std::to_string(a.token) + " (pid " + std::to_string(a.pid) + ") and " +
-                      std::to_string(b.token) + " (pid " + std::to_string(b.pid) + ") overlap" +
+        bad.push_back("sections " + std::to_string(older.token) + " (pid " + std::to_string(older.pid) + ") and " +
+                      std::to_string(newer.token) + " (pid " + std::to_string(newer.pid) + ") overlap" +
                       (excused ? ", and a write after the later began carries a token not older than it"
                                : " with no pause past the lease"));
       }

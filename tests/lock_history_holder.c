@@ -2,11 +2,17 @@
  * in a process of its own and through the C ABI only: it takes the lock at KEY on a
  * NATS bucket (or any store by its URL) again and again, and writes every critical
  * section to LOG as it goes (one write(2) per line, so a SIGKILL loses nothing written):
- *   A <token> <start ns> <broke_at>   acquired, the fencing token its revision
+ *   A <token> <start ns> <broke_at> <asked ns>
+ *                                     acquired, the fencing token its revision; asked
+ *                                     when the acquisition was asked for
  *   W <token> <ns>                    a write to the guarded resource, with the
  *                                     token it carries (the lock's revision now)
- *   R <token> <ns>                    renewed: the new revision
+ *   R <token> <ns> <asked ns>         renewed: the new revision; asked when the renewal
+ *                                     was asked for
  *   F <end ns>                        the section's work is done: the release follows
+ *                                     (after a renewal that failed, <end ns> is when
+ *                                     it was asked: nothing was written since, and a
+ *                                     store that stalls the call keeps it from ending)
  *   E <end ns> <how>                  the section ended: released, lost (a renewal
  *                                     found the lock broken), changed (the release
  *                                     found it someone else's), error-<code>
@@ -129,31 +135,34 @@ static int broken_remove(const char *key, size_t key_len, uint64_t revision, voi
 static void critical_section(lj_lock_t *lock) {
   int writes = rnd(0, 15) == 0 ? rnd(80, 120) : rnd(1, 4);
   int64_t interval_ns = lj_lock_renew_interval_ms(lock) / scale * 1000000;
-  int64_t renewed = real_ns(), end;
+  int64_t renewed = real_ns(), end = 0, asked;
   const char *how = "released";
   char how_buf[32];
   int i, rc;
   for (i = 0; i < writes; i++) {
     if (real_ns() - renewed >= interval_ns) {
       lj_error_t *err = NULL;
+      asked = real_ns();
       rc = lj_lock_renew(lock, lock_now_ms(), &err);
       lj_error_destroy(err);
       if (rc == LJ_ECHANGED) {
         how = "lost";
+        end = asked;
         break;
       }
       if (rc != LJ_OK) {
         snprintf(how_buf, sizeof how_buf, "error%d", rc);
         how = how_buf;
+        end = asked;
         break;
       }
       renewed = real_ns();
-      say("R %llu %lld", (unsigned long long)lj_lock_revision(lock), (long long)renewed);
+      say("R %llu %lld %lld", (unsigned long long)lj_lock_revision(lock), (long long)renewed, (long long)asked);
     }
     say("W %llu %lld", (unsigned long long)lj_lock_revision(lock), (long long)real_ns());
     sleep_ms(rnd(1, 5));
   }
-  end = real_ns();
+  if (end == 0) end = real_ns();
   if (strcmp(how, "lost") != 0) {
     say("F %lld", (long long)end);
     rc = lj_lock_release(lock, NULL);
@@ -215,6 +224,7 @@ int main(int argc, char **argv) {
     lj_lock_t *lock = NULL;
     lj_lock_acquisition_t a;
     lj_error_t *err = NULL;
+    int64_t asked = real_ns();
     int rc = lj_lock_acquire(&lock, &a, store, key, strlen(key), "history", 7, NULL, lock_now_ms(), NULL, &err);
     lj_error_destroy(err);
     if (rc != LJ_OK) {
@@ -223,7 +233,8 @@ int main(int argc, char **argv) {
       continue;
     }
     if (a.outcome == LJ_ACQUIRE_ACQUIRED) {
-      say("A %llu %lld %llu", (unsigned long long)a.revision, (long long)real_ns(), (unsigned long long)a.broke_at);
+      say("A %llu %lld %llu %lld", (unsigned long long)a.revision, (long long)real_ns(),
+          (unsigned long long)a.broke_at, (long long)asked);
       critical_section(lock);
       lj_lock_destroy(lock);
       lj_lock_acquisition_clear(&a);

@@ -5,10 +5,12 @@
 // lease and SIGCONTed, the bucket's stream leader SIGKILLed and restarted; in one
 // run the bucket starts with one replica and is scaled to three while the holders
 // hold it open. Then the history is checked:
-//   - fencing tokens strictly increase in the real-time order of the sections;
-//   - no two sections overlap, unless the earlier holder was paused past its lease
-//     meanwhile, and then every write it made after the later one began carries
-//     the older token (a fenced resource refuses it);
+//   - fencing tokens strictly increase in the real-time order of the acquisitions: one
+//     that returned before another was asked for holds the older token;
+//   - no two sections overlap, unless the older token's holder was paused past its
+//     lease meanwhile (SIGSTOPped, or held up that long in a call to the store), and
+//     then every write it made after the newer one began carries the older token (a
+//     fenced resource refuses it);
 //   - no acquisition is lost: the next acquisition after each section finds the
 //     lock released, or breaks exactly the body that section left; a break of a
 //     body nobody logged, or a body left and never broken, is a violation (only a
@@ -107,8 +109,8 @@ class PlainClient {
     natsConnection* nc = nullptr;
     jsCtx* js = nullptr;
     kvStore* kv = nullptr;
-    if (natsConnection_ConnectTo(&nc, url.c_str()) != NATS_OK || natsConnection_JetStream(&js, nc, nullptr) != NATS_OK ||
-        js_KeyValue(&kv, js, bucket) != NATS_OK) {
+    if (natsConnection_ConnectTo(&nc, url.c_str()) != NATS_OK ||
+        natsConnection_JetStream(&js, nc, nullptr) != NATS_OK || js_KeyValue(&kv, js, bucket) != NATS_OK) {
       failed_ = true;
     }
     for (int n = 0; !stop_ && !failed_; ++n) {
@@ -240,6 +242,30 @@ TEST_SUITE("lock history") {
     auto during = check(plain);
     REQUIRE(during.size() == 1);
     CHECK(during[0] == "sections 10 (pid 1) and 12 (pid -1) overlap with no pause past the lease");
+    // An acquisition the store held up past the lease returns after a newer one began:
+    // asked for before the newer returned, its older token is no disorder, and the
+    // overlap is a pause's, allowed while what it wrote since carries its older token.
+    History stall;
+    stall.sections.push_back({1, 30, 30, 20, 1500000000, 1600000000, "released", {}});
+    Section late{2, 20, 20, 0, 1550000000, 1700000000, "lost", {{1560000000, 20}}};
+    late.asked = 100;
+    stall.sections.push_back(late);
+    stall.pauses.push_back({2, 100, 1550000000});
+    CHECK(check(stall).empty());
+    stall.sections[1].writes.push_back({1570000000, 31});
+    auto unfenced = check(stall);
+    REQUIRE(unfenced.size() == 1);
+    CHECK(unfenced[0] ==
+          "sections 20 (pid 2) and 30 (pid 1) overlap, and a write after the later began carries a token not older "
+          "than it");
+    // Asked for after the newer returned, the older token is out of order.
+    stall.sections[1].writes.pop_back();
+    stall.sections[1].asked = 1520000000;
+    stall.pauses.clear();
+    auto disorder = check(stall);
+    REQUIRE(disorder.size() == 2);
+    CHECK(disorder[0] == "token 20 (pid 2) began after token 30 (pid 1)");
+    CHECK(disorder[1] == "sections 20 (pid 2) and 30 (pid 1) overlap with no pause past the lease");
   }
 
   TEST_CASE("the real lock keeps its history under kills, pauses and a leader's restart") {
@@ -279,9 +305,8 @@ TEST_SUITE("lock history") {
     run.rescale_after = 100;
     Outcome out = run_history(run);
     MESSAGE(out.handoffs << " handoffs checked on nats-server " << version << ", scaled from 1 to 3 replicas after "
-                         << run.rescale_after << ", "
-                         << out.kills << " kills, " << out.pauses << " pauses, " << out.leader_restarts
-                         << " leader restarts");
+                         << run.rescale_after << ", " << out.kills << " kills, " << out.pauses << " pauses, "
+                         << out.leader_restarts << " leader restarts");
     CHECK(out.rescaled);
     CHECK(out.bad_exits == 0);
     CHECK(out.leader_restarts >= run.leader_restarts);
