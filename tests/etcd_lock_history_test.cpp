@@ -49,7 +49,7 @@ Outcome run_on_etcd(const Run& run) {
   fleet.pause_leader = [&](const std::vector<pid_t>&, History&) {
     const int leader = cluster.leader();
     if (leader < 0) return false;
-    cluster.pause(static_cast<std::size_t>(leader));
+    REQUIRE(cluster.pause(static_cast<std::size_t>(leader)));
     std::this_thread::sleep_for(1500ms);
     cluster.resume(static_cast<std::size_t>(leader));
     return true;

@@ -83,10 +83,9 @@ class EtcdCluster {
     pid_[i] = pid;
     return true;
   }
-  // SIGSTOP / SIGCONT one member: it keeps its sockets and answers nothing meanwhile.
-  void pause(std::size_t i) const {
-    if (pid_[i] > 0) ::kill(pid_[i], SIGSTOP);
-  }
+  // SIGSTOP / SIGCONT one member: it keeps its sockets and answers nothing meanwhile;
+  // pause: once every thread of it is stopped (false when that does not come in 2 s).
+  bool pause(std::size_t i) const { return stop_process(pid_[i]); }
   void resume(std::size_t i) const {
     if (pid_[i] > 0) ::kill(pid_[i], SIGCONT);
   }

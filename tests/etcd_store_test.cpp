@@ -234,7 +234,7 @@ TEST_SUITE("etcd store") {
     REQUIRE(r.ok());
     auto w = s->watch("");
     REQUIRE(w.ok());
-    ::kill(c.pid(0), SIGSTOP);
+    REQUIRE(c.pause(0));
     CHECK(s->get("k").code() == Errc::timeout);
     auto u = s->update("k", "v2", *r);
     CHECK(u.code() == Errc::unknown_outcome);

@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -110,6 +112,27 @@ inline void end_process(pid_t pid, int sig, std::chrono::milliseconds patience) 
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+// SIGSTOP pid and wait (up to 2 s) until every thread of it is stopped: the signal
+// stops the threads on other CPUs a moment later, and one of them could still answer.
+inline bool stop_process(pid_t pid) {
+  if (pid <= 0 || ::kill(pid, SIGSTOP) != 0) return false;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool all = true;
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
+      std::ifstream in(t.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      auto close = stat.rfind(')');
+      if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'T') all = false;
+    }
+    if (all && !ec) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
 }
 
 }  // namespace leasejudge::test
