@@ -39,17 +39,15 @@ func etcdClient(endpoints string) *clientv3.Client {
 	return c
 }
 
-// runEtcdLoad replaces the keys under prefix with the state's: one delete of the range,
-// then Txns of 128 puts, 8 at once; then a compaction, so that a sweep reads a settled
+// runEtcdLoad writes every key of the state under prefix, whatever it holds now (a key
+// a sweep deleted is written again; keys under prefix that are not the state's are
+// left): Txns of 128 puts, 8 at once; then a compaction, so that a sweep reads a settled
 // keyspace.
 func runEtcdLoad(endpoints, prefix, state string) {
 	c := etcdClient(endpoints)
 	defer c.Close()
 	entries, _ := readState(state)
 	ctx := context.Background()
-	if _, err := c.Delete(ctx, prefix+"/", clientv3.WithPrefix()); err != nil {
-		fail("clearing %s/: %v", prefix, err)
-	}
 	var wg sync.WaitGroup
 	batches := make(chan []entry)
 	for w := 0; w < 8; w++ {

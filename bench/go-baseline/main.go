@@ -282,7 +282,7 @@ func main() {
 	consume := flag.Bool("consume", false, "with -nats: only read the node's keys with a bare ordered consumer")
 	etcdEndpoints := flag.String("etcd", "", "sweep the keys under -prefix of these etcd endpoints (comma-separated; built with -tags etcd)")
 	prefix := flag.String("prefix", "bench", "the prefix -etcd sweeps (its keys are PREFIX/KEY)")
-	load := flag.Bool("load", false, "with -etcd: replace the keys under -prefix with the -state's keys")
+	load := flag.Bool("load", false, "with -etcd: write every key of -state under -prefix")
 	flag.Parse()
 	if *etcdEndpoints != "" && *load {
 		if etcdLoad == nil || *statePath == "" {
