@@ -199,7 +199,7 @@ etcd_targets() {
       "$(field "$x" waits)"
   done
   echo
-  awk -F'\t' -f "$src/bench/etcd_targets.awk" "$results"
+  awk -F'\t' -f "$src/bench/round_ratios.awk" -f "$src/bench/etcd_targets.awk" "$results"
   echo
   tick=$(getconf CLK_TCK)
   echo "The members' CPU (user + system, all three), from round 1:"

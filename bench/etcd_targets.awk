@@ -1,22 +1,9 @@
 # bench/etcd_targets.awk: the etcd sweep's targets from bench/run's results (the fields of
 # bench/nats_targets.awk). Ratios are taken within one round (the per-key path and the
-# seed run in the first round only, so theirs are that round's); rates are medians.
+# seed run in the first round only, so theirs are that round's); rates are medians
+# (bench/round_ratios.awk).
 #   dry run >= 30x the per-key path and >= 0.8x the bulk read alone;
 #   full sweep >= 20x the seed's EndStale over clientv3.
-function verdict(ok) { return ok ? "met" : "**missed**" }
-function median(name,   n, i, j, x, v) {
-  n = count[name]
-  for (i = 1; i <= n; i++) v[i] = rate[name, i]
-  for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { x = v[j]; v[j] = v[j - 1]; v[j - 1] = x }
-  return n == 0 ? 0 : (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)
-}
-function in_round(name, r) { return ((name SUBSEP r) in by_round) ? by_round[name, r] : 0 }
-function ratio(a, b,   n, r, v, i, j, x) {
-  n = 0
-  for (r = 1; r <= 99; r++) if (in_round(a, r) > 0 && in_round(b, r) > 0) v[++n] = in_round(a, r) / in_round(b, r)
-  for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { x = v[j]; v[j] = v[j - 1]; v[j - 1] = x }
-  return n == 0 ? 0 : (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2)
-}
 $1 ~ /^(etcd|go-etcd-seed)/ && $4 > 0 {
   r = $3 / $4
   rate[$1, ++count[$1]] = r

@@ -326,7 +326,7 @@ nats_targets() {
       "$(field "$x" waits)"
   done
   echo
-  awk -F'\t' -f "$src/bench/nats_targets.awk" "$results"
+  awk -F'\t' -f "$src/bench/round_ratios.awk" -f "$src/bench/nats_targets.awk" "$results"
   echo
   nats_capacity
   echo
