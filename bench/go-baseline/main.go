@@ -25,6 +25,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -188,6 +189,33 @@ type entry struct {
 	Key      string          `json:"key"`
 	Revision uint64          `json:"revision"`
 	Value    json.RawMessage `json:"value"`
+}
+
+// keyDecision is one key's decision, as the seeds over a store write them.
+type keyDecision struct {
+	key string
+	d   decision
+}
+
+// writeKeyDecisions writes each key's action, why and said to path, sorted by key
+// (nothing when path is "").
+func writeKeyDecisions(path string, out []keyDecision) {
+	if path == "" {
+		return
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	f, err := os.Create(path)
+	if err != nil {
+		fail("%v", err)
+	}
+	w := bufio.NewWriter(f)
+	for _, o := range out {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", o.key, actionNames[o.d.action], o.d.why, o.d.said)
+	}
+	if err := w.Flush(); err != nil {
+		fail("%v", err)
+	}
+	f.Close()
 }
 
 // readState reads a state's JSON lines into entries (their values copied, as a Scan's
