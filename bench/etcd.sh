@@ -1,5 +1,6 @@
 # bench/etcd.sh: the sweep on a real etcd cluster, sourced by bench/run (it uses bench/run's
-# settings and its agree, field and loud, and bench/nats.sh's nats_contender row writer).
+# settings and its agree, field and loud, bench/store_rows.sh, and bench/nats.sh's
+# nats_contender row writer and free_port).
 #
 # etcd_sweeps KEYS starts its own cluster of three etcd members on 127.0.0.1 (free ports,
 # data in a temporary directory; stopped at the end, also on a failure or an interrupt),
@@ -13,11 +14,13 @@
 #   etcd-per-key   keys() + a get and a txn alone per key (the first round only)
 #   go-etcd-seed   the seed's EndStale in Go over clientv3: Keys, then a Get and a Txn
 #                  per key (the first round only; golang-etcd-server-dev)
-# With ETCD_UNSAFE_NO_FSYNC=1 (bench/run --etcd-unsafe-no-fsync) the read, dry run and
+# With bench/run --etcd-unsafe-no-fsync (etcd_no_fsync=1) the read, dry run and
 # sweep run again on a cluster started with etcd's --unsafe-no-fsync, labelled
 # etcd-nofsync: what the members' fsyncs cost, never the default. Every contender's
 # decisions are checked against the Go baseline's. The members' CPU time is read around
 # the bulk read and the sweep of round 1.
+
+. "$src/bench/store_rows.sh"
 
 etcd_exe() {
   local p
@@ -65,15 +68,7 @@ etcd_start() {
 }
 
 # The CPU time the running members have used so far, in clock ticks (user + system).
-members_cpu() {
-  local p total=0 f
-  for p in "${etcd_pids[@]}"; do
-    [ -r "/proc/$p/stat" ] || continue
-    read -ra f <"/proc/$p/stat"
-    total=$((total + f[13] + f[14]))
-  done
-  echo "$total"
-}
+members_cpu() { procs_cpu "${etcd_pids[@]}"; }
 
 # etcd_round LABEL STATE N ROUND: one round of the etcd contenders.
 etcd_round() {
@@ -136,43 +131,21 @@ etcd_sweeps() {
   rm -rf "$ed"
   local rounds_n=$rounds
   [ "$rounds" != auto ] || rounds_n=3
-  local base=steps-$keys-seed$seed-nodes$nodes-other75
-  local state=$bench/states/$base-$gen_id.jsonl
-  if [ ! -s "$state" ]; then
-    rm -f "$bench/states/$base"-*.jsonl "$bench/states/$base"-*.summary
-    echo "generating $keys keys (a quarter of this node) -> $state" >&2
-    "$gen" --keys "$keys" --nodes "$nodes" --node "$node" --owner "$owner" --now "$now" --before "$before" \
-      --bound "$bound" --seed "$seed" --other-node-pct 75 --out "$state.tmp.$$" 2>"$state.tmp.$$.summary"
-    mv "$state.tmp.$$.summary" "$state.summary"
-    mv "$state.tmp.$$" "$state"
-  fi
+  local state
+  store_state "$keys"
   for spec in "etcd" "etcd-nofsync --unsafe-no-fsync"; do
     local label extra round
     read -r label extra <<<"$spec"
-    [ "$label" = etcd ] || [ "${ETCD_UNSAFE_NO_FSYNC:-0}" = 1 ] || continue
+    # (not an ETCD_* variable: etcd reads those from its environment as its flags)
+    [ "$label" = etcd ] || [ "${etcd_no_fsync:-0}" = 1 ] || continue
     etcd_start $extra || { failures=$((failures + 1)); continue; }
     echo "etcd: $keys keys over $nodes nodes, three members ($("$etcd_path" --version | head -1)${extra:+, $extra}):" >&2
-    mkdir -p "$ed/$label"
-    if [ -n "$go_baseline" ]; then
-      "$go_baseline" -state "$state" "${go_common[@]}" -decisions "$ed/$label.all" -max-reps 1 >/dev/null ||
-        { loud "the Go baseline failed on $state"; failures=$((failures + 1)); }
-      grep "^$node\." "$ed/$label.all" | LC_ALL=C sort >"$ed/$label.ref" || true
-    fi
+    store_reference "$ed" "$label" "$state"
     for ((round = 1; round <= rounds_n; round++)); do
       ((rounds_n == 1)) || echo " round $round of $rounds_n" >&2
       etcd_round "$label" "$state" "$keys" "$round" || true
     done
-    if [ -s "$ed/$label.ref" ]; then
-      local f
-      for f in "$ed/$label"/*.tsv; do
-        [ -e "$f" ] || continue
-        LC_ALL=C sort -o "$f" "$f"
-        agree "$ed/$label.ref" "$f" "$(basename "$f" .tsv) ($keys keys, this node's)"
-      done
-    else
-      loud "no Go baseline decisions for the etcd state: the agreement check did not run"
-      failures=$((failures + 1))
-    fi
+    store_agree "$ed" "$label" "$keys" etcd
     etcd_cleanup
   done
   ((keep_decisions)) || rm -rf "$ed"
