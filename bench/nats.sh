@@ -1,5 +1,5 @@
 # bench/nats.sh: the sweep on a real nats-server, sourced by bench/run (it uses bench/run's
-# settings and its run_contender, agree, field and loud).
+# settings and its run_contender, agree, field and loud, and bench/store_rows.sh).
 #
 # nats_sweeps KEYS CLUSTER_KEYS starts its own nats-server -js on 127.0.0.1 (a free port, a
 # temporary store directory; stopped at the end, also on a failure or an interrupt),
@@ -24,6 +24,8 @@
 # field and writes/s as a twelfth. The servers' CPU time (user + system, all of a
 # cluster's servers) is read around the bulk read and the sweep of round 1, for the
 # capacity figures (CPU per key read, per write).
+
+. "$src/bench/store_rows.sh"
 
 nats_server_exe() {
   local p
@@ -104,15 +106,7 @@ nats_round() {
 }
 
 # The CPU time the running servers have used so far, in clock ticks (user + system).
-servers_cpu() {
-  local p total=0 f
-  for p in "${nats_pids[@]}"; do
-    [ -r "/proc/$p/stat" ] || continue
-    read -ra f <"/proc/$p/stat"
-    total=$((total + f[13] + f[14]))
-  done
-  echo "$total"
-}
+servers_cpu() { procs_cpu "${nats_pids[@]}"; }
 
 # nats_fleet URL LABEL N: 8 nodes of an 8-node state of N keys swept at once, each by a
 # process of its own; one row: every node's keys over the wall time.
@@ -223,16 +217,8 @@ nats_sweeps() {
     else
       nats_exe=$system_exe
     fi
-    local base=steps-$n-seed$seed-nodes$nodes-other75
-    local state=$bench/states/$base-$gen_id.jsonl
-    if [ ! -s "$state" ]; then
-      rm -f "$bench/states/$base"-*.jsonl "$bench/states/$base"-*.summary
-      echo "generating $n keys (a quarter of this node) -> $state" >&2
-      "$gen" --keys "$n" --nodes "$nodes" --node "$node" --owner "$owner" --now "$now" --before "$before" \
-        --bound "$bound" --seed "$seed" --other-node-pct 75 --out "$state.tmp.$$" 2>"$state.tmp.$$.summary"
-      mv "$state.tmp.$$.summary" "$state.summary"
-      mv "$state.tmp.$$" "$state"
-    fi
+    local state
+    store_state "$n"
     local url
     if ((replicas == 1)); then
       local port dir
@@ -253,29 +239,13 @@ nats_sweeps() {
       sleep 2  # the cluster elects its JetStream leaders
       echo "NATS: $n keys over $nodes nodes in a three-node cluster, an R3 bucket ($("$nats_exe" --version)):" >&2
     fi
-    # The Go baseline's decisions on this state, this node's keys, sorted: the reference.
-    mkdir -p "$nd/$label"
-    if [ -n "$go_baseline" ]; then
-      "$go_baseline" -state "$state" "${go_common[@]}" -decisions "$nd/$label.all" -max-reps 1 >/dev/null ||
-        { loud "the Go baseline failed on $state"; failures=$((failures + 1)); }
-      grep "^$node\." "$nd/$label.all" | LC_ALL=C sort >"$nd/$label.ref" || true
-    fi
+    store_reference "$nd" "$label" "$state"
     local round
     for ((round = 1; round <= rounds_n; round++)); do
       ((rounds_n == 1)) || echo " round $round of $rounds_n" >&2
       nats_round "${url%%,*}" "$label" "$state" "$n" "$round" "$replicas" || true
     done
-    if [ -s "$nd/$label.ref" ]; then
-      local f
-      for f in "$nd/$label"/*.tsv; do
-        [ -e "$f" ] || continue
-        LC_ALL=C sort -o "$f" "$f"
-        agree "$nd/$label.ref" "$f" "$(basename "$f" .tsv) ($n keys, this node's)"
-      done
-    else
-      loud "no Go baseline decisions for the NATS state: the agreement check did not run"
-      failures=$((failures + 1))
-    fi
+    store_agree "$nd" "$label" "$n" NATS
     nats_cleanup
   done
   ((keep_decisions)) || rm -rf "$nd"
@@ -326,7 +296,7 @@ nats_targets() {
       "$(field "$x" waits)"
   done
   echo
-  awk -F'\t' -f "$src/bench/nats_targets.awk" "$results"
+  awk -F'\t' -f "$src/bench/round_ratios.awk" -f "$src/bench/nats_targets.awk" "$results"
   echo
   nats_capacity
   echo

@@ -36,12 +36,13 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "leasejudge/clock.hpp"
 #include "leasejudge/step.hpp"
 #include "leasejudge/store/nats.hpp"
 #include "leasejudge/sweep.hpp"
-#include "bench_args.hpp"
 #include "step_lines.hpp"
+#include "store_sweep.hpp"
 
 namespace leasejudge::bench {
 namespace {
@@ -127,40 +128,6 @@ void load(const NatsBenchOptions& o, const StepLines& lines) {
   natsConnection_Destroy(nc);
 }
 
-// The per-key path: only the store's single-key calls, so that scan and pipeline are
-// the defaults (keys + get, each write when it is sent).
-class PerKey final : public Store {
- public:
-  explicit PerKey(Store& inner) : inner_(inner) {}
-  Result<std::vector<std::string>> keys() override { return inner_.keys(); }
-  Result<std::optional<StoreEntry>> get(std::string_view k) override { return inner_.get(k); }
-  Result<Revision> update(std::string_view k, std::string_view v, Revision r) override {
-    return inner_.update(k, v, r);
-  }
-  Result<Revision> create(std::string_view k, std::string_view v) override { return inner_.create(k, v); }
-  Status remove(std::string_view k, Revision r) override { return inner_.remove(k, r); }
-
- private:
-  Store& inner_;
-};
-
-// The bulk read alone: every batch handed to nothing.
-int scan_raw(const NatsBenchOptions& o, NatsStore& nats) {
-  ScanStats st;
-  auto t0 = std::chrono::steady_clock::now();
-  Status done = nats.scan(
-      o.node + ".", [](const ScanBatch&) { return Status::success(); }, {}, &st);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!done) fail(fmt::format("scan: {}", done.error().message));
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  fmt::print(R"({{"contender":"nats-scan-raw","keys":{},"threads":1,"seconds":{:.9f},"reps":1,"value_bytes":{},)"
-             R"("peak_rss_kb":{},"writes_per_s":0,"read_s":{:.6f},"waits":{}}})"
-             "\n",
-             st.keys, seconds, st.bytes, ru.ru_maxrss, seconds, st.waits);
-  return 0;
-}
-
 int run(const NatsBenchOptions& o) {
   NatsOptions no;
   no.urls = {o.url};
@@ -180,47 +147,13 @@ int run(const NatsBenchOptions& o) {
                lines->lines.size());
     return 0;
   }
-  if (o.contender == "nats-scan-raw") return scan_raw(o, nats);
-  PerKey per_key(nats);
-  Store& store = o.contender == "nats-per-key" ? static_cast<Store&>(per_key) : nats;
+  if (o.contender == "nats-scan-raw") {
+    run_scan_raw("leasejudge-bench-nats", "nats-scan-raw", nats, o);
+    return 0;
+  }
   if (o.contender != "nats-dry-run" && o.contender != "nats-sweep" && o.contender != "nats-per-key")
     usage(fmt::format("unknown contender {}", o.contender));
-
-  SweepOptions opts;
-  static_cast<RuleOptions&>(opts) = rule_options(o);
-  opts.owner = o.owner;
-  opts.boot = o.before;
-  opts.clock = fixed_clock(o.now);
-  opts.dry_run = o.contender == "nats-dry-run";
-  opts.window = o.window;
-  std::vector<std::string> decided;  // key \t action \t why \t said
-  opts.on_key = [&](const SweepKey& k) {
-    if (o.decisions.empty()) return;
-    decided.push_back(fmt::format("{}\t{}\t{}\t{}", k.key, step_action_name(k.verdict.action), k.why, k.said));
-  };
-  auto t0 = std::chrono::steady_clock::now();
-  SweepReport report = end_stale(store, o.node, o.before, {}, opts);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!report.status) fail(fmt::format("end_stale: {}", report.status.error().message));
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  if (!o.decisions.empty()) {
-    std::sort(decided.begin(), decided.end());
-    std::FILE* f = std::fopen(o.decisions.c_str(), "wb");
-    if (f == nullptr) fail(fmt::format("cannot write {}", o.decisions));
-    for (const auto& d : decided) std::fprintf(f, "%s\n", d.c_str());
-    if (std::fclose(f) != 0) fail(fmt::format("cannot write {}", o.decisions));
-  }
-  const SweepCounts& c = report.counts;
-  const SweepStats& st = report.stats;
-  fmt::print(R"({{"contender":"{}","keys":{},"threads":1,"seconds":{:.9f},"reps":1,"value_bytes":{},"peak_rss_kb":{},)"
-             R"("end":{},"delete":{},"leave":{},"writes":{},"writes_per_s":{:.0f},"max_in_flight":{},)"
-             R"("read_s":{:.6f},"plan_s":{:.6f},"apply_s":{:.6f},"waits":{},"retries":{}}})"
-             "\n",
-             o.contender, st.keys, seconds, st.bytes, ru.ru_maxrss, c.ends, c.deletes,
-             c.left + c.no_step + c.other_node + c.changed, st.writes,
-             st.writes > 0 && st.apply_ns > 0 ? static_cast<double>(st.writes) / (st.apply_ns / 1e9) : 0.0,
-             st.max_in_flight, st.read_ns / 1e9, st.plan_ns / 1e9, st.apply_ns / 1e9, st.waits, st.retries);
+  run_end_stale("leasejudge-bench-nats", nats, o, o.window);
   return 0;
 }
 

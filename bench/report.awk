@@ -65,9 +65,11 @@ function verdict(ok) { return ok ? "met" : "**missed**" }
 # leasejudge's contenders) listed in plotdir/charts.tsv (name, title, rows, x range, the
 # baseline's keys/s, the y of the line between references and leasejudge's contenders).
 # A store's rows: LABEL-scan-raw (its bulk read, the baseline) and LABEL-*, as bench/nats.sh
-# names them; the seed over nats.go runs on the one-server bucket, nats.
+# and bench/etcd.sh name them; the seed over nats.go runs on the one-server bucket, nats,
+# the seed over clientv3 on the etcd cluster, etcd.
 function store_of(c,   i, p, l, best) {
   if (c == "go-nats-seed") return ("nats-scan-raw" SUBSEP 1) in seen ? "nats" : ""
+  if (c == "go-etcd-seed") return ("etcd-scan-raw" SUBSEP 1) in seen ? "etcd" : ""
   best = ""
   for (i = 1; i <= nseries; i++) {
     split(order[i], p, SUBSEP)
@@ -77,9 +79,10 @@ function store_of(c,   i, p, l, best) {
   }
   return best
 }
-# What bench/nats.sh's labels stand for: one server or a three-node cluster with an R3
-# bucket, the system's nats-server or 2.10.27.
+# What bench/nats.sh's and bench/etcd.sh's labels stand for: one server or a three-node
+# cluster with an R3 bucket, the system's nats-server or 2.10.27; three etcd members.
 function store_text(l,   t) {
+  if (l ~ /^etcd/) return "three etcd members" (l ~ /-nofsync$/ ? ", --unsafe-no-fsync" : "")
   if (l !~ /^nats/) return l
   t = l ~ /^nats-r3/ ? "three nats-servers, an R3 bucket" : "one nats-server"
   return t (l ~ /-2\.10$/ ? ", 2.10.27" : "")
@@ -105,7 +108,7 @@ function store_chart(l,   i, p, q, key, n, g) {
     for (key in kps) {  # a store's rows have one size each
       split(key, q, SUBSEP)
       if (q[1] != p[1] || q[2] != p[2]) continue
-      g = p[1] == l "-scan-raw" ? 0 : (p[1] == l "-go-consumer" || p[1] == "go-nats-seed") ? 1 : 2
+      g = p[1] == l "-scan-raw" ? 0 : (p[1] == l "-go-consumer" || p[1] ~ /^go-(nats|etcd)-seed$/) ? 1 : 2
       entry(p[1], p[2], q[3] + 0, g)
       if (g == 0) n = q[3] + 0
     }

@@ -23,7 +23,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # 1. A run that agrees (with the NATS rows on a small bucket).
 bash "$src/bench/run" --build "$bin" --out "$tmp/ok" --keys 2000 --threads 2 --min-time 0.01 --max-reps 2 \
-  --rounds 1 --leasedir-leases 0 --nats-keys 4000 --nats-cluster-keys 0 \
+  --rounds 1 --leasedir-leases 0 --nats-keys 4000 --nats-cluster-keys 0 --etcd-keys 0 \
   >"$tmp/ok.out" 2>"$tmp/ok.err" || { cat "$tmp/ok.err" >&2; fail "bench/run exited $?"; }
 csv=$tmp/ok/sweep.csv
 [ "$(head -1 "$csv")" = "contender,keys,threads,keys_per_s,mb_per_s,peak_rss_mb" ] || fail "CSV header: $(head -1 "$csv")"

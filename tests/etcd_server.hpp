@@ -1,15 +1,14 @@
 // Test fixture: a cluster of 1 or 3 etcd members (/usr/bin/etcd, never the packaged
 // service) on free 127.0.0.1 ports, each with its data in a temporary directory,
 // started, killed (SIGKILL, also when the test fails: the destructor) and restarted.
-// Private to the tests.
+// Private to the tests. leader() needs the test linked with libcurl
+// (LEASEJUDGE_ETCD_STATUS); the others do not.
 //
 // etcd is looked up in LEASEJUDGE_ETCD, then PATH, then /usr/bin. Where it is not
 // installed, tests skip (SKIP_WITHOUT_ETCD; a failure under CI=true).
 #pragma once
 
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,29 +17,21 @@
 #include <thread>
 #include <vector>
 
+#if defined(LEASEJUDGE_ETCD_STATUS)
+#include <curl/curl.h>
+#include <simdjson.h>
+#endif
+
 #include "leasejudge/store/etcd.hpp"
-#include "nats_server.hpp"  // free_port, make_temp_dir
+#include "server_process.hpp"
 #include "skip.hpp"
 
-#define SKIP_WITHOUT_ETCD() \
-  LJ_REQUIRE_OR_SKIP(!::leasejudge::test::etcd_path().empty(), "etcd is not installed")
+#define SKIP_WITHOUT_ETCD() LJ_REQUIRE_OR_SKIP(!::leasejudge::test::etcd_path().empty(), "etcd is not installed")
 
 namespace leasejudge::test {
 
 inline std::string etcd_path() {
-  auto executable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
-  if (const char* env = std::getenv("LEASEJUDGE_ETCD"); env != nullptr && executable(env)) return env;
-  std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
-  path += ":/usr/bin";
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    if (!dir.empty() && executable(dir + "/etcd")) return dir + "/etcd";
-    start = end + 1;
-  }
-  return {};
+  return find_executable("LEASEJUDGE_ETCD", "etcd", "/usr/bin");
 }
 
 class EtcdCluster {
@@ -87,29 +78,20 @@ class EtcdCluster {
   }
   bool start_member(std::size_t i) {
     if (pid_[i] > 0) return true;
-    std::vector<std::string> args = member_args(i);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::string log = dir_ + "/member" + std::to_string(i) + ".log";
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, exe_.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return false;
+    pid_t pid = spawn_logged(member_args(i), dir_ + "/member" + std::to_string(i) + ".log");
+    if (pid == 0) return false;
     pid_[i] = pid;
     return true;
   }
+  // SIGSTOP / SIGCONT one member: it keeps its sockets and answers nothing meanwhile;
+  // pause: once every thread of it is stopped (false when that does not come in 2 s).
+  bool pause(std::size_t i) const { return stop_process(pid_[i]); }
+  void resume(std::size_t i) const {
+    if (pid_[i] > 0) ::kill(pid_[i], SIGCONT);
+  }
   // SIGKILL one member and reap it.
   void kill(std::size_t i) {
-    if (pid_[i] <= 0) return;
-    ::kill(pid_[i], SIGKILL);
-    int status = 0;
-    ::waitpid(pid_[i], &status, 0);
+    end_process(pid_[i], SIGKILL, std::chrono::seconds(10));
     pid_[i] = 0;
   }
   bool healthy(std::chrono::seconds patience) const {
@@ -125,7 +107,54 @@ class EtcdCluster {
     return false;
   }
 
+#if defined(LEASEJUDGE_ETCD_STATUS)
+  // The index of the member that leads, as the first running member that answers
+  // POST /v3/maintenance/status says (its `leader` is the header's member_id of one of
+  // them); -1 when none can say.
+  int leader() const {
+    std::vector<std::string> ids(size());
+    std::string leader_id;
+    for (std::size_t i = 0; i < size(); ++i) {
+      if (pid_[i] <= 0) continue;
+      std::string body = post(endpoint(i), "/v3/maintenance/status");
+      simdjson::dom::parser parser;
+      simdjson::dom::element doc;
+      std::string_view id, leads;
+      if (parser.parse(body).get(doc) != simdjson::SUCCESS) continue;
+      if (doc["header"]["member_id"].get(id) != simdjson::SUCCESS) continue;
+      ids[i] = std::string(id);
+      if (leader_id.empty() && doc["leader"].get(leads) == simdjson::SUCCESS) leader_id = std::string(leads);
+    }
+    for (std::size_t i = 0; i < size(); ++i)
+      if (!leader_id.empty() && ids[i] == leader_id) return static_cast<int>(i);
+    return -1;
+  }
+#endif
+
  private:
+#if defined(LEASEJUDGE_ETCD_STATUS)
+  // The body of a POST of "{}" to path on endpoint ("" when it fails or takes 1 s).
+  static std::string post(const std::string& endpoint, const char* path) {
+    std::string out;
+    CURL* curl = curl_easy_init();
+    if (curl == nullptr) return out;
+    std::string url = "http://" + endpoint + path;
+    auto sink = +[](char* p, size_t size, size_t n, void* user) {
+      static_cast<std::string*>(user)->append(p, size * n);
+      return size * n;
+    };
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "{}");
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 1000L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, sink);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
+    if (curl_easy_perform(curl) != CURLE_OK) out.clear();
+    curl_easy_cleanup(curl);
+    return out;
+  }
+#endif
+
   std::vector<std::string> member_args(std::size_t i) const {
     std::string cluster;
     for (std::size_t j = 0; j < size(); ++j) {
@@ -133,13 +162,37 @@ class EtcdCluster {
     }
     std::string client = "http://" + endpoint(i);
     std::string peer = "http://127.0.0.1:" + std::to_string(peer_[i]);
-    return {exe_, "--name", name(i), "--data-dir", dir_ + "/" + name(i), "--listen-client-urls", client,
-            "--advertise-client-urls", client, "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-            "--initial-cluster", cluster, "--initial-cluster-state", "new", "--initial-cluster-token",
-            "leasejudge-test", "--heartbeat-interval", "50", "--election-timeout", "500", "--logger", "zap",
-            "--log-outputs", "stderr"};
+    return {exe_,
+            "--name",
+            name(i),
+            "--data-dir",
+            dir_ + "/" + name(i),
+            "--listen-client-urls",
+            client,
+            "--advertise-client-urls",
+            client,
+            "--listen-peer-urls",
+            peer,
+            "--initial-advertise-peer-urls",
+            peer,
+            "--initial-cluster",
+            cluster,
+            "--initial-cluster-state",
+            "new",
+            "--initial-cluster-token",
+            "leasejudge-test",
+            "--heartbeat-interval",
+            "50",
+            "--election-timeout",
+            "500",
+            "--logger",
+            "zap",
+            "--log-outputs",
+            "stderr"};
   }
-  static std::string name(std::size_t i) { return "m" + std::to_string(i); }
+  static std::string name(std::size_t i) {
+    return "m" + std::to_string(i);
+  }
 
   std::string exe_, dir_;
   std::vector<int> client_, peer_;

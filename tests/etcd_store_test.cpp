@@ -23,7 +23,7 @@
 #include "leasejudge/lj_store.h"
 #include "leasejudge/lock.hpp"
 #include "leasejudge/store_url.hpp"
-#include "self_spawn.hpp"
+#include "racer.hpp"
 #include "store_contract.hpp"
 
 #if defined(LEASEJUDGE_HAVE_ETCD)
@@ -60,67 +60,7 @@ std::unique_ptr<EtcdStore> open_on(const std::vector<std::string>& endpoints, co
   return std::move(s).value();
 }
 
-const std::string test_machine = "6c1d0e2f3a4b5c6d7e8f9a0b1c2d3e4f";
 const std::string lock_key = "locks.cache";
-
-Here here_local() {
-  Here h = this_machine();
-  h.machine = MachineField::of(test_machine);
-  return h;
-}
-
-LockRequest racer_request() {
-  LockRequest r;
-  r.purpose = "cache";
-  r.holder = ProcessHolder{60000};
-  r.describe = [](const ExecutionRef&) { return ExecutionState::unknown("process holders are never described"); };
-  r.here = here_local();
-  BodyAuthor a = this_author();
-  a.machine = test_machine;
-  r.author = a;
-  return r;
-}
-
-std::string gone_holder_body(pid_t dead) {
-  BodyAuthor a = this_author();
-  a.machine = test_machine;
-  a.pid = dead;
-  a.owner.reset();
-  auto body = lock_body("cache", system_now(), ProcessHolder{60000}, "", a);
-  REQUIRE(body.ok());
-  return *body;
-}
-
-// One racer process: this program again, answering each "go" line on fd 3 with a line on fd 4.
-struct Racer {
-  pid_t pid = 0;
-  int in = -1, out = -1;
-  bool spawn(const std::string& url) {
-    int to[2], from[2];
-    if (::pipe(to) != 0 || ::pipe(from) != 0) return false;
-    pid = test::spawn_self("etcd: the racer process", {"LEASEJUDGE_RACER_URL=" + url}, {{to[0], 3}, {from[1], 4}},
-                           {to[1], from[0]});
-    ::close(to[0]);
-    ::close(from[1]);
-    in = to[1];
-    out = from[0];
-    return pid > 0;
-  }
-  void send(const char* line) const { CHECK(::write(in, line, std::strlen(line)) == ssize_t(std::strlen(line))); }
-  std::string line() const { return test::read_line(out, std::chrono::seconds(30)); }
-  ~Racer() {
-    if (in >= 0) ::close(in);
-    if (pid > 0) {
-      int status = 0;
-      auto deadline = Steady::now() + std::chrono::seconds(10);
-      while (::waitpid(pid, &status, WNOHANG) == 0 && Steady::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-    }
-    if (out >= 0) ::close(out);
-  }
-};
 
 }  // namespace
 
@@ -294,7 +234,7 @@ TEST_SUITE("etcd store") {
     REQUIRE(r.ok());
     auto w = s->watch("");
     REQUIRE(w.ok());
-    ::kill(c.pid(0), SIGSTOP);
+    REQUIRE(c.pause(0));
     CHECK(s->get("k").code() == Errc::timeout);
     auto u = s->update("k", "v2", *r);
     CHECK(u.code() == Errc::unknown_outcome);
@@ -368,20 +308,7 @@ TEST_SUITE("etcd store") {
       dprintf(4, "error %s\n", store.error().message.c_str());
       return;
     }
-    dprintf(4, "ready\n");
-    LockRequest r = racer_request();
-    char ch;
-    while (::read(3, &ch, 1) == 1) {
-      if (ch != '\n') continue;
-      auto got = acquire_lock(**store, lock_key, r, system_now());
-      if (!got.ok()) {
-        dprintf(4, "error %s\n", got.error().message.c_str());
-      } else if (got->outcome == Acquisition::Outcome::acquired) {
-        dprintf(4, "acquired %llu %s\n", static_cast<unsigned long long>(got->lock.revision), got->lock.id.c_str());
-      } else {
-        dprintf(4, "%s\n", acquisition_outcome_name(got->outcome));
-      }
-    }
+    test::serve_racer(**store, lock_key);
   }
 
   TEST_CASE("four processes race for a gone holder's lock on three members: one holder a round, tokens increasing") {
@@ -389,47 +316,34 @@ TEST_SUITE("etcd store") {
     EtcdCluster& c = cluster(3);
     std::string prefix = fresh_prefix();
     auto store = open_on(c.endpoints(), prefix);
-    std::vector<std::unique_ptr<Racer>> racers;
+    std::vector<std::unique_ptr<test::Racer>> racers;
     for (int i = 0; i < 4; ++i) {
-      racers.push_back(std::make_unique<Racer>());
+      racers.push_back(std::make_unique<test::Racer>());
       // Each racer's first endpoint is a different member.
       std::string url = "etcd://" + c.endpoint(i % 3) + "," + c.endpoint((i + 1) % 3) + "/" + prefix;
-      REQUIRE(racers.back()->spawn(url));
+      REQUIRE(racers.back()->spawn("etcd: the racer process", url));
     }
     for (auto& r : racers) REQUIRE(r->line() == "ready");
-    const std::string gone = gone_holder_body(dead_pid());
+    const std::string gone = test::gone_holder_body(dead_pid());
     int rounds = 0, doubles = 0, taken = 0, errors = 0, unordered = 0;
     Revision last_token = 0;
     const auto until = Steady::now() + std::chrono::seconds(150);
     while (rounds < 1000 && Steady::now() < until) {
       REQUIRE(store->put(lock_key, gone).ok());
-      for (auto& r : racers) r->send("go\n");
-      int acquired = 0;
-      std::string winner_id;
-      Revision token = 0;
-      for (auto& r : racers) {
-        std::string answer = r->line();
-        if (answer.rfind("acquired ", 0) == 0) {
-          ++acquired;
-          token = std::stoull(answer.substr(9));
-          winner_id = answer.substr(answer.rfind(' ') + 1);
-        } else if (answer.rfind("error ", 0) == 0 || answer.empty()) {
-          ++errors;
-          MESSAGE("round " << rounds << ": " << answer);
-        }
-      }
-      if (acquired > 1) ++doubles;
-      if (acquired == 1) {
+      test::RaceRound round = test::race_round(racers, rounds);
+      errors += round.errors;
+      if (round.acquired > 1) ++doubles;
+      if (round.acquired == 1) {
         ++taken;
-        if (token <= last_token) ++unordered;
-        last_token = token;
+        if (round.token <= last_token) ++unordered;
+        last_token = round.token;
         auto now = store->get(lock_key);
         REQUIRE(now.ok());
         REQUIRE(now->has_value());
-        CHECK((**now).revision == token);
+        CHECK((**now).revision == round.token);
         auto body = parse_lock_body((**now).value);
         REQUIRE(body.ok());
-        CHECK(body->id == winner_id);
+        CHECK(body->id == round.winner_id);
       }
       ++rounds;
     }

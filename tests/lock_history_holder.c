@@ -1,12 +1,18 @@
-/* A lock holder for tests/lock_history_test.cpp, in a process of its own and
- * through the C ABI only: it takes the lock at KEY on a NATS bucket again and
- * again, and writes every critical section to LOG as it goes (one write(2) per
- * line, so a SIGKILL loses nothing written):
- *   A <token> <start ns> <broke_at>   acquired, the fencing token its revision
+/* A lock holder for tests/lock_history_test.cpp and tests/etcd_lock_history_test.cpp,
+ * in a process of its own and through the C ABI only: it takes the lock at KEY on a
+ * NATS bucket (or any store by its URL) again and again, and writes every critical
+ * section to LOG as it goes (one write(2) per line, so a SIGKILL loses nothing written):
+ *   A <token> <start ns> <broke_at> <asked ns>
+ *                                     acquired, the fencing token its revision; asked
+ *                                     when the acquisition was asked for
  *   W <token> <ns>                    a write to the guarded resource, with the
  *                                     token it carries (the lock's revision now)
- *   R <token> <ns>                    renewed: the new revision
+ *   R <token> <ns> <asked ns>         renewed: the new revision; asked when the renewal
+ *                                     was asked for
  *   F <end ns>                        the section's work is done: the release follows
+ *                                     (after a renewal that failed, <end ns> is when
+ *                                     it was asked: nothing was written since, and a
+ *                                     store that stalls the call keeps it from ending)
  *   E <end ns> <how>                  the section ended: released, lost (a renewal
  *                                     found the lock broken), changed (the release
  *                                     found it someone else's), error-<code>
@@ -20,6 +26,9 @@
  * MODE real uses the NATS store as it is; MODE broken puts a store in front of it
  * whose update and remove skip the revision check (they write at whatever revision
  * the key has now): the lock the history checker must catch.
+ *
+ * With BUCKET "-", URLS is a store URL (etcd://host:port,.../PREFIX) opened by
+ * lj_store_open_url, the one grammar of every door.
  *
  * usage: lock_history_holder URLS BUCKET KEY LOG T0_MS SCALE DEADLINE_MS STOPFILE MODE SEED */
 #define _POSIX_C_SOURCE 200809L
@@ -126,31 +135,34 @@ static int broken_remove(const char *key, size_t key_len, uint64_t revision, voi
 static void critical_section(lj_lock_t *lock) {
   int writes = rnd(0, 15) == 0 ? rnd(80, 120) : rnd(1, 4);
   int64_t interval_ns = lj_lock_renew_interval_ms(lock) / scale * 1000000;
-  int64_t renewed = real_ns(), end;
+  int64_t renewed = real_ns(), end = 0, asked;
   const char *how = "released";
   char how_buf[32];
   int i, rc;
   for (i = 0; i < writes; i++) {
     if (real_ns() - renewed >= interval_ns) {
       lj_error_t *err = NULL;
+      asked = real_ns();
       rc = lj_lock_renew(lock, lock_now_ms(), &err);
       lj_error_destroy(err);
       if (rc == LJ_ECHANGED) {
         how = "lost";
+        end = asked;
         break;
       }
       if (rc != LJ_OK) {
         snprintf(how_buf, sizeof how_buf, "error%d", rc);
         how = how_buf;
+        end = asked;
         break;
       }
       renewed = real_ns();
-      say("R %llu %lld", (unsigned long long)lj_lock_revision(lock), (long long)renewed);
+      say("R %llu %lld %lld", (unsigned long long)lj_lock_revision(lock), (long long)renewed, (long long)asked);
     }
     say("W %llu %lld", (unsigned long long)lj_lock_revision(lock), (long long)real_ns());
     sleep_ms(rnd(1, 5));
   }
-  end = real_ns();
+  if (end == 0) end = real_ns();
   if (strcmp(how, "lost") != 0) {
     say("F %lld", (long long)end);
     rc = lj_lock_release(lock, NULL);
@@ -166,7 +178,7 @@ static void critical_section(lj_lock_t *lock) {
 
 int main(int argc, char **argv) {
   lj_nats_options_t o = LJ_NATS_OPTIONS_INIT;
-  lj_store_t *nats = NULL, *store = NULL;
+  lj_store_t *opened = NULL, *store = NULL;
   int64_t deadline_ms;
   const char *key, *stop_file;
   int broken;
@@ -192,11 +204,12 @@ int main(int argc, char **argv) {
   seed = (unsigned)strtoul(argv[10], NULL, 10) ^ (unsigned)getpid();
   if (log_fd < 0 || scale <= 0) return 2;
 
-  while (lj_nats_store_open(&nats, &o, NULL) != LJ_OK) {
+  while ((strcmp(argv[2], "-") == 0 ? lj_store_open_url(&opened, argv[1], strlen(argv[1]), NULL, NULL)
+                                    : lj_nats_store_open(&opened, &o, NULL)) != LJ_OK) {
     if (real_ns() / 1000000 > deadline_ms) return 1;
     sleep_ms(100);
   }
-  store = nats;
+  store = opened;
   if (broken) {
     lj_store_callbacks_t cb = LJ_STORE_CALLBACKS_INIT;
     cb.keys = fwd_keys;
@@ -204,13 +217,14 @@ int main(int argc, char **argv) {
     cb.update = broken_update;
     cb.create = fwd_create;
     cb.remove = broken_remove;
-    if (lj_store_from_callbacks(&store, &cb, nats, NULL) != LJ_OK) return 1;
+    if (lj_store_from_callbacks(&store, &cb, opened, NULL) != LJ_OK) return 1;
   }
 
   while (real_ns() / 1000000 < deadline_ms && access(stop_file, F_OK) != 0) {
     lj_lock_t *lock = NULL;
     lj_lock_acquisition_t a;
     lj_error_t *err = NULL;
+    int64_t asked = real_ns();
     int rc = lj_lock_acquire(&lock, &a, store, key, strlen(key), "history", 7, NULL, lock_now_ms(), NULL, &err);
     lj_error_destroy(err);
     if (rc != LJ_OK) {
@@ -219,7 +233,8 @@ int main(int argc, char **argv) {
       continue;
     }
     if (a.outcome == LJ_ACQUIRE_ACQUIRED) {
-      say("A %llu %lld %llu", (unsigned long long)a.revision, (long long)real_ns(), (unsigned long long)a.broke_at);
+      say("A %llu %lld %llu %lld", (unsigned long long)a.revision, (long long)real_ns(),
+          (unsigned long long)a.broke_at, (long long)asked);
       critical_section(lock);
       lj_lock_destroy(lock);
       lj_lock_acquisition_clear(&a);
@@ -231,8 +246,8 @@ int main(int argc, char **argv) {
     lj_lock_acquisition_clear(&a);
     sleep_ms(rnd(1, 4));
   }
-  if (store != nats) lj_store_destroy(store);
-  lj_store_destroy(nats);
+  if (store != opened) lj_store_destroy(store);
+  lj_store_destroy(opened);
   close(log_fd);
   return 0;
 }

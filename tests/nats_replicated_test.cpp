@@ -37,7 +37,7 @@
 #include "leasejudge/lock.hpp"
 #include "leasejudge/store/nats.hpp"
 #include "nats_server.hpp"
-#include "self_spawn.hpp"
+#include "racer.hpp"
 
 #if defined(LEASEJUDGE_HAVE_NATS)
 
@@ -48,7 +48,6 @@ namespace {
 
 using Steady = std::chrono::steady_clock;
 
-const std::string test_machine = "6c1d0e2f3a4b5c6d7e8f9a0b1c2d3e4f";
 const std::string lock_key = "locks/cache";
 
 NatsOptions options_for(const std::string& url, const std::string& bucket = "locks") {
@@ -66,72 +65,6 @@ bool server_fences(const std::string& version) {
   REQUIRE(std::sscanf(version.c_str(), "%d.%d.%d", &major, &minor, &patch) == 3);
   return major > 2 || (major == 2 && (minor > 9 || (minor == 9 && patch >= 21)));
 }
-
-Here here_local() {
-  Here h = this_machine();
-  h.machine = MachineField::of(test_machine);
-  return h;
-}
-
-LockRequest racer_request() {
-  LockRequest r;
-  r.purpose = "cache";
-  r.holder = ProcessHolder{60000};
-  r.describe = [](const ExecutionRef&) { return ExecutionState::unknown("process holders are never described"); };
-  r.here = here_local();
-  BodyAuthor a = this_author();
-  a.machine = test_machine;
-  r.author = a;
-  return r;
-}
-
-// A lock body of a process that is gone: a reaped pid on this machine.
-std::string gone_holder_body(pid_t dead) {
-  BodyAuthor a = this_author();
-  a.machine = test_machine;
-  a.pid = dead;
-  a.owner.reset();
-  auto body = lock_body("cache", system_now(), ProcessHolder{60000}, "", a);
-  REQUIRE(body.ok());
-  return *body;
-}
-
-// One racer process: this program again, answering each "go" line on its stdin with
-// one line on its stdout.
-struct Racer {
-  pid_t pid = 0;
-  int in = -1, out = -1;
-
-  bool spawn(const std::string& url) {
-    int to[2], from[2];
-    if (::pipe(to) != 0 || ::pipe(from) != 0) return false;
-    pid = test::spawn_self("replicated: the racer process", {"LEASEJUDGE_RACER_URL=" + url},
-                           {{to[0], 3}, {from[1], 4}}, {to[1], from[0]});
-    ::close(to[0]);
-    ::close(from[1]);
-    in = to[1];
-    out = from[0];
-    return pid > 0;
-  }
-
-  void send(const char* line) const { CHECK(::write(in, line, std::strlen(line)) == ssize_t(std::strlen(line))); }
-
-  // Its next line ("" after 30 s or at its end).
-  std::string line() const { return test::read_line(out, std::chrono::seconds(30)); }
-
-  ~Racer() {
-    if (in >= 0) ::close(in);  // its end of input: it leaves
-    if (pid > 0) {
-      int status = 0;
-      auto deadline = Steady::now() + std::chrono::seconds(10);
-      while (::waitpid(pid, &status, WNOHANG) == 0 && Steady::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-    }
-    if (out >= 0) ::close(out);
-  }
-};
 
 // A plain KV client on a connection of its own: nats.c's KV calls, as a build
 // module's nats.go code makes them.
@@ -175,25 +108,7 @@ TEST_SUITE("nats replicated") {
       dprintf(4, "error %s\n", store.error().message.c_str());
       return;
     }
-    dprintf(4, "ready\n");
-    LockRequest r = racer_request();
-    char c;
-    std::string cmd;
-    while (::read(3, &c, 1) == 1) {
-      if (c != '\n') {
-        cmd.push_back(c);
-        continue;
-      }
-      cmd.clear();
-      auto got = acquire_lock(**store, lock_key, r, system_now());
-      if (!got.ok()) {
-        dprintf(4, "error %s\n", got.error().message.c_str());
-      } else if (got->outcome == Acquisition::Outcome::acquired) {
-        dprintf(4, "acquired %llu %s\n", static_cast<unsigned long long>(got->lock.revision), got->lock.id.c_str());
-      } else {
-        dprintf(4, "%s\n", acquisition_outcome_name(got->outcome));
-      }
-    }
+    test::serve_racer(**store, lock_key);
   }
 
   TEST_CASE("F1: four processes, a bucket scaled from one replica to three while they hold it open: never two "
@@ -206,43 +121,32 @@ TEST_SUITE("nats replicated") {
     auto store = open_store(o);
     REQUIRE(store->put(lock_key, "{}").ok());
 
-    std::vector<std::unique_ptr<Racer>> racers;
+    std::vector<std::unique_ptr<test::Racer>> racers;
     for (int i = 0; i < 4; ++i) {
-      racers.push_back(std::make_unique<Racer>());
-      REQUIRE(racers.back()->spawn(cluster.node(i % NatsCluster::kNodes).url()));
+      racers.push_back(std::make_unique<test::Racer>());
+      REQUIRE(racers.back()->spawn("replicated: the racer process", cluster.node(i % NatsCluster::kNodes).url()));
     }
     for (auto& r : racers) REQUIRE(r->line() == "ready");
     // Scaled after every racer opened the bucket at one replica.
     REQUIRE(test::scale_stream(cluster.node(0).url(), "KV_locks", 3));
 
     const pid_t dead = dead_pid();
-    const std::string gone = gone_holder_body(dead);
+    const std::string gone = test::gone_holder_body(dead);
     int rounds = 0, doubles = 0, taken = 0, errors = 0;
     const auto until = Steady::now() + std::chrono::seconds(240);
     while (rounds < 500 && Steady::now() < until) {
       REQUIRE(store->put(lock_key, gone).ok());
-      for (auto& r : racers) r->send("go\n");
-      int acquired = 0;
-      std::string winner_id;
-      for (auto& r : racers) {
-        std::string answer = r->line();
-        if (answer.rfind("acquired ", 0) == 0) {
-          ++acquired;
-          winner_id = answer.substr(answer.rfind(' ') + 1);
-        } else if (answer.rfind("error ", 0) == 0 || answer.empty()) {
-          ++errors;
-          MESSAGE("round " << rounds << ": " << answer);
-        }
-      }
-      if (acquired > 1) ++doubles;
-      if (acquired == 1) {
+      test::RaceRound round = test::race_round(racers, rounds);
+      errors += round.errors;
+      if (round.acquired > 1) ++doubles;
+      if (round.acquired == 1) {
         ++taken;
         auto now = store->get(lock_key);
         REQUIRE(now.ok());
         REQUIRE(now->has_value());
         auto body = parse_lock_body((*now)->value);
         REQUIRE(body.ok());
-        CHECK(body->id == winner_id);  // the stored body names the one holder
+        CHECK(body->id == round.winner_id);  // the stored body names the one holder
       }
       ++rounds;
     }

@@ -9,13 +9,6 @@
 // The nats.c helpers at the end exist only in builds with the NATS store.
 #pragma once
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,9 +28,8 @@
 #include <vector>
 
 #include "leasejudge/store/nats.hpp"
+#include "server_process.hpp"
 #include "skip.hpp"
-
-extern char** environ;
 
 // In a test case: skip the rest of it where nats-server is not installed.
 #define SKIP_WITHOUT_NATS_SERVER() \
@@ -46,56 +38,7 @@ extern char** environ;
 namespace leasejudge::test {
 
 inline std::string nats_server_path() {
-  auto executable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
-  if (const char* env = std::getenv("LEASEJUDGE_NATS_SERVER"); env != nullptr && executable(env)) return env;
-  std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
-  path += ":/usr/sbin:/usr/local/sbin";
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    if (!dir.empty() && executable(dir + "/nats-server")) return dir + "/nats-server";
-    start = end + 1;
-  }
-  return {};
-}
-
-// A port nobody listens on now (the kernel's pick for an ephemeral bind).
-inline int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
-inline bool port_accepts(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
-inline std::string make_temp_dir(const char* what) {
-  std::string tmpl =
-      (std::filesystem::temp_directory_path() / (std::string("leasejudge-") + what + "-XXXXXX")).string();
-  if (::mkdtemp(tmpl.data()) == nullptr) return {};
-  return tmpl;
+  return find_executable("LEASEJUDGE_NATS_SERVER", "nats-server", "/usr/sbin:/usr/local/sbin");
 }
 
 // One nats-server process. Its port and store directory stay the same across
@@ -134,19 +77,8 @@ class NatsServer {
     std::vector<std::string> args = {exe_, "-a", "127.0.0.1", "-p", std::to_string(port_)};
     if (jetstream) args.insert(args.end(), {"-js", "-sd", dir_ + "/store"});
     args.insert(args.end(), extra_.begin(), extra_.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::string log = dir_ + "/server.log";
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, exe_.c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return false;
+    pid_t pid = spawn_logged(std::move(args), dir_ + "/server.log");
+    if (pid == 0) return false;
     pid_ = pid;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     while (std::chrono::steady_clock::now() < deadline) {
@@ -173,18 +105,7 @@ class NatsServer {
 
  private:
   void end(int sig) {
-    if (pid_ <= 0) return;
-    ::kill(pid_, sig);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    end_process(pid_, sig, std::chrono::seconds(10));
     pid_ = 0;
   }
 

@@ -25,6 +25,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -90,6 +91,11 @@ var natsSeed func(url, bucket, node string, before time.Time, decisions string)
 // natsConsume reads the node's keys with a bare ordered consumer (nats_seed.go): the
 // server's own delivery rate, the ceiling of any read of them; nil in the plain build.
 var natsConsume func(url, bucket, node string)
+
+// etcdSeed is the seed's EndStale over an etcd cluster's keys with clientv3, and etcdLoad
+// loads a state there (etcd_seed.go, built with the tag etcd); nil in the plain build.
+var etcdSeed func(endpoints, prefix, node string, before time.Time, decisions string)
+var etcdLoad func(endpoints, prefix, state string)
 
 // DecodeStep decodes a step value as the seed does: encoding/json into the struct.
 func DecodeStep(raw []byte) (Step, error) {
@@ -185,6 +191,75 @@ type entry struct {
 	Value    json.RawMessage `json:"value"`
 }
 
+// keyDecision is one key's decision, as the seeds over a store write them.
+type keyDecision struct {
+	key string
+	d   decision
+}
+
+// writeKeyDecisions writes each key's action, why and said to path, sorted by key
+// (nothing when path is "").
+func writeKeyDecisions(path string, out []keyDecision) {
+	if path == "" {
+		return
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	f, err := os.Create(path)
+	if err != nil {
+		fail("%v", err)
+	}
+	w := bufio.NewWriter(f)
+	for _, o := range out {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", o.key, actionNames[o.d.action], o.d.why, o.d.said)
+	}
+	if err := w.Flush(); err != nil {
+		fail("%v", err)
+	}
+	f.Close()
+}
+
+// readState reads a state's JSON lines into entries (their values copied, as a Scan's
+// Get hands them out), and counts the values' bytes. The lines are read one at a time:
+// only the entries stay, and the reader's garbage is collected early, so the peak RSS
+// is the state's.
+func readState(statePath string) ([]entry, int64) {
+	debug.SetGCPercent(10)
+	f, err := os.Open(statePath)
+	if err != nil {
+		fail("%v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	var entries []entry
+	var valueBytes int64
+	for line := 1; sc.Scan(); line++ {
+		l := sc.Bytes()
+		if len(bytes.TrimSpace(l)) == 0 {
+			continue
+		}
+		var e entry
+		if err := json.Unmarshal(l, &e); err != nil {
+			fail("%s line %d: %v", statePath, line, err)
+		}
+		// As for `leasejudge step plan`: a JSON string holds the stored bytes themselves
+		// (a value that is not JSON); no value is a key that holds none.
+		if len(e.Value) > 0 && e.Value[0] == '"' {
+			var stored string
+			if err := json.Unmarshal(e.Value, &stored); err != nil {
+				fail("%s line %d: %v", statePath, line, err)
+			}
+			e.Value = json.RawMessage(stored)
+		}
+		valueBytes += int64(len(e.Value))
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		fail("%s: %v", statePath, err)
+	}
+	return entries, valueBytes
+}
+
 // decide is EndStale's choice for one key, without the store's writes.
 func decide(node string, before time.Time, e *entry) decision {
 	n, _, perr := ParseStepKey(e.Key)
@@ -233,7 +308,17 @@ func main() {
 	natsURL := flag.String("nats", "", "sweep this NATS server's bucket as the seed does (built with -tags nats)")
 	bucket := flag.String("bucket", "bench", "the bucket -nats sweeps")
 	consume := flag.Bool("consume", false, "with -nats: only read the node's keys with a bare ordered consumer")
+	etcdEndpoints := flag.String("etcd", "", "sweep the keys under -prefix of these etcd endpoints (comma-separated; built with -tags etcd)")
+	prefix := flag.String("prefix", "bench", "the prefix -etcd sweeps (its keys are PREFIX/KEY)")
+	load := flag.Bool("load", false, "with -etcd: write every key of -state under -prefix")
 	flag.Parse()
+	if *etcdEndpoints != "" && *load {
+		if etcdLoad == nil || *statePath == "" {
+			fail("-etcd -load needs the build with -tags etcd, and -state")
+		}
+		etcdLoad(*etcdEndpoints, *prefix, *statePath)
+		return
+	}
 	if *natsURL != "" && *consume {
 		if natsConsume == nil || *node == "" {
 			fail("-nats -consume needs the build with -tags nats, and -node")
@@ -241,7 +326,11 @@ func main() {
 		natsConsume(*natsURL, *bucket, *node)
 		return
 	}
-	if *natsURL != "" {
+	if *etcdEndpoints != "" {
+		if etcdSeed == nil || *node == "" || owner == "" || *nowText == "" || *beforeText == "" {
+			fail("-etcd needs the build with -tags etcd, and -node, -owner, -now and -before")
+		}
+	} else if *natsURL != "" {
 		if natsSeed == nil || *node == "" || owner == "" || *nowText == "" || *beforeText == "" {
 			fail("-nats needs the build with -tags nats, and -node, -owner, -now and -before")
 		}
@@ -261,44 +350,12 @@ func main() {
 		natsSeed(*natsURL, *bucket, *node, before, *decisionsPath)
 		return
 	}
+	if *etcdEndpoints != "" {
+		etcdSeed(*etcdEndpoints, *prefix, *node, before, *decisionsPath)
+		return
+	}
 
-	// The lines are read one at a time: only the entries (their values copied, as a
-	// Scan's Get hands them out) stay, and the reader's garbage is collected early, so
-	// the peak RSS is the state's.
-	debug.SetGCPercent(10)
-	f, err := os.Open(*statePath)
-	if err != nil {
-		fail("%v", err)
-	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	var entries []entry
-	var valueBytes int64
-	for line := 1; sc.Scan(); line++ {
-		l := sc.Bytes()
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		var e entry
-		if err := json.Unmarshal(l, &e); err != nil {
-			fail("%s line %d: %v", *statePath, line, err)
-		}
-		// As for `leasejudge step plan`: a JSON string holds the stored bytes themselves
-		// (a value that is not JSON); no value is a key that holds none.
-		if len(e.Value) > 0 && e.Value[0] == '"' {
-			var stored string
-			if err := json.Unmarshal(e.Value, &stored); err != nil {
-				fail("%s line %d: %v", *statePath, line, err)
-			}
-			e.Value = json.RawMessage(stored)
-		}
-		valueBytes += int64(len(e.Value))
-		entries = append(entries, e)
-	}
-	if err := sc.Err(); err != nil {
-		fail("%s: %v", *statePath, err)
-	}
-	f.Close()
+	entries, valueBytes := readState(*statePath)
 	debug.SetGCPercent(100)
 	runtime.GC()
 

@@ -10,12 +10,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"sort"
 	"syscall"
 	"time"
 
@@ -80,11 +77,7 @@ func runNatsSeed(url, bucket, node string, before time.Time, decisionsPath strin
 	if err != nil {
 		fail("the bucket %s: %v", bucket, err)
 	}
-	type decided struct {
-		key string
-		d   decision
-	}
-	var out []decided
+	var out []keyDecision
 	var writes, valueBytes int
 	var counts [3]int
 	start := time.Now()
@@ -107,7 +100,7 @@ func runNatsSeed(url, bucket, node string, before time.Time, decisionsPath strin
 		valueBytes += len(e.Value)
 		d := decide(node, before, &e)
 		counts[d.action]++
-		out = append(out, decided{key, d})
+		out = append(out, keyDecision{key, d})
 		switch d.action {
 		case end:
 			step, _ := DecodeStep(e.Value)
@@ -130,21 +123,7 @@ func runNatsSeed(url, bucket, node string, before time.Time, decisionsPath strin
 	took := time.Since(start)
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	if decisionsPath != "" {
-		sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
-		f, err := os.Create(decisionsPath)
-		if err != nil {
-			fail("%v", err)
-		}
-		w := bufio.NewWriter(f)
-		for _, o := range out {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", o.key, actionNames[o.d.action], o.d.why, o.d.said)
-		}
-		if err := w.Flush(); err != nil {
-			fail("%v", err)
-		}
-		f.Close()
-	}
+	writeKeyDecisions(decisionsPath, out)
 	fmt.Printf(`{"contender":"go-nats-seed","keys":%d,"threads":1,"seconds":%.9f,"reps":1,"value_bytes":%d,"peak_rss_kb":%d,"end":%d,"delete":%d,"leave":%d,"writes":%d,"writes_per_s":0,"bucket_keys":%d}`+"\n",
 		len(out), took.Seconds(), valueBytes, ru.Maxrss, counts[end], counts[remove], counts[leave], writes, len(keys))
 }

@@ -1,0 +1,189 @@
+# bench/etcd.sh: the sweep on a real etcd cluster, sourced by bench/run (it uses bench/run's
+# settings and its agree, field and loud, bench/store_rows.sh, and bench/nats.sh's
+# nats_contender row writer and free_port).
+#
+# etcd_sweeps KEYS starts its own cluster of three etcd members on 127.0.0.1 (free ports,
+# data in a temporary directory; stopped at the end, also on a failure or an interrupt),
+# generates a state of KEYS keys over the run's nodes, three in four of other nodes (so
+# 400k keys hold 100k of this node: the NATS rows' state), loads it under the prefix
+# "bench" and runs, in --rounds rounds (each contender that writes on keys loaded again):
+#   etcd-scan-raw  the node's keys in one range read at one revision (EtcdStore::scan),
+#                  handed to nothing: the bulk read alone
+#   etcd-dry-run   end_stale with dry_run: the same read + the plan
+#   etcd-sweep     end_stale: the same, and its ends and deletes as txns, pipelined
+#   etcd-per-key   keys() + a get and a txn alone per key (the first round only)
+#   go-etcd-seed   the seed's EndStale in Go over clientv3: Keys, then a Get and a Txn
+#                  per key (the first round only; golang-etcd-server-dev)
+# With bench/run --etcd-unsafe-no-fsync (etcd_no_fsync=1) the read, dry run and
+# sweep run again on a cluster started with etcd's --unsafe-no-fsync, labelled
+# etcd-nofsync: what the members' fsyncs cost, never the default. Every contender's
+# decisions are checked against the Go baseline's. The members' CPU time is read around
+# the bulk read and the sweep of round 1.
+
+. "$src/bench/store_rows.sh"
+
+etcd_exe() {
+  local p
+  for p in "${LEASEJUDGE_ETCD:-}" "$(command -v etcd 2>/dev/null)" /usr/bin/etcd; do
+    [ -n "$p" ] && [ -x "$p" ] && { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+etcd_pids=()
+etcd_dirs=()
+etcd_cleanup() {
+  local p d
+  for p in "${etcd_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${etcd_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for d in "${etcd_dirs[@]}"; do rm -rf "$d"; done
+  etcd_pids=()
+  etcd_dirs=()
+}
+
+# etcd_start [ARGS...]: three members in the background, their client endpoints in
+# etcd_endpoints (comma-separated); waits until the cluster answers a linearizable read.
+etcd_start() {
+  local c=() p=() i cluster="" dir
+  for i in 0 1 2; do c+=("$(free_port)"); p+=("$(free_port)"); done
+  for i in 0 1 2; do cluster+=${cluster:+,}m$i=http://127.0.0.1:${p[i]}; done
+  dir=$(mktemp -d)
+  etcd_dirs+=("$dir")
+  for i in 0 1 2; do
+    "$etcd_path" --name "m$i" --data-dir "$dir/m$i" --listen-client-urls "http://127.0.0.1:${c[i]}" \
+      --advertise-client-urls "http://127.0.0.1:${c[i]}" --listen-peer-urls "http://127.0.0.1:${p[i]}" \
+      --initial-advertise-peer-urls "http://127.0.0.1:${p[i]}" --initial-cluster "$cluster" \
+      --initial-cluster-state new --initial-cluster-token bench --quota-backend-bytes 8589934592 \
+      --log-level error "$@" >"$dir/m$i.log" 2>&1 &
+    etcd_pids+=($!)
+  done
+  etcd_endpoints=127.0.0.1:${c[0]},127.0.0.1:${c[1]},127.0.0.1:${c[2]}
+  for ((i = 0; i < 150; i++)); do
+    "$bench/leasejudge-bench-etcd" --endpoints "$etcd_endpoints" --contender etcd-scan-raw --node probe \
+      --owner "$owner" --now "$now" --before "$before" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  loud "the etcd cluster did not start: $(tail -3 "$dir/m0.log")"
+  return 1
+}
+
+# The CPU time the running members have used so far, in clock ticks (user + system).
+members_cpu() { procs_cpu "${etcd_pids[@]}"; }
+
+# etcd_round LABEL STATE N ROUND: one round of the etcd contenders.
+etcd_round() {
+  local label=$1 state=$2 n=$3 round=$4 o c0
+  local be=("$bench/leasejudge-bench-etcd" --endpoints "$etcd_endpoints")
+  local sweep_args=(--node "$node" --owner "$owner" --now "$now" --before "$before" --bound "$bound")
+  # The Go seed's loader writes txns of 128 keys (much faster than the writes one at a time
+  # of leasejudge-bench-etcd's, the fallback).
+  load() { if [ -n "$go_etcd_seed" ]; then
+             "$go_etcd_seed" -etcd "$etcd_endpoints" -prefix bench -load -state "$state"
+           else
+             "${be[@]}" --contender load --state "$state"
+           fi >/dev/null 2>"$runs/etcd-load.err" ||
+             { loud "loading the etcd keys failed: $(tail -3 "$runs/etcd-load.err")"
+               failures=$((failures + 1)); return 1; }; }
+  dec() { ((round == 1)) && printf '%s\n' --decisions "$ed/$label/$1.tsv"; }
+  if ((round == 1)); then load || return 1; fi
+  c0=$(members_cpu)
+  nats_contender "$label-scan-raw" "$n" "${be[@]}" --contender etcd-scan-raw "${sweep_args[@]}"
+  ((round == 1)) && echo "$(($(members_cpu) - c0))" >"$runs/$label-cpu-read"
+  mapfile -t o < <(dec "$label-dry-run")
+  nats_contender "$label-dry-run" "$n" "${be[@]}" --contender etcd-dry-run "${sweep_args[@]}" "${o[@]}"
+  mapfile -t o < <(dec "$label-sweep")
+  c0=$(members_cpu)
+  nats_contender "$label-sweep" "$n" "${be[@]}" --contender etcd-sweep "${sweep_args[@]}" "${o[@]}"
+  ((round == 1)) && echo "$(($(members_cpu) - c0))" >"$runs/$label-cpu-sweep"
+  load || return 1
+  ((round == 1)) && [ "$label" = etcd ] || return 0
+  nats_contender etcd-per-key "$n" "${be[@]}" --contender etcd-per-key "${sweep_args[@]}" \
+    --decisions "$ed/$label/etcd-per-key.tsv"
+  load || return 1
+  if [ -n "$go_etcd_seed" ]; then
+    nats_contender go-etcd-seed "$n" "$go_etcd_seed" -etcd "$etcd_endpoints" -prefix bench "${go_common[@]}" \
+      -decisions "$ed/$label/go-etcd-seed.tsv"
+    load || return 1
+  fi
+}
+
+etcd_sweeps() {
+  local keys=$1 spec
+  etcd_path=$(etcd_exe) || { loud "etcd is not installed: no etcd rows"; failures=$((failures + 1)); return; }
+  [ -x "$bench/leasejudge-bench-etcd" ] ||
+    { loud "leasejudge-bench-etcd is not built (libcurl4-openssl-dev): no etcd rows"; failures=$((failures + 1)); return; }
+  trap 'etcd_cleanup; nats_cleanup 2>/dev/null || true' EXIT
+  trap 'etcd_cleanup; exit 130' INT TERM
+  go_etcd_seed=""
+  if [ -n "$go_exe" ] && [ -d /usr/share/gocode/src/go.etcd.io/etcd/clientv3 ]; then
+    if (cd "$src/bench/go-baseline" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$bench/gocache" \
+          "$go_exe" build -tags etcd -o "$bench/go-etcd-seed" .) >&2; then
+      go_etcd_seed=$bench/go-etcd-seed
+    else
+      loud "the Go seed over clientv3 does not build: that row is left out"
+      failures=$((failures + 1))
+    fi
+  else
+    loud "clientv3 (golang-etcd-server-dev) is not installed: no go-etcd-seed row"
+    failures=$((failures + 1))
+  fi
+  ed=$runs/etcd-decisions
+  rm -rf "$ed"
+  local rounds_n=$rounds
+  [ "$rounds" != auto ] || rounds_n=3
+  local state
+  store_state "$keys"
+  for spec in "etcd" "etcd-nofsync --unsafe-no-fsync"; do
+    local label extra round
+    read -r label extra <<<"$spec"
+    # (not an ETCD_* variable: etcd reads those from its environment as its flags)
+    [ "$label" = etcd ] || [ "${etcd_no_fsync:-0}" = 1 ] || continue
+    etcd_start $extra || { failures=$((failures + 1)); continue; }
+    echo "etcd: $keys keys over $nodes nodes, three members ($("$etcd_path" --version | head -1)${extra:+, $extra}):" >&2
+    store_reference "$ed" "$label" "$state"
+    for ((round = 1; round <= rounds_n; round++)); do
+      ((rounds_n == 1)) || echo " round $round of $rounds_n" >&2
+      etcd_round "$label" "$state" "$keys" "$round" || true
+    done
+    store_agree "$ed" "$label" "$keys" etcd
+    etcd_cleanup
+  done
+  ((keep_decisions)) || rm -rf "$ed"
+  trap - EXIT INT TERM
+  etcd_targets >>"$extras"
+}
+
+# The etcd figures and targets, from this run's rows and each contender's JSON.
+etcd_targets() {
+  local j tick l
+  echo
+  echo "etcd (bench/etcd.sh): three members on 127.0.0.1, the keys under one prefix; keys/s count the"
+  echo "node's keys a sweep reads. etcd-scan-raw is the bulk read alone (a range read at one revision,"
+  echo "page by page, handed to nothing): the ceiling of any sweep of these keys."
+  echo
+  echo "| contender | read s | plan s | apply s | writes | max in flight | waits |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  for j in "$runs"/etcd-*.json "$runs"/go-etcd-seed.json; do
+    [ -s "$j" ] || continue
+    local x
+    x=$(cat "$j")
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$(basename "$j" .json)" "$(field "$x" read_s)" \
+      "$(field "$x" plan_s)" "$(field "$x" apply_s)" "$(field "$x" writes)" "$(field "$x" max_in_flight)" \
+      "$(field "$x" waits)"
+  done
+  echo
+  awk -F'\t' -f "$src/bench/round_ratios.awk" -f "$src/bench/etcd_targets.awk" "$results"
+  echo
+  tick=$(getconf CLK_TCK)
+  echo "The members' CPU (user + system, all three), from round 1:"
+  echo
+  echo "| cluster | keys read | CPU per key read | writes | CPU per write |"
+  echo "|---|---:|---:|---:|---:|"
+  for l in etcd etcd-nofsync; do
+    [ -s "$runs/$l-cpu-read" ] && [ -s "$runs/$l-cpu-sweep" ] && [ -s "$runs/$l-sweep.json" ] || continue
+    awk -v l="$l" -v r="$(cat "$runs/$l-cpu-read")" -v s="$(cat "$runs/$l-cpu-sweep")" \
+      -v k="$(field "$(cat "$runs/$l-sweep.json")" keys)" -v w="$(field "$(cat "$runs/$l-sweep.json")" writes)" \
+      -v t="$tick" 'BEGIN { pw = w > 0 ? (s - r) / t / w * 1e6 : 0
+        printf "| %s | %d | %.1f us | %d | %.1f us |\n", l, k, (k > 0 ? r / t / k * 1e6 : 0), w, (pw > 0 ? pw : 0) }'
+  done
+}
