@@ -25,11 +25,18 @@ using namespace leasejudge::test;
 
 namespace {
 
+// A store on these members, tried again for up to 10 s while they elect a leader (etcd
+// answers "leader changed" or "no leader" meanwhile).
 std::unique_ptr<EtcdStore> open_on(const std::vector<std::string>& endpoints) {
   EtcdOptions o;
   o.endpoints = endpoints;
   o.prefix = "steps";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   auto s = EtcdStore::open(o);
+  while (!s.ok() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    s = EtcdStore::open(o);
+  }
   REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
   return std::move(s).value();
 }
@@ -61,16 +68,26 @@ std::map<std::string, Revision> seed(const EtcdCluster& cluster, const std::vect
 }
 
 // The store's keys now: value and revision by key.
+// Every key and its entry; the whole read tried again for up to 10 s while the members
+// elect a leader (only reads: nothing is written twice).
 std::map<std::string, StoreEntry> read_all(Store& store) {
-  auto keys = store.keys();
-  REQUIRE_MESSAGE(keys.ok(), (keys.ok() ? std::string() : keys.error().message));
-  std::map<std::string, StoreEntry> out;
-  for (const auto& k : *keys) {
-    auto e = store.get(k);
-    REQUIRE(e.ok());
-    if (e->has_value()) out[k] = **e;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    std::string failed;
+    std::map<std::string, StoreEntry> out;
+    auto keys = store.keys();
+    if (!keys.ok()) failed = keys.error().message;
+    for (std::size_t i = 0; failed.empty() && i < keys->size(); ++i) {
+      auto e = store.get((*keys)[i]);
+      if (!e.ok())
+        failed = e.error().message;
+      else if (e->has_value())
+        out[(*keys)[i]] = **e;
+    }
+    if (failed.empty()) return out;
+    REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, failed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  return out;
 }
 
 }  // namespace

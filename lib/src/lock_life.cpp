@@ -147,18 +147,22 @@ Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockR
       break;
   }
   // Break exactly the body we judged: a holder that renewed since keeps its lock. A
-  // store lease that ended took the key with it: nothing is left to remove.
-  if (verdict.reason != LockReason::store_lease_ended) {
+  // store lease that ended took the key with it (its holder's release, or the store
+  // when the holder stopped renewing): nothing is left to remove, and nothing was
+  // broken by this acquire.
+  const bool gone_with_lease = verdict.reason == LockReason::store_lease_ended;
+  if (!gone_with_lease) {
     Status removed = store.remove(key, entry.revision);
     if (!removed) {
       if (removed.code() == Errc::changed) return outcome_of(Acquisition::Outcome::lost_race, std::move(verdict));
       return removed.error();
     }
   }
+  const Revision broke_at = gone_with_lease ? 0 : entry.revision;
   auto recreated = create_entry(store, key, *body, request.holder);
-  if (recreated) return taken(*recreated, std::move(verdict), entry.revision);
+  if (recreated) return taken(*recreated, std::move(verdict), broke_at);
   if (recreated.code() == Errc::exists) {
-    return outcome_of(Acquisition::Outcome::lost_race, std::move(verdict), entry.revision);
+    return outcome_of(Acquisition::Outcome::lost_race, std::move(verdict), broke_at);
   }
   return std::move(recreated).error();
 }

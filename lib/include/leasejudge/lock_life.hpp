@@ -61,7 +61,8 @@ struct Acquisition {
   };
   Outcome outcome = Outcome::lost_race;
   std::optional<LockVerdict> verdict;  // the verdict on the holder we found, if any
-  Revision broke_at = 0;               // the revision of the body we broke; 0 when none
+  Revision broke_at = 0;               // the revision of the body we broke; 0 when none (a
+                                       // store lease that ended took the body with it)
   HeldLock lock;                       // acquired only
 };
 const char* acquisition_outcome_name(Acquisition::Outcome outcome) noexcept;
