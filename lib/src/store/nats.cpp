@@ -917,9 +917,15 @@ constexpr int64_t kNoteAfterMs = 1000;
 // `replicated`, which reads the bucket's replicas: it sends writes asynchronously
 // while the bucket has one replica (read when it opens and at most a second apart),
 // and each through `serial`, when it is sent, from the moment it has more.
+//
+// A create is sent expecting no message on the key's subject. When the subject holds
+// one, the pipeline hands the create to `create` (the store's own create, on the
+// caller's thread, when next() reaches it): a delete marker is written over at its
+// revision, a value is the key's existence. Nothing that may have landed goes there.
 struct SerialHooks {
   std::function<WriteOutcome(std::string_view key, std::string_view value, Revision revision, bool marker)> serial;
   std::function<bool()> replicated;
+  std::function<WriteOutcome(std::string_view key, std::string_view value)> create;
 };
 
 class NatsPipeline final : public WritePipeline {
@@ -961,6 +967,7 @@ class NatsPipeline final : public WritePipeline {
     send(key, value, revision, false);
   }
   void remove(std::string_view key, Revision revision) override { send(key, {}, revision, true); }
+  void create(std::string_view key, std::string_view value) override { send(key, value, 0, false, true); }
 
   std::size_t in_flight() const override {
     std::lock_guard lock(mu_);
@@ -1001,25 +1008,33 @@ class NatsPipeline final : public WritePipeline {
         lock.lock();
       }
     }
-    WriteOutcome o = std::move(slots_.front().outcome);
+    Slot slot = std::move(slots_.front());
     slots_.pop_front();
-    return o;
+    lock.unlock();
+    if (slot.create && slot.outcome.kind == WriteOutcome::Kind::changed && hooks_.create) {
+      return hooks_.create(slot.key, slot.value);  // a marker or a value on the subject
+    }
+    return std::move(slot.outcome);
   }
 
  private:
   struct Slot {
     std::uint64_t seq = 0;
     std::string key;
+    std::string value;  // a create's, kept for its second try
+    bool create = false;
     bool resolved = false;
     WriteOutcome outcome;
   };
 
-  void send(std::string_view key, std::string_view value, Revision revision, bool marker) {
+  void send(std::string_view key, std::string_view value, Revision revision, bool marker, bool create = false) {
     const bool serial = serial_due();
     std::unique_lock lock(mu_);
     Slot& slot = slots_.emplace_back();
     slot.seq = next_seq_++;
     slot.key.assign(key);
+    slot.create = create;
+    if (create) slot.value.assign(value);
     if (open_ != NATS_OK) {
       resolve_locked(slot.seq,
                      failed(fmt::format("opening the write pipeline for the NATS bucket {}", bucket_), open_));
@@ -1031,7 +1046,7 @@ class NatsPipeline final : public WritePipeline {
                                   Error{Errc::invalid_argument, fmt::format("\"{}\" is not a NATS key", key)}});
       return;
     }
-    if (revision == 0) {
+    if (revision == 0 && !create) {
       resolve_locked(slot.seq, WriteOutcome{WriteOutcome::Kind::changed, 0,
                                             Error{Errc::changed, fmt::format("the key {} is not at revision 0: no "
                                                                              "stored value is",
@@ -1040,8 +1055,9 @@ class NatsPipeline final : public WritePipeline {
     }
     if (serial) {
       std::uint64_t seq = slot.seq;
+      slot.create = false;  // the store's create below is the whole of it
       lock.unlock();
-      WriteOutcome o = hooks_.serial(key, value, revision, marker);
+      WriteOutcome o = create ? hooks_.create(key, value) : hooks_.serial(key, value, revision, marker);
       lock.lock();
       resolve_locked(seq, std::move(o));
       return;
@@ -1061,7 +1077,11 @@ class NatsPipeline final : public WritePipeline {
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.ExpectStream = stream_.c_str();
-    po.ExpectLastSubjectSeq = revision;
+    if (create) {
+      po.ExpectNoMessage = true;
+    } else {
+      po.ExpectLastSubjectSeq = revision;
+    }
     po.MaxWait = request_ms_;
     natsMsg* handed = msg;
     s = js_PublishMsgAsync(js_, &handed, &po);
@@ -1224,6 +1244,7 @@ std::unique_ptr<WritePipeline> NatsStore::pipeline(const PipelineOptions& option
       explicit Down(Error e) : e_(std::move(e)) {}
       void update(std::string_view, std::string_view, Revision) override { ++n_; }
       void remove(std::string_view, Revision) override { ++n_; }
+      void create(std::string_view, std::string_view) override { ++n_; }
       std::size_t in_flight() const override { return n_; }
       std::size_t ready() const override { return n_; }
       std::optional<WriteOutcome> next() override {
@@ -1261,6 +1282,14 @@ std::unique_ptr<WritePipeline> NatsStore::pipeline(const PipelineOptions& option
       return WriteOutcome{kind, 0, std::move(e)};
     };
   }
+  hooks.create = [this](std::string_view key, std::string_view value) {
+    auto r = create(key, value);
+    if (r) return WriteOutcome{WriteOutcome::Kind::done, *r, {}};
+    auto kind = r.code() == Errc::changed || r.code() == Errc::exists ? WriteOutcome::Kind::changed
+                : r.code() == Errc::unknown_outcome                   ? WriteOutcome::Kind::unknown
+                                                                      : WriteOutcome::Kind::failed;
+    return WriteOutcome{kind, 0, std::move(r).error()};
+  };
   return std::make_unique<NatsPipeline>(std::move(l).value(), c_->prefix, c_->stream, c_->bucket, c_->request_ms,
                                         options, std::move(hooks));
 }
