@@ -544,6 +544,28 @@ struct NatsStore::Connection {
     return failure(doing, p.status, p.jerr);
   }
 
+  // A create whose first publish (expecting no message) answered p: its revision, or,
+  // where the subject holds a message, a value (the key exists) or a delete marker
+  // (it does not, and the create lands on top of that very marker).
+  Result<Revision> create_after(const Link& l, std::string_view key, std::string_view value, Published p) {
+    for (int attempt = 0; attempt < kCreateTries; ++attempt) {
+      if (p.status == NATS_OK && !p.said) return p.revision;
+      if (p.said || !lost_race(p.jerr)) return write_error(fmt::format("creating the key {}", key), key, 0, p);
+      MsgHandle msg;
+      if (auto st = last_message(l, key, msg); !st.ok()) return st.error();
+      if (msg.p == nullptr) {
+        p = publish(l, key, value, 0, true, false);  // purged meanwhile
+      } else if (is_marker(msg.p)) {
+        p = conditional(l, key, value, natsMsg_GetSequence(msg.p), false);
+      } else {
+        return Error{Errc::exists,
+                     fmt::format("the key {} already holds a value (revision {})", key, natsMsg_GetSequence(msg.p))};
+      }
+    }
+    if (p.status == NATS_OK && !p.said) return p.revision;
+    return Error{Errc::changed, fmt::format("creating the key {}: other writers kept changing it", key)};
+  }
+
   // Walk the last message of every key (markers included: visit tells) with an
   // ephemeral pull consumer that delivers the last message per subject, in batches
   // the store asks for, so nothing floods the client however large the bucket.
@@ -856,25 +878,7 @@ Result<Revision> NatsStore::create(std::string_view key, std::string_view value)
   if (auto st = check_write(key, value); !st.ok()) return st.error();
   auto l = c_->live();
   if (!l.ok()) return std::move(l).error();
-  auto p = c_->publish(**l, key, value, 0, true, false);
-  for (int attempt = 0; attempt < kCreateTries; ++attempt) {
-    if (p.status == NATS_OK && !p.said) return p.revision;
-    if (p.said || !lost_race(p.jerr)) return c_->write_error(fmt::format("creating the key {}", key), key, 0, p);
-    // The subject holds a message: a value (the key exists) or a delete marker
-    // (it does not, and the create lands on top of that very marker).
-    MsgHandle msg;
-    if (auto st = c_->last_message(**l, key, msg); !st.ok()) return st.error();
-    if (msg.p == nullptr) {
-      p = c_->publish(**l, key, value, 0, true, false);  // purged meanwhile
-    } else if (is_marker(msg.p)) {
-      p = c_->conditional(**l, key, value, natsMsg_GetSequence(msg.p), false);
-    } else {
-      return Error{Errc::exists,
-                   fmt::format("the key {} already holds a value (revision {})", key, natsMsg_GetSequence(msg.p))};
-    }
-  }
-  if (p.status == NATS_OK && !p.said) return p.revision;
-  return Error{Errc::changed, fmt::format("creating the key {}: other writers kept changing it", key)};
+  return c_->create_after(**l, key, value, c_->publish(**l, key, value, 0, true, false));
 }
 
 Status NatsStore::remove(std::string_view key, Revision revision) {
@@ -1282,8 +1286,16 @@ std::unique_ptr<WritePipeline> NatsStore::pipeline(const PipelineOptions& option
       return WriteOutcome{kind, 0, std::move(e)};
     };
   }
-  hooks.create = [this](std::string_view key, std::string_view value) {
-    auto r = create(key, value);
+  // A create the server refused for a message on the subject: read it, and write over
+  // a marker (the store's create, from its first answer on).
+  Connection* conn = c_.get();
+  hooks.create = [conn](std::string_view key, std::string_view value) {
+    auto link = conn->live();
+    if (!link.ok()) return WriteOutcome{WriteOutcome::Kind::failed, 0, std::move(link).error()};
+    Connection::Published refused;
+    refused.status = NATS_ERR;
+    refused.jerr = JSStreamWrongLastSequenceErr;
+    auto r = conn->create_after(**link, key, value, std::move(refused));
     if (r) return WriteOutcome{WriteOutcome::Kind::done, *r, {}};
     auto kind = r.code() == Errc::changed || r.code() == Errc::exists ? WriteOutcome::Kind::changed
                 : r.code() == Errc::unknown_outcome                   ? WriteOutcome::Kind::unknown
