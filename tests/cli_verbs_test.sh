@@ -188,6 +188,24 @@ case_ "lock run" 2 lock run --store "$fs" k
 case_ "lock run" 4 lock run --store "file:$w/typo" k -- true
 case_ "lock run" 8 lock run --store "$fs" held -- true
 interrupt_case "lock run" lock run --store "$fs" held --wait 1m -- true
+# lock run -c CMD, as flock(1)'s -c: CMD one command line run by sh -c, its exit passed
+# through, its quoting the shell's, the lock held (by this command) while it runs.
+same "lock run -c: the command line's exit passed through" 23 \
+  "$("$lj" lock run --store "$fs" c1 -c 'exit 23' >/dev/null 2>&1; echo $?)"
+cat >"$w/show-c1" <<'SH'
+#!/bin/sh
+"$LJ" lock show --store "$FS" c1 --json |
+  python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["verdict"]["kind"], d["body"]["pid"] == int(sys.argv[1]))' "$1"
+SH
+chmod +x "$w/show-c1"
+cat >"$w/cmd-c1" <<'SH'
+printf '[%s] ' 'a  b' "c\"d'e" $x; "$W/show-c1" $PPID
+SH
+same "lock run -c: quoting as for sh; the lock held by the command while it runs; released after" \
+  "[a  b] [c\"d'e] [1] [2] held True 1" \
+  "$(LJ=$lj FS=$fs W=$w x='1 2' "$lj" lock run --store "$fs" c1 -c "$(cat "$w/cmd-c1")" 2>/dev/null) $("$lj" lock show --store "$fs" c1 >/dev/null 2>&1; echo $?)"
+same "lock run -c with a command after -- as well: a usage error, exit 2" 2 \
+  "$("$lj" lock run --store "$fs" c1 -c true -- true >/dev/null 2>&1; echo $?)"
 git init -q "$w/repo" && git init -q "$w/empty"
 case_ "lease" 0 lease touch --root "$w/repo" --pid $live
 case_ "lease" 2 lease list --root "$w"

@@ -129,6 +129,7 @@ int parse(Context& cx, const Verb& v, std::span<const char* const> words, Args& 
       out.operands.emplace_back(w);
       continue;
     }
+    if (!options_done && w == "-c" && find_option(v, "--command") != nullptr) w = "--command";  // flock(1)'s -c
     if (options_done || w.size() < 2 || w.substr(0, 2) != "--") {
       out.operands.emplace_back(w);
       continue;
