@@ -49,12 +49,11 @@ verbs=("step plan" "step sweep" "step end" "step export" "step import" "step wat
 
 # --- the cases: VERB CODE ARGS... ------------------------------------------------------
 declare -A triggered
-# The codes a verb's help lists that no case here brings about: a write whose answer
-# never comes (6) and a lost race (5) need a store failing mid-write or a writer
-# between a read and a write; lock run's loss (9) is lock_run_test.sh's; lease's 3 a
-# live lock holder of the script's; machine-id's 1 a machine without one.
-untriggered_list="step sweep:6 step sweep:130 step end:5 step end:6 step export:130 step import:6 lock acquire:5 lock acquire:6
-  lock renew:6 lock release:6 lock run:7 lock run:9 lease:3 machine-id:1 machine-id:0"
+# The codes a verb's help lists that no case here brings about: a lost race (5) needs
+# a writer between a read and a write; lock run's loss (9) is lock_run_test.sh's;
+# lease's 3 a live lock holder of the script's; machine-id's 1 a machine without one.
+untriggered_list="step sweep:130 step end:5 step export:130 lock acquire:5
+  lock run:7 lock run:9 lease:3 machine-id:1 machine-id:0"
 head -c 4096 /dev/urandom | tr -d '\n' >"$w/garbage"
 printf '\n' >>"$w/garbage"
 echo '{"key":"n1.a","revision":1,"value":{"id":"a","tool":"t","state":"succeeded"}}' >"$w/good.jsonl"
@@ -206,6 +205,34 @@ same "lock run -c: quoting as for sh; the lock held by the command while it runs
   "$(LJ=$lj FS=$fs W=$w x='1 2' "$lj" lock run --store "$fs" c1 -c "$(cat "$w/cmd-c1")" 2>/dev/null) $("$lj" lock show --store "$fs" c1 >/dev/null 2>&1; echo $?)"
 same "lock run -c with a command after -- as well: a usage error, exit 2" 2 \
   "$("$lj" lock run --store "$fs" c1 -c true -- true >/dev/null 2>&1; echo $?)"
+# A write whose answer is lost: exit 6. Through a proxy that drops every key/value
+# write on its way to the server (tests/nats_lost_answers.py), each verb's write is
+# unanswered for the store's request timeout (5 s); the six run at once.
+python3 "$src/tests/nats_lost_answers.py" "$NATS_PORT" "$w/lost.port" &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$w/lost.port" ] && break; sleep 0.1; done
+lost=nats://127.0.0.1:$(cat "$w/lost.port")
+"$lj" step import --store "$nats/steps" >/dev/null 2>&1 <<<"{\"key\":\"n1.gone6\",\"value\":{\"id\":\"gone6\",\"tool\":\"t\",\"state\":\"running\",\"owner\":\"00000000-0000-4000-8000-000000000000.1.1\"}}"
+"$lj" lock acquire --store "$nats/locks" held6 --pid $live --json >"$w/held6.json" 2>/dev/null
+held6=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$w/held6.json")
+lost_case() {  # VERB ARGS...: in the background, its exit code into $w/lost.<n>
+  local verb=$1
+  shift
+  (env -u LEASEJUDGE_STORE "$lj" "$@" >/dev/null 2>"$w/lost.$verb.err" </dev/null; echo $? >"$w/lost.${verb// /_}")
+}
+lost_pids=()
+lost_case "step import" step import --store "$lost/steps" "$w/good.jsonl" & lost_pids+=($!)
+lost_case "step end" step end --store "$lost/steps" n1.gone6 --why "by hand" & lost_pids+=($!)
+lost_case "step sweep" step sweep --store "$lost/steps" --node n1 & lost_pids+=($!)
+lost_case "lock acquire" lock acquire --store "$lost/locks" free6 & lost_pids+=($!)
+lost_case "lock renew" lock renew --store "$lost/locks" held6 --id "$held6" & lost_pids+=($!)
+lost_case "lock release" lock release --store "$lost/locks" held6 --id "$held6" & lost_pids+=($!)
+wait "${lost_pids[@]}"
+for v in "step import" "step end" "step sweep" "lock acquire" "lock renew" "lock release"; do
+  rc=$(cat "$w/lost.${v// /_}" 2>/dev/null)
+  if [ "$rc" = 6 ]; then ok "$v: exit 6 when the write's answer is lost"; triggered["$v 6"]=1; else
+    notok "$v: exit 6 when the write's answer is lost: got $rc"; sed 's/^/# /' "$w/lost.$v.err" | head -3; fi
+done
 git init -q "$w/repo" && git init -q "$w/empty"
 case_ "lease" 0 lease touch --root "$w/repo" --pid $live
 case_ "lease" 2 lease list --root "$w"
