@@ -9,6 +9,10 @@ using leasejudge::Errc;
 using leasejudge::WriteOutcome;
 using namespace leasejudge::capi;
 
+namespace {
+constexpr size_t kMostWindow = 1 << 20;
+}  // namespace
+
 struct lj_store_pipeline_t {
   std::unique_ptr<leasejudge::WritePipeline> pipe;
 };
@@ -20,6 +24,7 @@ LJ_API int lj_store_pipeline_open(lj_store_pipeline_t** out, lj_store_t* store, 
   if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
   *out = nullptr;
   if (store == nullptr || store->store == nullptr) return fail(err, LJ_EINVAL, "store is NULL");
+  if (window > kMostWindow) return fail(err, LJ_EINVAL, "window is over 1048576");
   return guard(err, [&] {
     leasejudge::PipelineOptions options;
     if (window > 0) options.window = window;

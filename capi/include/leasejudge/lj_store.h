@@ -178,7 +178,7 @@ LJ_API int lj_store_scan(lj_store_t *store, const char *prefix, size_t prefix_le
  * in the order sent. The NATS store publishes asynchronously, the etcd store keeps
  * txns in flight, the others write each as it is sent. Nothing is ever sent twice: a
  * write whose answer was lost is LJ_EUNKNOWN. The pipeline borrows store: destroy it
- * first. window: writes in flight at once, at most (0: 256). */
+ * first. window: writes in flight at once, at most (0: 256; over 1048576 LJ_EINVAL). */
 typedef struct lj_store_pipeline_t lj_store_pipeline_t;
 LJ_API int lj_store_pipeline_open(lj_store_pipeline_t **out, lj_store_t *store, size_t window, lj_error_t **err);
 /* Close the pipeline: writes still in flight are abandoned (they may land); NULL does
