@@ -299,6 +299,29 @@ same "... then the token, once released by its holder; exit 0" "0 yes" \
   "$rc $(head -1 "$w/wait.out" | grep -qx '[0-9]\+' && echo yes)"
 triggered["lock hold 0"]=1
 
+# lock acquire --wait on NATS: woken by the watch's event of the holder's release, not
+# by its poll. Released in the middle of its 1 s sleep (300 ms after the 800 ms one
+# ended): it has the lock well before its next poll (700 ms later), and says so.
+"$lj" lock acquire --store "$nats/locks" ww --pid $live --json >"$w/ww.json" 2>/dev/null
+ww_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$w/ww.json")
+"$lj" lock acquire --store "$nats/locks" ww --wait 20s >/dev/null 2>"$w/ww.err" &
+p=$!
+for _ in $(seq 100); do grep -q 'woken by its poll after 8[0-9][0-9] ms' "$w/ww.err" && break; sleep 0.05; done
+sleep 0.3
+t0=$(date +%s%N)
+"$lj" lock release --store "$nats/locks" ww --id "$ww_id" >/dev/null 2>&1
+wait $p
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+same "lock acquire --wait: the lock taken within 500 ms of the release (its poll due 700 ms later), exit 0" \
+  "0 yes" "$rc $([ "$ms" -lt 500 ] && echo yes || echo "no: $ms ms")"
+same "... its log: the watch it waits on, the polls, then the watch's event" \
+  "waiting on a watch of ww: a release wakes the wait (its poll, 50 ms to 1000 ms, the fallback)|woken by its poll after|woken by a watch event (ww gone) after" \
+  "$(sed -n 's/^leasejudge lock acquire: //p' "$w/ww.err" | sed -n '1p;2p;$p' | sed 's/after [0-9]* ms.*/after/' | paste -sd'|')"
+same "lock acquire --wait on a file store: no watch of its own, said; the poll wakes it" \
+  "8 no watch of held (the store has no watch of its own for the key held): the wait polls, 50 ms to 1000 ms apart|woken by its poll after" \
+  "$("$lj" lock acquire --store "$fs" held --wait 200ms >/dev/null 2>"$w/wf.err"; echo $?) $(sed -n 's/^leasejudge lock acquire: //p' "$w/wf.err" | sed -n '1p;2p' | sed 's/after [0-9]* ms.*/after/' | paste -sd'|')"
+
 # --- --help and --json on every verb ---------------------------------------------------
 for v in "${verbs[@]}"; do
   # shellcheck disable=SC2086

@@ -219,16 +219,13 @@ int take(const Context& cx, const RunOptions& o, lj_store_t* store, LockHandle& 
   lj_lock_holder_t holder = LJ_LOCK_HOLDER_INIT;
   holder.lease_ms = o.lease_ms;
   holder.pid = 0;  // this process: it lives as long as the command runs
-  lj_lock_wait_options_t wait = LJ_LOCK_WAIT_OPTIONS_INIT;
-  wait.wait_ms = o.wait_ms;
-  wait.cancelled = cx.host().interrupted;
-  wait.payload = cx.host().payload;
+  LockWaitCalls wait(cx, o.wait_ms);
   lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
   opts.gcloud_env = const_cast<char* const*>(cx.host().environment);
   lj_lock_acquisition_t a{};
   lj_error_t* err = nullptr;
   int rc = lj_lock_acquire_wait(&lock.p, &a, store, o.key.data(), o.key.size(), o.purpose.data(), o.purpose.size(),
-                                &holder, &wait, &opts, &err);
+                                &holder, &wait.options, &opts, &err);
   if (rc == LJ_EUSER) {
     lj_error_destroy(err);
     cx.note(fmt::format("interrupted while waiting for {}: the command was not run", o.key));

@@ -137,6 +137,10 @@ class SyncPipeline final : public WritePipeline {
 
 }  // namespace
 
+Result<std::unique_ptr<KeyWatch>> Store::watch_key(std::string_view key, const KeyWatchOptions&) {
+  return Error{Errc::unsupported, fmt::format("the store has no watch of its own for the key {}", key)};
+}
+
 std::unique_ptr<WritePipeline> Store::pipeline(const PipelineOptions&) {
   return std::make_unique<SyncPipeline>(*this);
 }

@@ -190,6 +190,11 @@ class Store {
   // most, and hands over each key whose revision moved or that went since the scan
   // before (a key written and deleted between two polls is not seen at all).
   virtual Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {});
+  // A watch of one key by the store's own means, from now on: what a lock wait wakes
+  // on. Its changes are key's, and may include keys that start with key (the caller
+  // picks key's). Errc::unsupported where the store has no watch but the polling one
+  // (the default: memory and file).
+  virtual Result<std::unique_ptr<KeyWatch>> watch_key(std::string_view key, const KeyWatchOptions& options = {});
 };
 
 // The bytes of a scan's batches: keys and values appended into one buffer that

@@ -1467,22 +1467,32 @@ class NatsKeyWatch final : public KeyWatch {
 
 }  // namespace
 
+Result<std::unique_ptr<KeyWatch>> NatsStore::watch_key(std::string_view key, const KeyWatchOptions& options) {
+  if (!valid_key(key)) return Error{Errc::invalid_argument, fmt::format("\"{}\" is not a NATS key", key)};
+  return kv_watch(key, fmt::format("the key {}", key), options);
+}
+
 Result<std::unique_ptr<KeyWatch>> NatsStore::watch(std::string_view prefix, const KeyWatchOptions& options) {
   bool filterable = prefix.size() >= 2 && prefix.back() == '.' && valid_key(prefix.substr(0, prefix.size() - 1));
   if (!filterable) return Store::watch(prefix, options);
+  return kv_watch(fmt::format("{}>", prefix), fmt::format("the keys {}*", prefix), options);
+}
+
+// A KV watch of the subjects filter names (below the bucket's), said as `named`.
+Result<std::unique_ptr<KeyWatch>> NatsStore::kv_watch(std::string_view filter, std::string_view named,
+                                                      const KeyWatchOptions& options) {
   auto l = c_->live(&options.note);
   if (!l.ok()) return std::move(l).error();
   auto kv = c_->kv_of(**l);
   if (!kv.ok()) return std::move(kv).error();
-  std::string doing = fmt::format("watching the keys {}* of the NATS bucket {} at {}", prefix, c_->bucket, c_->servers);
+  std::string doing = fmt::format("watching {} of the NATS bucket {} at {}", named, c_->bucket, c_->servers);
   Connection* c = c_.get();
-  std::string what = fmt::format("watching the keys {}*", prefix);
+  std::string what = fmt::format("watching {}", named);
   auto w =
       std::make_unique<NatsKeyWatch>(*l, doing, [c, what](natsStatus s) { return c->failure(what, s, kNoJsError); });
   kvWatchOptions wo;
   kvWatchOptions_Init(&wo);
-  std::string filter = fmt::format("{}>", prefix);
-  natsStatus s = kvStore_Watch(&w->w.p, *kv, filter.c_str(), &wo);
+  natsStatus s = kvStore_Watch(&w->w.p, *kv, std::string(filter).c_str(), &wo);
   if (s != NATS_OK) return c_->failure(what, s, kNoJsError);
   return std::unique_ptr<KeyWatch>(std::move(w));
 }

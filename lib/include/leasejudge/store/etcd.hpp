@@ -98,6 +98,10 @@ class EtcdStore final : public Store {
   // when the watch is created (the call returns once etcd confirmed it). A dropped
   // stream breaks it (next fails, saying so).
   Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {}) override;
+  // The etcd watch of key as a prefix (its changes and those of keys starting with it).
+  Result<std::unique_ptr<KeyWatch>> watch_key(std::string_view key, const KeyWatchOptions& options = {}) override {
+    return watch(key, options);
+  }
 
   // Write value whatever the key holds (a test's other writer); the new revision.
   Result<Revision> put(std::string_view key, std::string_view value);
