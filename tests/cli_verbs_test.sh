@@ -49,10 +49,11 @@ verbs=("step plan" "step sweep" "step end" "step export" "step import" "step wat
 
 # --- the cases: VERB CODE ARGS... ------------------------------------------------------
 declare -A triggered
-# The codes a verb's help lists that no case here brings about: a lost race (5) needs
-# a writer between a read and a write; lock run's loss (9) is lock_run_test.sh's;
-# lease's 3 a live lock holder of the script's; machine-id's 1 a machine without one.
-untriggered_list="step end:5 lock acquire:5
+# The codes a verb's help lists that no case here brings about: lock acquire's lost
+# race (5) is one whose holder is then gone (else the answer is held, 1); lock run's
+# loss (9) is lock_run_test.sh's; lease's 3 a live lock holder of the script's;
+# machine-id's 1 a machine without one.
+untriggered_list="lock acquire:5
   lock run:7 lock run:9 lease:3 machine-id:1 machine-id:0"
 head -c 4096 /dev/urandom | tr -d '\n' >"$w/garbage"
 printf '\n' >>"$w/garbage"
@@ -233,6 +234,25 @@ for v in "step import" "step end" "step sweep" "lock acquire" "lock renew" "lock
   if [ "$rc" = 6 ]; then ok "$v: exit 6 when the write's answer is lost"; triggered["$v 6"]=1; else
     notok "$v: exit 6 when the write's answer is lost: got $rc"; sed 's/^/# /' "$w/lost.$v.err" | head -3; fi
 done
+# A lost race: step end's write held back 1.5 s by the proxy while another writer ends
+# the step first: exit 5.
+python3 "$src/tests/nats_lost_answers.py" "$NATS_PORT" "$w/slow.port" 1500 &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$w/slow.port" ] && break; sleep 0.1; done
+"$lj" step import --store "$nats/steps" >/dev/null 2>&1 <<<"{\"key\":\"n1.race5\",\"value\":{\"id\":\"race5\",\"tool\":\"t\",\"state\":\"running\",\"owner\":\"00000000-0000-4000-8000-000000000000.1.1\"}}"
+(env -u LEASEJUDGE_STORE "$lj" step end --store "nats://127.0.0.1:$(cat "$w/slow.port")/steps" n1.race5 --why slow \
+  >/dev/null 2>"$w/race5.err"; echo $? >"$w/race5.rc") &
+p=$!
+sleep 0.6
+"$lj" step end --store "$nats/steps" n1.race5 --why first >/dev/null 2>&1
+wait $p
+same "step end: exit 5 when another writer ended the step between its read and its write" \
+  "5 first" "$(cat "$w/race5.rc") $("$lj" step export --store "$nats/steps" 2>/dev/null | python3 -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if d["key"] == "n1.race5": print(d["value"]["reason"])')"
+triggered["step end 5"]=1
+
 # SIGINT to a verb blocked writing its output (a pipe nobody reads yet): 130 once it
 # can write again. 3000 steps of a gone owner, more than a pipe holds in lines.
 python3 -c '

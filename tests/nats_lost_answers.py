@@ -4,8 +4,11 @@ client's protocol through, except each publish to a $KV. subject, which it drops
 the write never lands and its answer never comes (what a server stopped or cut off
 mid-write looks like to the writer). Reads, watches and API requests pass.
 
-Usage: nats_lost_answers.py NATS_PORT PORT_FILE. It listens on a free port of
-127.0.0.1, writes the port to PORT_FILE once it listens, and serves until killed."""
+Usage: nats_lost_answers.py NATS_PORT PORT_FILE [DELAY_MS]. It listens on a free port
+of 127.0.0.1, writes the port to PORT_FILE once it listens, and serves until killed.
+With DELAY_MS each key/value write is passed on after that long instead of dropped:
+another writer has the time to move the key between a read and its write."""
+import time
 import socket
 import sys
 import threading
@@ -52,6 +55,12 @@ def client_to_server(client, server):
                     buf = buf[len(whole):]
                     if not words[1].startswith(b"$KV."):
                         out += whole
+                    elif DELAY_MS is not None:
+                        if out:
+                            server.sendall(out)
+                            out = b""
+                        time.sleep(DELAY_MS / 1000)
+                        out += whole
                     continue
                 out += line
                 buf = buf[len(line):]
@@ -66,8 +75,14 @@ def client_to_server(client, server):
             pass
 
 
+DELAY_MS = None
+
+
 def main():
+    global DELAY_MS
     nats_port = int(sys.argv[1])
+    if len(sys.argv) > 3:
+        DELAY_MS = int(sys.argv[3])
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
