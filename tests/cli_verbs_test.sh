@@ -234,6 +234,13 @@ for v in "step import" "step end" "step sweep" "lock acquire" "lock renew" "lock
   if [ "$rc" = 6 ]; then ok "$v: exit 6 when the write's answer is lost"; triggered["$v 6"]=1; else
     notok "$v: exit 6 when the write's answer is lost: got $rc"; sed 's/^/# /' "$w/lost.$v.err" | head -3; fi
 done
+# step import of a line with bytes that are no UTF-8: imported, and said, as step export
+# says it of a key.
+printf '{"key":"n1.u8","value":{"id":"u8","tool":"t\xff\xfe","state":"succeeded"}}\n' >"$w/u8.jsonl"
+same "step import of bytes that are no UTF-8: exit 0, the U+FFFD note, the summary" \
+  "0|leasejudge step import: 1 line holds bytes that are no UTF-8: written with U+FFFD, they do not export back the same|leasejudge step import: 1 key created, 0 already held a value (left as they are), 0 lines malformed" \
+  "$("$lj" step import --store "file:$w/u8" --create-bucket "$w/u8.jsonl" >/dev/null 2>"$w/u8.err"; echo $?)|$(paste -sd'|' "$w/u8.err")"
+
 # A lost race: step end's write held back 1.5 s by the proxy while another writer ends
 # the step first: exit 5.
 python3 "$src/tests/nats_lost_answers.py" "$NATS_PORT" "$w/slow.port" 1500 &
