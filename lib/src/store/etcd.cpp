@@ -753,6 +753,12 @@ class EtcdPipeline final : public WritePipeline {
   std::vector<Http*> free_;
   dom::parser parser_;
   bool broken_ = false, noted_slow_ = false;
+  // Creates in flight at once, at most: past about this many, etcd's gateway drops
+  // connections that curl then sends a request on again, and a create whose compare
+  // fails after that is unknown (its first copy may have landed). A re-import finds
+  // every key, so keeps this narrow.
+  static constexpr std::size_t kCreatesInFlight = 16;
+  std::size_t creates_in_flight_ = 0;
 };
 
 EtcdPipeline::EtcdPipeline(const EtcdStore::Connection& c, const PipelineOptions& options)
@@ -789,6 +795,7 @@ void EtcdPipeline::start_pending() {
   for (Slot& s : slots_) {
     if (broken_) return;
     if (s.started || s.done) continue;
+    if (s.create && creates_in_flight_ >= kCreatesInFlight) return;
     if (free_.empty()) {
       if (handles_.size() >= options_.window) return;
       handles_.push_back(std::make_unique<Http>());
@@ -801,6 +808,7 @@ void EtcdPipeline::start_pending() {
     curl_easy_setopt(s.http->easy, CURLOPT_PRIVATE, static_cast<void*>(&s));
     curl_multi_add_handle(m_.multi, s.http->easy);
     s.started = true;
+    if (s.create) ++creates_in_flight_;
   }
 }
 
@@ -813,6 +821,7 @@ void EtcdPipeline::finish(CURL* easy, CURLcode code) {
   free_.push_back(s.http);
   s.http = nullptr;
   s.done = true;
+  if (s.create) --creates_in_flight_;
   if (s.t.code != CURLE_OK || s.t.http != 200) broken_ = true;
   start_pending();
 }
