@@ -11,6 +11,8 @@
 #   nats-sweep    end_stale: the same, and its ends and deletes pipelined
 #   nats-per-key  keys() + a get and a synchronous write per key (the first round only)
 #   go-nats-seed  the seed's EndStale in Go over nats.go's KV (the first round only)
+#   nats-import   the command's step import of the whole state into a new bucket, its
+#                 creates through the store's pipeline (the first round only)
 #   nats-go-consumer  a bare nats.go ordered consumer reading the node's keys: the
 #                 server's own delivery rate (with nats.go)
 # then the same read, dry run, sweep and consumer on a three-node cluster with an R3
@@ -95,6 +97,7 @@ nats_round() {
   ((round == 1)) && echo "$(($(servers_cpu) - c0))" >"$runs/$label-cpu-sweep"
   ((round == 1 && replicas > 1)) && nats_fleet "$url" "$label" "$n"
   ((round == 1)) && [ "$label" = nats ] || return 0
+  nats_import "$url" "$state"
   load || return 1
   nats_contender nats-per-key "$n" "${bn[@]}" --contender nats-per-key "${sweep_args[@]}" \
     --decisions "$nd/$label/nats-per-key.tsv"
@@ -151,6 +154,28 @@ nats_fleet() {
   echo "$label-fleet8 $keys $wall $slowest" >>"$runs/fleets"
   awk -v k="$keys" -v w="$wall" -v s="$slowest" \
     'BEGIN { printf "%.0f keys/s over all 8 nodes (%d keys in %.2f s; the slowest node %.2f s)\n", k / w, k, w, s }' >&2
+}
+
+# nats_import URL STATE: the command's step import of the whole state into a new bucket
+# of the server (every key created, through the store's pipeline); one row, nats-import,
+# whose keys and writes/s are the keys created.
+nats_import() {
+  local url=$1 state=$2 err=$runs/nats-import.err bucket=import$RANDOM t0 t1 keys seconds
+  [ -x "$build/leasejudge" ] || { loud "the command is not built: no nats-import row"; return; }
+  printf '  %-18s %2s thread(s) ... ' nats-import 1 >&2
+  t0=$(date +%s.%N)
+  if ! "$build/leasejudge" step import --store "$url/$bucket" --create-bucket "$state" >/dev/null 2>"$err"; then
+    echo "FAILED" >&2
+    loud "nats-import failed: $(tail -3 "$err")"
+    failures=$((failures + 1))
+    return 1
+  fi
+  t1=$(date +%s.%N)
+  keys=$(sed -n 's/.*: \([0-9]*\) keys\{0,1\} created,.*/\1/p' "$err")
+  seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+  printf '%s\t1\t%s\t%s\t%s\t-\t-\t-\t1\t-/-/-\t%s\t%s\n' nats-import "$keys" "$seconds" "$(stat -c %s "$state")" \
+    "${round:-1}" "$(awk -v k="$keys" -v s="$seconds" 'BEGIN { printf "%.0f", k / s }')" >>"$results"
+  awk -v s="$seconds" -v n="$keys" 'BEGIN { printf "%.3f s, %.0f keys/s created\n", s, n / s }' >&2
 }
 
 # nats_contender NAME KEYS command...: run_contender for a row whose keys are the node's

@@ -1684,6 +1684,30 @@ static void case_watch(void) {
   free(junk);
 }
 
+static void case_store_pipeline(void) {
+  lj_error_t *err = NULL;
+  lj_store_t *store = NULL;
+  lj_store_pipeline_t *pipe = (lj_store_pipeline_t *)1;
+  uint64_t rev = 7;
+  CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
+  REFUSED(lj_store_pipeline_open(&pipe, NULL, 0, &err), LJ_EINVAL);
+  CHECK(pipe == NULL);
+  REFUSED(lj_store_pipeline_open(NULL, store, 0, &err), LJ_EINVAL);
+  REFUSED(lj_store_pipeline_open(&pipe, store, (size_t)-1, &err), LJ_EINVAL);
+  CHECK(lj_store_pipeline_open(&pipe, store, 1, NULL) == LJ_OK);
+  CHECK(lj_store_pipeline_create(NULL, S("k"), S("v")) == LJ_EINVAL);
+  CHECK(lj_store_pipeline_create(pipe, NULL, 1, S("v")) == LJ_EINVAL);
+  CHECK(lj_store_pipeline_create(pipe, S("k"), NULL, 1) == LJ_EINVAL);
+  CHECK(lj_store_pipeline_in_flight(pipe) == 0 && lj_store_pipeline_ready(pipe) == 0);
+  REFUSED(lj_store_pipeline_next(&rev, NULL, &err), LJ_EINVAL);
+  REFUSED(lj_store_pipeline_next(&rev, pipe, &err), LJ_ENOTFOUND);
+  CHECK(rev == 7);
+  CHECK(lj_store_pipeline_in_flight(NULL) == 0 && lj_store_pipeline_ready(NULL) == 0);
+  lj_store_pipeline_destroy(pipe);
+  lj_store_pipeline_destroy(NULL);
+  lj_store_destroy(store);
+}
+
 typedef void (*hostile_case)(void);
 struct symbol_case {
   const char *symbol;
@@ -1694,6 +1718,12 @@ static const struct symbol_case cases[] = {
     {"lj_json_quote", case_bulk_and_lines},
     {"lj_owner_token_parse", case_bulk_and_lines},
     {"lj_store_scan", case_bulk_and_lines},
+    {"lj_store_pipeline_open", case_store_pipeline},
+    {"lj_store_pipeline_create", case_store_pipeline},
+    {"lj_store_pipeline_next", case_store_pipeline},
+    {"lj_store_pipeline_in_flight", case_store_pipeline},
+    {"lj_store_pipeline_ready", case_store_pipeline},
+    {"lj_store_pipeline_destroy", case_store_pipeline},
     {"lj_store_sink_entry", case_bulk_and_lines},
     {"lj_step_lines_entry", case_bulk_and_lines},
     {"lj_step_lines_read", case_bulk_and_lines},

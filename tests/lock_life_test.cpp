@@ -1,5 +1,8 @@
 // The lock's life on a store: acquire, renew, release, a lost race, the heartbeat and
 // waiting for a lock.
+#include <condition_variable>
+#include <mutex>
+
 #include "lock_fixtures.hpp"
 
 using namespace leasejudge;
@@ -480,6 +483,105 @@ TEST_SUITE("lock") {
       CHECK(acquire_lock_wait(store, "k", mine, wait).code() == Errc::invalid_argument);
       wait.poll_max = std::chrono::milliseconds(50);
       CHECK(acquire_lock_wait(store, "", mine, wait).code() == Errc::invalid_argument);
+    }
+  }
+
+  // A store whose own watch of a key hands over its deletions (or breaks when asked).
+  struct WatchedStore final : Store {
+    MemoryStore mem;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<KeyChange> pending;
+    bool broken = false;
+    Result<std::vector<std::string>> keys() override { return mem.keys(); }
+    Result<std::optional<StoreEntry>> get(std::string_view key) override { return mem.get(key); }
+    Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override {
+      return mem.update(key, value, revision);
+    }
+    Result<Revision> create(std::string_view key, std::string_view value) override { return mem.create(key, value); }
+    Status remove(std::string_view key, Revision revision) override {
+      Status st = mem.remove(key, revision);
+      std::lock_guard lock(mu);
+      if (st) pending.push_back(KeyChange{std::string(key), 0, std::nullopt, 0});
+      cv.notify_all();
+      return st;
+    }
+    struct Watch final : KeyWatch {
+      WatchedStore& s;
+      explicit Watch(WatchedStore& store) : s(store) {}
+      Status next(std::vector<KeyChange>& out, std::int64_t wait_ns) override {
+        std::unique_lock lock(s.mu);
+        s.cv.wait_for(lock, std::chrono::nanoseconds(wait_ns), [&] { return !s.pending.empty() || s.broken; });
+        if (s.broken) return Status(Errc::store, "the connection was lost");
+        out.insert(out.end(), s.pending.begin(), s.pending.end());
+        s.pending.clear();
+        return Status::success();
+      }
+    };
+    Result<std::unique_ptr<KeyWatch>> watch_key(std::string_view, const KeyWatchOptions&) override {
+      return std::unique_ptr<KeyWatch>(std::make_unique<Watch>(*this));
+    }
+  };
+
+  TEST_CASE("waiting for a lock: woken by the store's watch of the key, the poll the fallback") {
+    WatchedStore store;
+    LockRequest mine = request_for("deploy", "");
+    auto theirs = acquire_lock(store, "k", request_for("theirs", "id-theirs"), now);
+    REQUIRE(theirs.ok());
+    LockWait wait;
+    wait.clock = fixed_clock(now);
+    wait.wait = std::chrono::milliseconds(10000);
+    std::vector<std::string> notes;
+    std::mutex notes_mu;
+    wait.note = [&](std::string_view line) {
+      std::lock_guard lock(notes_mu);
+      notes.emplace_back(line);
+    };
+    auto release_after = [&](int ms) {
+      return std::thread([&store, &theirs, ms] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        CHECK(release_lock(store, theirs->lock).ok());
+      });
+    };
+    auto without_ms = [](std::string line) { return line.substr(0, line.find(" after ")); };
+
+    SUBCASE("a release wakes the wait long before its 5 s poll") {
+      wait.poll_min = wait.poll_max = std::chrono::milliseconds(5000);
+      const auto start = std::chrono::steady_clock::now();
+      std::thread releaser = release_after(100);
+      auto got = acquire_lock_wait(store, "k", mine, wait);
+      releaser.join();
+      REQUIRE(got.ok());
+      CHECK(got->outcome == Acquisition::Outcome::acquired);
+      CHECK(elapsed_ms(start) < 2000);
+      REQUIRE(notes.size() == 2);
+      CHECK(notes[0] == "waiting on a watch of k: a release wakes the wait (its poll, 5000 ms to 5000 ms, the fallback)");
+      CHECK(without_ms(notes[1]) == "woken by a watch event (k gone)");
+    }
+    SUBCASE("a watch that breaks: said once, the poll wakes the wait") {
+      wait.poll_min = wait.poll_max = std::chrono::milliseconds(300);
+      store.broken = true;
+      std::thread releaser = release_after(100);
+      auto got = acquire_lock_wait(store, "k", mine, wait);
+      releaser.join();
+      REQUIRE(got.ok());
+      CHECK(got->outcome == Acquisition::Outcome::acquired);
+      REQUIRE(notes.size() == 3);
+      CHECK(notes[1] == "the watch of k broke (the connection was lost): the wait polls from now on");
+      CHECK(without_ms(notes[2]) == "woken by its poll");
+    }
+    SUBCASE("a store without a watch of its own: said, polled") {
+      MemoryStore mem;
+      auto held = acquire_lock(mem, "k", request_for("theirs", "id-theirs"), now);
+      REQUIRE(held.ok());
+      wait.poll_min = wait.poll_max = std::chrono::milliseconds(20);
+      wait.wait = std::chrono::milliseconds(50);
+      auto got = acquire_lock_wait(mem, "k", mine, wait);
+      REQUIRE(got.ok());
+      CHECK(got->outcome == Acquisition::Outcome::held);
+      REQUIRE(notes.size() >= 2);
+      CHECK(notes[0] == "no watch of k (the store has no watch of its own for the key k): the wait polls, 20 ms to 20 ms apart");
+      CHECK(without_ms(notes[1]) == "woken by its poll");
     }
   }
 }  // TEST_SUITE

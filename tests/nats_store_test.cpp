@@ -13,6 +13,7 @@
 
 #include "leasejudge/store/nats.hpp"
 #include "nats_server.hpp"
+#include "store_contract.hpp"
 
 #if defined(LEASEJUDGE_HAVE_NATS)
 
@@ -319,6 +320,14 @@ TEST_SUITE("nats store") {
       }
       CHECK(store->keys()->empty());
     }
+  }
+
+  TEST_CASE("pipelined creates: created, exists, a deleted key created again, in the order sent") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    auto store = open_store(options_for(server.url()));
+    test::contract_pipeline_create(*store);
   }
 
   TEST_CASE("markers written by other clients") {

@@ -133,6 +133,48 @@ inline void contract_pipeline(Store& s) {
   CHECK((**got).value == "b2");
 }
 
+// Pipelined creates, in a mixed batch whose outcomes keep the order sent: an absent
+// key is created at the revision a read then gives; a key holding a value is exists
+// (changed, Errc::exists), its value untouched; a deleted key is created again; an
+// update between them keeps its place.
+inline void contract_pipeline_create(Store& s) {
+  Revision held = must_create(s, "c.held", "old");
+  Revision gone = must_create(s, "c.gone", "was");
+  REQUIRE(s.remove("c.gone", gone).ok());
+  Revision upd = must_create(s, "c.upd", "u1");
+  auto p = s.pipeline();
+  p->create("c.new", "fresh");
+  p->create("c.held", "overwrite?");
+  p->update("c.upd", "u2", upd);
+  p->create("c.gone", "again");
+  p->create("c.held", "twice?");
+  CHECK(p->in_flight() == 5);
+  std::vector<WriteOutcome> out;
+  while (auto o = p->next()) out.push_back(*o);
+  REQUIRE(out.size() == 5);
+  CHECK(out[0].kind == WriteOutcome::Kind::done);
+  CHECK(out[1].kind == WriteOutcome::Kind::changed);
+  CHECK(out[1].error.code == Errc::exists);
+  CHECK(out[2].kind == WriteOutcome::Kind::done);
+  CHECK(out[3].kind == WriteOutcome::Kind::done);
+  CHECK(out[4].kind == WriteOutcome::Kind::changed);
+  CHECK(out[4].error.code == Errc::exists);
+  CHECK_FALSE(p->broken());
+  auto expect = [&](std::string_view key, std::string_view value, Revision revision) {
+    auto got = s.get(key);
+    REQUIRE(got.ok());
+    REQUIRE(got->has_value());
+    CHECK((**got).value == value);
+    CHECK((**got).revision == revision);
+  };
+  expect("c.new", "fresh", out[0].revision);
+  expect("c.held", "old", held);
+  expect("c.upd", "u2", out[2].revision);
+  expect("c.gone", "again", out[3].revision);
+  CHECK(out[0].revision > 0);
+  CHECK(out[3].revision > 0);
+}
+
 // The changes a watch hands over within 10 s, until want of them came.
 inline std::vector<KeyChange> watch_until(KeyWatch& w, std::size_t want) {
   std::vector<KeyChange> out;
@@ -169,6 +211,7 @@ inline void check_store_contract(Store& s) {
   SUBCASE("single keys") { contract_single_keys(s); }
   SUBCASE("scan") { contract_scan(s); }
   SUBCASE("pipeline") { contract_pipeline(s); }
+  SUBCASE("pipelined create") { contract_pipeline_create(s); }
   SUBCASE("watch") { contract_watch(s); }
 }
 

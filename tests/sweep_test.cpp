@@ -111,6 +111,7 @@ class DelayedStore final : public Store {
       s_.sent.emplace_back(key);
       s_.max_in_flight = std::max(s_.max_in_flight, queue_.size());
     }
+    void create(std::string_view, std::string_view) override { FAIL("a sweep never creates"); }
     std::size_t in_flight() const override { return queue_.size(); }
     std::size_t ready() const override { return 0; }
     std::optional<WriteOutcome> next() override {

@@ -85,6 +85,18 @@ int Context::malformed(std::string_view what) const {
   return exit_failed;
 }
 
+LockWaitCalls::LockWaitCalls(const Context& c, std::int64_t wait_ms) : cx(&c), options(LJ_LOCK_WAIT_OPTIONS_INIT) {
+  options.wait_ms = wait_ms;
+  options.payload = this;
+  options.cancelled = [](void* payload) {
+    const lj_cli_host_t& host = static_cast<LockWaitCalls*>(payload)->cx->host();
+    return host.interrupted != nullptr ? host.interrupted(host.payload) : 0;
+  };
+  options.note = [](const char* line, size_t len, void* payload) {
+    static_cast<LockWaitCalls*>(payload)->cx->note(terminal_text(std::string_view(line, len)));
+  };
+}
+
 int exit_of(int code) {
   switch (code) {
     case LJ_OK:

@@ -193,6 +193,17 @@ std::optional<std::uint64_t> count_arg(std::string_view text, std::uint64_t max)
 
 // When stdin is a terminal, says on stderr that the verb reads it (and how to end).
 void note_terminal_stdin(const Context& cx);
+
+// The options of a verb's lock wait: wait_ms, the host's interrupt, and the wait's
+// lines (the watch it waits on, what woke each try) as the verb's notes. Points at
+// itself: it stays where it was made while the wait runs.
+struct LockWaitCalls {
+  LockWaitCalls(const Context& cx, std::int64_t wait_ms);
+  LockWaitCalls(const LockWaitCalls&) = delete;
+  LockWaitCalls& operator=(const LockWaitCalls&) = delete;
+  const Context* cx;
+  lj_lock_wait_options_t options;
+};
 // All of FILE (or stdin for "-" and none) as bytes, at most max bytes. nullopt after
 // saying why (the caller returns exit_failed).
 std::optional<std::string> read_input(const Context& cx, const std::optional<std::string>& path,

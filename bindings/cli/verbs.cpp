@@ -129,6 +129,7 @@ int parse(Context& cx, const Verb& v, std::span<const char* const> words, Args& 
       out.operands.emplace_back(w);
       continue;
     }
+    if (!options_done && w == "-c" && find_option(v, "--command") != nullptr) w = "--command";  // flock(1)'s -c
     if (options_done || w.size() < 2 || w.substr(0, 2) != "--") {
       out.operands.emplace_back(w);
       continue;
@@ -244,6 +245,8 @@ extern "C" int lj_cli_run(const lj_cli_host_t* host, int argc, const char* const
     int rc = verb->run(cx, args);
     cx.progress_done();
     if (std::fflush(host->out) != 0 || std::ferror(host->out)) {
+      // A write an interrupt broke off (EINTR) is the interrupt's, not a failure.
+      if (cx.interrupted()) return exit_interrupted;
       cx.note("writing the output failed");
       return exit_failed;
     }

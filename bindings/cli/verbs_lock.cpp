@@ -145,12 +145,9 @@ int run_acquire(Context& cx, const Args& args) {
   lj_error_t* err = nullptr;
   int rc;
   if (waiting) {
-    lj_lock_wait_options_t wait = LJ_LOCK_WAIT_OPTIONS_INIT;
-    wait.wait_ms = wait_ms;
-    wait.cancelled = cx.host().interrupted;
-    wait.payload = cx.host().payload;
+    LockWaitCalls wait(cx, wait_ms);
     rc = lj_lock_acquire_wait(&lock.p, &a, store.p, key.data(), key.size(), purpose.data(), purpose.size(), &holder,
-                              &wait, &opts, &err);
+                              &wait.options, &opts, &err);
   } else {
     rc = lj_lock_acquire(&lock.p, &a, store.p, key.data(), key.size(), purpose.data(), purpose.size(), &holder, now_ms,
                          &opts, &err);

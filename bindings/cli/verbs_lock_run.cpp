@@ -183,11 +183,25 @@ struct RunOptions {
   int conflict_exit = exit_wait_ended;
 };
 
+int read_run_settings(const Context& cx, const Args& args, RunOptions& o);
+
 int read_run_options(const Context& cx, const Args& args, RunOptions& o) {
+  if (auto line = args.value("--command")) {
+    // flock(1)'s -c: one command line, run by the shell.
+    if (args.operands.size() != 1)
+      return cx.usage("lock run KEY -c CMD takes KEY only: the command is CMD, run by sh -c");
+    o.key = args.operands[0];
+    o.command = {"/bin/sh", "-c", *line};
+    return read_run_settings(cx, args, o);
+  }
   if (args.operands.size() < 2) return cx.usage("KEY and a command are required: lock run KEY -- CMD [ARGS...]");
   o.key = args.operands[0];
   o.command.assign(args.operands.begin() + 1, args.operands.end());
   if (o.command[0].empty()) return cx.usage("the command is empty");
+  return read_run_settings(cx, args, o);
+}
+
+int read_run_settings(const Context& cx, const Args& args, RunOptions& o) {
   if (int rc = wait_ms_of(cx, args, o.wait_ms); rc != exit_ok) return rc;
   if (int rc = lease_ms_of(cx, args, o.lease_ms); rc != exit_ok) return rc;
   if (auto grace = args.value("--grace")) {
@@ -205,16 +219,13 @@ int take(const Context& cx, const RunOptions& o, lj_store_t* store, LockHandle& 
   lj_lock_holder_t holder = LJ_LOCK_HOLDER_INIT;
   holder.lease_ms = o.lease_ms;
   holder.pid = 0;  // this process: it lives as long as the command runs
-  lj_lock_wait_options_t wait = LJ_LOCK_WAIT_OPTIONS_INIT;
-  wait.wait_ms = o.wait_ms;
-  wait.cancelled = cx.host().interrupted;
-  wait.payload = cx.host().payload;
+  LockWaitCalls wait(cx, o.wait_ms);
   lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
   opts.gcloud_env = const_cast<char* const*>(cx.host().environment);
   lj_lock_acquisition_t a{};
   lj_error_t* err = nullptr;
   int rc = lj_lock_acquire_wait(&lock.p, &a, store, o.key.data(), o.key.size(), o.purpose.data(), o.purpose.size(),
-                                &holder, &wait, &opts, &err);
+                                &holder, &wait.options, &opts, &err);
   if (rc == LJ_EUSER) {
     lj_error_destroy(err);
     cx.note(fmt::format("interrupted while waiting for {}: the command was not run", o.key));
@@ -301,9 +312,10 @@ int run_lock_run(Context& cx, const Args& args) {
 
 std::vector<Verb> lock_run_verbs() {
   return {
-      {"lock run", "KEY -- CMD [ARGS...]", "run a command while holding the lock at KEY",
+      {"lock run", "KEY -- CMD [ARGS...] | KEY -c CMD", "run a command while holding the lock at KEY",
        [] {
          std::vector<Option> o = {
+             {"--command", "CMD", "-c CMD: run the command line CMD by sh -c, as flock -c does"},
              {"--wait", "D", "while the lock is held, try again until D has passed (default: one try)"},
              {"--lease", "D", "the lease: 90, 90s, 500ms, 5m, 2h, up to a day (default 10m)"},
              {"--grace", "D", "once the lock is lost, SIGKILL the command D after SIGTERM (default 10s)"},
@@ -317,8 +329,9 @@ std::vector<Verb> lock_run_verbs() {
        "Takes the lock for this process (waiting as lock acquire --wait does), runs CMD with\n"
        "LEASEJUDGE_FENCING_TOKEN set to the lock's revision, renews the lease every third of\n"
        "it (a failed renewal tried again while the lease runs) and releases the lock when CMD\n"
-       "ends. SIGTERM, SIGINT and SIGHUP are passed on to CMD. CMD dies with this process\n"
-       "(SIGKILL): a lock whose holder is gone may be broken at once.\n"
+       "ends. With -c CMD (--command CMD), as flock(1)'s -c, CMD is one command line run by\n"
+       "/bin/sh -c. SIGTERM, SIGINT and SIGHUP are passed on to CMD. CMD dies with this\n"
+       "process (SIGKILL): a lock whose holder is gone may be broken at once.\n"
        "Exit: CMD's status (128+N when signal N ended it); 8 the wait ended without the lock\n"
        "(CMD never ran); 9 the lock was lost while CMD ran (CMD got SIGTERM, SIGKILL after\n"
        "--grace); 126/127 CMD could not be run; 130 interrupted while waiting; 1-7 as the\n"

@@ -278,17 +278,14 @@ int run_hold(Context& cx, const Args& args) {
   lj_lock_holder_t holder = LJ_LOCK_HOLDER_INIT;
   holder.lease_ms = lease_ms;
   holder.pid = 0;  // this process: it holds the lock as long as it runs
-  lj_lock_wait_options_t wait = LJ_LOCK_WAIT_OPTIONS_INIT;
-  wait.wait_ms = wait_ms;
-  wait.cancelled = cx.host().interrupted;
-  wait.payload = cx.host().payload;
+  LockWaitCalls wait(cx, wait_ms);
   lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
   opts.gcloud_env = const_cast<char* const*>(cx.host().environment);
   LockHandle lock;
   lj_lock_acquisition_t a{};
   lj_error_t* err = nullptr;
   int rc = lj_lock_acquire_wait(&lock.p, &a, store.p, key.data(), key.size(), purpose.data(), purpose.size(), &holder,
-                                &wait, &opts, &err);
+                                &wait.options, &opts, &err);
   if (rc == LJ_EUSER) {
     lj_error_destroy(err);
     cx.note(fmt::format("interrupted while waiting for {}", terminal_text(key)));

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <thread>
 
@@ -423,14 +424,59 @@ int run_export(Context& cx, const Args& args) {
   return exit_ok;
 }
 
+// The pipeline a run of step import sends its creates through; closed before its store.
+struct PipelineHandle {
+  lj_store_pipeline_t* p = nullptr;
+  PipelineHandle() = default;
+  PipelineHandle(const PipelineHandle&) = delete;
+  PipelineHandle& operator=(const PipelineHandle&) = delete;
+  ~PipelineHandle() { lj_store_pipeline_destroy(p); }
+};
+
+// Lines read, creates in flight through the store's pipeline, and what each came to.
+// A failure or an unknown outcome stops the sending; what is in flight is still
+// counted. Nothing is sent twice.
 struct ImportIn {
   Context* cx = nullptr;
-  lj_store_t* store = nullptr;
-  std::uint64_t created = 0, existed = 0, malformed = 0, line = 0;
+  lj_store_pipeline_t* pipe = nullptr;
+  std::size_t window = 256;
+  std::uint64_t created = 0, existed = 0, malformed = 0, unknown = 0, failed_writes = 0, line = 0;
   Progress* progress = nullptr;
-  int failed = LJ_OK;
+  int failed = LJ_OK;  // the first failure's code (LJ_EUNKNOWN: an answer lost)
+  std::uint64_t failed_line = 0;
   std::string failure;
+  struct Sent {
+    std::uint64_t line = 0;
+    std::string key;  // --json only
+  };
+  std::deque<Sent> sent;
 };
+
+// Take the oldest create's outcome (waiting for it) into the counts.
+void import_outcome(ImportIn& in) {
+  uint64_t revision = 0;
+  lj_error_t* err = nullptr;
+  int rc = lj_store_pipeline_next(&revision, in.pipe, &err);
+  ImportIn::Sent s = std::move(in.sent.front());
+  in.sent.pop_front();
+  const char* outcome = rc == LJ_OK ? "created" : rc == LJ_EEXISTS ? "exists" : rc == LJ_EUNKNOWN ? "unknown" : "failed";
+  if (rc == LJ_OK) ++in.created;
+  if (rc == LJ_EEXISTS) ++in.existed;
+  if (rc != LJ_OK && rc != LJ_EEXISTS) {
+    ++(rc == LJ_EUNKNOWN ? in.unknown : in.failed_writes);
+    std::string why = err != nullptr ? lj_error_message(err) : lj_strerror(rc);
+    in.cx->note(fmt::format("line {}: {}", s.line, terminal_text(why)));
+    if (in.failed == LJ_OK || (rc == LJ_EUNKNOWN && in.failed != LJ_EUNKNOWN)) {
+      in.failed = rc;
+      in.failed_line = s.line;
+    }
+  }
+  lj_error_destroy(err);
+  if (in.cx->json)
+    in.cx->out(fmt::format(R"({{"line":{},"key":{},"revision":{},"outcome":"{}"}})", s.line, quote(s.key),
+                           rc == LJ_OK ? std::to_string(revision) : "null", outcome));
+}
+
 int import_line(const char* key, size_t key_len, uint64_t, const char* value, size_t value_len, const char* malformed,
                 void* payload) {
   auto* in = static_cast<ImportIn*>(payload);
@@ -439,60 +485,42 @@ int import_line(const char* key, size_t key_len, uint64_t, const char* value, si
     ++in->malformed;
     std::string why = malformed != nullptr ? malformed : "it names no key";
     in->cx->note(fmt::format("line {}: {}", in->line, terminal_text(why)));
-    if (in->cx->json)
+    if (in->cx->json) {
+      while (!in->sent.empty()) import_outcome(*in);  // the output keeps the lines' order
       in->cx->out(fmt::format(R"({{"line":{},"key":null,"revision":null,"outcome":"malformed","why":{}}})", in->line,
                               quote(capped(why))));
+    }
     return 0;
   }
-  uint64_t revision = 0;
-  lj_error_t* err = nullptr;
-  int rc = lj_store_create(&revision, in->store, key, key_len, value, value_len, &err);
-  if (rc == LJ_EEXISTS) {
-    lj_error_destroy(err);
-    ++in->existed;
-    if (in->cx->json)
-      in->cx->out(fmt::format(R"({{"line":{},"key":{},"revision":null,"outcome":"exists"}})", in->line,
-                              quote(std::string_view(key, key_len))));
-    return 0;
-  }
-  if (rc != LJ_OK) {
+  while (lj_store_pipeline_ready(in->pipe) > 0 || lj_store_pipeline_in_flight(in->pipe) >= in->window)
+    import_outcome(*in);
+  if (in->failed != LJ_OK) return 1;  // a failure or a lost answer: nothing more is sent
+  if (int rc = lj_store_pipeline_create(in->pipe, key, key_len, value, value_len); rc != LJ_OK) {
     in->failed = rc;
-    in->failure = fmt::format("line {}: {}", in->line, err != nullptr ? lj_error_message(err) : lj_strerror(rc));
-    lj_error_destroy(err);
+    in->failed_line = in->line;
+    in->failure = lj_strerror(rc);
     return 1;
   }
-  ++in->created;
-  if (in->cx->json)
-    in->cx->out(fmt::format(R"({{"line":{},"key":{},"revision":{},"outcome":"created"}})", in->line,
-                            quote(std::string_view(key, key_len)), revision));
+  in->sent.push_back({in->line, in->cx->json ? std::string(key, key_len) : std::string()});
   return in->cx->interrupted() ? 1 : 0;
 }
 
-int run_import(Context& cx, const Args& args) {
-  if (args.operands.size() > 1) return cx.usage(fmt::format("one FILE at most, not also {}", args.operands[1]));
-  int exit = exit_ok;
-  StoreHandle store;
-  if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
-  std::optional<std::string> path;
-  if (!args.operands.empty()) path = args.operands[0];
-  auto input = read_input(cx, path);
-  if (!input) return cx.interrupted() ? exit_interrupted : exit_failed;
-  ImportIn in;
-  in.cx = &cx;
-  in.store = store.p;
-  Progress progress(cx, "lines", static_cast<std::uint64_t>(std::count(input->begin(), input->end(), '\n')));
-  in.progress = &progress;
-  lj_error_t* err = nullptr;
-  int rc = lj_step_lines_read(input->data(), input->size(), import_line, &in, &err);
-  if (in.failed != LJ_OK) cx.note(fmt::format("stopped: {}", in.failure));  // said before the counts
-  if (std::uint64_t lossy = lines_not_utf8(*input); lossy > 0)
+// The summary of an import on stderr, and its exit code: an answer lost is 6 (the
+// write may have landed), then a store's failure, an interrupt, malformed lines.
+int import_summary(Context& cx, const ImportIn& in, std::string_view input, int rc, lj_error_t* err) {
+  if (!in.failure.empty()) cx.note(fmt::format("stopped at line {}: {}", in.failed_line, in.failure));
+  if (std::uint64_t lossy = lines_not_utf8(input); lossy > 0)
     cx.note(fmt::format("{} {} bytes that are no UTF-8: written with U+FFFD, they do not export back the same",
                         counted(lossy, "line"), lossy == 1 ? "holds" : "hold"));
+  std::string tail;
+  if (in.unknown > 0) tail += fmt::format(", {} unknown (they may have landed)", in.unknown);
+  if (in.failed_writes > 0) tail += fmt::format(", {} failed", in.failed_writes);
+  if (in.failed != LJ_OK) tail += fmt::format(", stopped at line {}", in.failed_line);
   cx.note(fmt::format("{} created, {} already held a value (left as they are), {} malformed{}",
-                      counted(in.created, "key"), in.existed, counted(in.malformed, "line"),
-                      in.failed != LJ_OK ? fmt::format(", stopped at line {}", in.line) : ""));
+                      counted(in.created, "key"), in.existed, counted(in.malformed, "line"), tail));
   if (in.failed != LJ_OK) {
     lj_error_destroy(err);
+    if (in.unknown > 0) return exit_uncertain;
     // The store refused the write or failed: a store failure, whatever its code.
     return in.failed == LJ_EINVAL || in.failed == LJ_EVERSION ? exit_store : exit_of(in.failed);
   }
@@ -502,6 +530,36 @@ int run_import(Context& cx, const Args& args) {
   }
   if (rc != LJ_OK) return cx.failed("reading the lines", rc, err);
   return in.malformed > 0 ? exit_failed : exit_ok;
+}
+
+int run_import(Context& cx, const Args& args) {
+  if (args.operands.size() > 1) return cx.usage(fmt::format("one FILE at most, not also {}", args.operands[1]));
+  std::size_t window = 256;
+  if (auto w = args.value("--window")) {
+    auto n = count_arg(*w, 65536);
+    if (!n) return cx.usage(fmt::format("--window {} is no count from 1 to 65536", *w));
+    window = static_cast<std::size_t>(*n);
+  }
+  int exit = exit_ok;
+  StoreHandle store;
+  if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
+  std::optional<std::string> path;
+  if (!args.operands.empty()) path = args.operands[0];
+  auto input = read_input(cx, path);
+  if (!input) return cx.interrupted() ? exit_interrupted : exit_failed;
+  lj_error_t* err = nullptr;
+  PipelineHandle pipe;
+  if (int rc = lj_store_pipeline_open(&pipe.p, store.p, window, &err); rc != LJ_OK)
+    return cx.store_failed("opening the store's pipeline", rc, err);
+  ImportIn in;
+  in.cx = &cx;
+  in.pipe = pipe.p;
+  in.window = window;
+  Progress progress(cx, "lines", static_cast<std::uint64_t>(std::count(input->begin(), input->end(), '\n')));
+  in.progress = &progress;
+  int rc = lj_step_lines_read(input->data(), input->size(), import_line, &in, &err);
+  while (!in.sent.empty()) import_outcome(in);
+  return import_summary(cx, in, *input, rc, err);
 }
 
 std::vector<Option> with(std::vector<Option> a, const std::vector<Option>& b) {
@@ -543,10 +601,12 @@ std::vector<Verb> step_verbs() {
        "is not running, is this process's, or (rule provably-dead) its owner is not proven gone."},
       {"step export", "", "the store's steps as JSON lines (what step plan and step import read)",
        with({{"--node", "N", "only the keys of node N"}}, store_options), run_export},
-      {"step import", "[FILE|-]", "JSON lines into a store, each key created only where it holds none", store_options,
-       run_import,
-       "For tests, migrations and replays: a key that holds a value is left as it is. Exit 7\n"
-       "when a line is malformed (the others are imported)."},
+      {"step import", "[FILE|-]", "JSON lines into a store, each key created only where it holds none",
+       with({{"--window", "N", "creates in flight at once (default 256)"}}, store_options), run_import,
+       "For tests, migrations and replays: a key that holds a value is left as it is. The\n"
+       "creates go through the store's pipeline, N in flight at once. Exit 7 when a line is\n"
+       "malformed (the others are imported); exit 6 when a create's answer is lost (it may\n"
+       "have landed: it is not sent again, and nothing after it is)."},
   };
 }
 

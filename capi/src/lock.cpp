@@ -673,8 +673,10 @@ int acquire_with(lj_lock_t** out, lj_lock_acquisition_t* acquisition, lj_store_t
   });
 }
 
-const OptionsVersions<lj_lock_wait_options_t, 1> lock_wait_versions{
-    "lj_lock_wait_options_t", LJ_LOCK_WAIT_OPTIONS_INIT, {sizeof(lj_lock_wait_options_t)}};
+const OptionsVersions<lj_lock_wait_options_t, 2> lock_wait_versions{
+    "lj_lock_wait_options_t",
+    LJ_LOCK_WAIT_OPTIONS_INIT,
+    {offsetof(lj_lock_wait_options_t, note), sizeof(lj_lock_wait_options_t)}};
 
 int check_wait(const lj_lock_wait_options_t* in, lj_lock_wait_options_t& w, lj_error_t** err) {
   if (int rc = read_options(w, in, lock_wait_versions, err); rc != LJ_OK) return rc;
@@ -723,6 +725,7 @@ LJ_API int lj_lock_acquire_wait(lj_lock_t** out, lj_lock_acquisition_t* acquisit
         lw.poll_min = std::chrono::milliseconds(w.poll_min_ms);
         lw.poll_max = std::chrono::milliseconds(w.poll_max_ms);
         if (w.cancelled != nullptr) lw.cancelled = [&w] { return w.cancelled(w.payload) != 0; };
+        if (w.note != nullptr) lw.note = [&w](std::string_view line) { w.note(line.data(), line.size(), w.payload); };
         return leasejudge::acquire_lock_wait(s, k, r, lw);
       });
 }

@@ -19,6 +19,10 @@ class StoppablePipeline final : public WritePipeline {
     if (refuse()) return;
     inner_->remove(key, revision);
   }
+  void create(std::string_view key, std::string_view value) override {
+    if (refuse()) return;
+    inner_->create(key, value);
+  }
   std::size_t in_flight() const override { return inner_->in_flight() + refused_.size(); }
   std::size_t ready() const override { return inner_->ready() > 0 ? inner_->ready() : refused_.size(); }
   bool broken() const override { return stopped_() || inner_->broken(); }

@@ -108,6 +108,10 @@ class SyncPipeline final : public WritePipeline {
     Status s = store_.remove(key, revision);
     outcomes_.push_back(s ? WriteOutcome{WriteOutcome::Kind::done, 0, {}} : outcome_of(s.error()));
   }
+  void create(std::string_view key, std::string_view value) override {
+    auto r = store_.create(key, value);
+    outcomes_.push_back(r ? WriteOutcome{WriteOutcome::Kind::done, *r, {}} : outcome_of(r.error()));
+  }
   std::size_t in_flight() const override { return outcomes_.size(); }
   std::size_t ready() const override { return outcomes_.size(); }
   std::optional<WriteOutcome> next() override {
@@ -120,7 +124,7 @@ class SyncPipeline final : public WritePipeline {
  private:
   static WriteOutcome outcome_of(const Error& e) {
     WriteOutcome o;
-    o.kind = e.code == Errc::changed                                     ? WriteOutcome::Kind::changed
+    o.kind = e.code == Errc::changed || e.code == Errc::exists           ? WriteOutcome::Kind::changed
              : e.code == Errc::timeout || e.code == Errc::unknown_outcome ? WriteOutcome::Kind::unknown
                                                                            : WriteOutcome::Kind::failed;
     o.error = e;
@@ -132,6 +136,10 @@ class SyncPipeline final : public WritePipeline {
 };
 
 }  // namespace
+
+Result<std::unique_ptr<KeyWatch>> Store::watch_key(std::string_view key, const KeyWatchOptions&) {
+  return Error{Errc::unsupported, fmt::format("the store has no watch of its own for the key {}", key)};
+}
 
 std::unique_ptr<WritePipeline> Store::pipeline(const PipelineOptions&) {
   return std::make_unique<SyncPipeline>(*this);

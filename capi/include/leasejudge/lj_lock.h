@@ -326,7 +326,7 @@ LJ_API int lj_lock_open(lj_lock_t **out, lj_store_t *store, const char *key, siz
 /* --- waiting for a lock, and the heartbeat ------------------------------------------- */
 
 /* How lj_lock_acquire_wait waits. */
-#define LJ_LOCK_WAIT_OPTIONS_VERSION 1
+#define LJ_LOCK_WAIT_OPTIONS_VERSION 2
 typedef struct lj_lock_wait_options_t {
   uint32_t version;
   /* How long to keep trying, in ms: 0 one try; negative or over a day LJ_EINVAL. */
@@ -340,8 +340,14 @@ typedef struct lj_lock_wait_options_t {
    * the wait with LJ_EUSER. NULL: only the wait's end stops it. */
   int (*cancelled)(void *payload);
   void *payload;
+  /* Version 2. What the wait says as it goes, one line a call (line lives during the
+   * call): the watch of the key it waits on where the store has one (NATS, etcd: a
+   * release wakes the wait, the poll the fallback) or why none, and what woke each
+   * try after the first (a watch event or the poll). Called with payload. NULL:
+   * nothing said. */
+  void (*note)(const char *line, size_t line_len, void *payload);
 } lj_lock_wait_options_t;
-#define LJ_LOCK_WAIT_OPTIONS_INIT {LJ_LOCK_WAIT_OPTIONS_VERSION, 0, 50, 1000, NULL, NULL}
+#define LJ_LOCK_WAIT_OPTIONS_INIT {LJ_LOCK_WAIT_OPTIONS_VERSION, 0, 50, 1000, NULL, NULL, NULL}
 LJ_API int lj_lock_wait_options_init(lj_lock_wait_options_t *opts, uint32_t version);
 
 /* lj_lock_acquire, tried again with the clock's now while the lock is not ours

@@ -173,6 +173,32 @@ typedef int (*lj_store_batch_cb)(const char *buffer, size_t buffer_len, size_t b
 LJ_API int lj_store_scan(lj_store_t *store, const char *prefix, size_t prefix_len, lj_store_batch_cb each,
                          void *payload, lj_error_t **err);
 
+/* Writes in flight: the store's pipeline (leasejudge's WritePipeline). Each write is
+ * sent at once (within the window); lj_store_pipeline_next gives each one's outcome,
+ * in the order sent. The NATS store publishes asynchronously, the etcd store keeps
+ * txns in flight, the others write each as it is sent. Nothing is ever sent twice: a
+ * write whose answer was lost is LJ_EUNKNOWN. The pipeline borrows store: destroy it
+ * first. window: writes in flight at once, at most (0: 256; over 1048576 LJ_EINVAL). */
+typedef struct lj_store_pipeline_t lj_store_pipeline_t;
+LJ_API int lj_store_pipeline_open(lj_store_pipeline_t **out, lj_store_t *store, size_t window, lj_error_t **err);
+/* Close the pipeline: writes still in flight are abandoned (they may land); NULL does
+ * nothing. */
+LJ_API void lj_store_pipeline_destroy(lj_store_pipeline_t *pipeline);
+/* Send a create-if-absent of value at key (both copied before the call returns).
+ * LJ_EINVAL for a NULL argument (nothing sent). */
+LJ_API int lj_store_pipeline_create(lj_store_pipeline_t *pipeline, const char *key, size_t key_len,
+                                    const char *value, size_t value_len);
+/* Writes sent whose outcome next has not given yet; of those, how many it gives
+ * without waiting. */
+LJ_API size_t lj_store_pipeline_in_flight(const lj_store_pipeline_t *pipeline);
+LJ_API size_t lj_store_pipeline_ready(const lj_store_pipeline_t *pipeline);
+/* The outcome of the oldest write in flight, waiting for it (within the store's
+ * timeouts): LJ_OK (it landed: *out_revision, which may be NULL), LJ_EEXISTS (a
+ * create found a value: left as it is), LJ_ECHANGED (another writer was first),
+ * LJ_EUNKNOWN (no answer came: it may have landed), another code (it did not land).
+ * LJ_ENOTFOUND when none is in flight. */
+LJ_API int lj_store_pipeline_next(uint64_t *out_revision, lj_store_pipeline_t *pipeline, lj_error_t **err);
+
 #ifdef __cplusplus
 }
 #endif

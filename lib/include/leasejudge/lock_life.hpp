@@ -106,12 +106,19 @@ Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view 
 // How acquire_lock_wait waits: it tries, and while the lock is held (or its holder
 // unknown, or a race lost) sleeps with a backoff (poll_min doubling up to poll_max)
 // and tries again, until it is ours, the wait has run out or cancelled says stop.
+// Where the store watches a key of its own (Store::watch_key: NATS, etcd), the wait
+// watches the lock's key from before its first try and tries again as soon as the
+// key changes or goes (a release wakes it), the backoff then only the fallback; a
+// watch that cannot be opened or breaks leaves the backoff alone, said once.
 struct LockWait {
   std::chrono::milliseconds wait{0};  // how long to keep trying; 0: one try
   std::function<bool()> cancelled;    // asked every few ms; true: stop (Errc::user)
   Clock clock;                        // now for each try's body; empty: system_clock()
   std::chrono::milliseconds poll_min{50};
   std::chrono::milliseconds poll_max{1000};
+  // What the wait says as it goes: the watch it waits on (or why none), and what woke
+  // each try after the first: the watch's event or the poll. Empty: nothing said.
+  std::function<void(std::string_view line)> note;
 };
 // How often a sleeping wait asks cancelled.
 inline constexpr std::chrono::milliseconds lock_wait_cancel_poll{20};

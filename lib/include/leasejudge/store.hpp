@@ -12,8 +12,9 @@
 //   natively (the NATS store in one server-side filtered pass).
 // - pipeline: writes in flight at once, each at the revision read, each with its own
 //   outcome, given back in the order the writes were sent. The default performs each
-//   write as it is sent. An outcome is done, changed (another writer was first: the
-//   write did not land), failed (it did not land) or unknown (its acknowledgement
+//   write as it is sent. A write is an update, a remove or a create (where the key
+//   holds none). An outcome is done, changed (another writer was first, or a create
+//   found a value: the write did not land), failed (it did not land) or unknown (its acknowledgement
 //   never came: it may have landed). Nothing is ever retried.
 //
 // And one for a sweep that runs as a service: watch, the changes of the keys under a
@@ -119,6 +120,11 @@ class WritePipeline {
   // value view are copied before update or remove returns: the caller may reuse them.
   virtual void update(std::string_view key, std::string_view value, Revision revision) = 0;
   virtual void remove(std::string_view key, Revision revision) = 0;
+  // Send a create: value at key while the key holds none. Its outcome is done with the
+  // new revision, or changed with Errc::exists when the key holds a value (left as it
+  // is), or failed or unknown as any write's: a create whose answer was lost is never
+  // sent again.
+  virtual void create(std::string_view key, std::string_view value) = 0;
   // Writes sent whose outcome next() has not given yet.
   virtual std::size_t in_flight() const = 0;
   // Of those, how many next() gives without waiting (the oldest ones, known now).
@@ -186,8 +192,8 @@ class Store {
   virtual Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options = {},
                       ScanStats* stats = nullptr);
   // Writes in flight. The default performs each write when it is sent (an
-  // Errc::timeout or Errc::unknown_outcome from the store is an unknown outcome, any
-  // other error a failure).
+  // Errc::timeout or Errc::unknown_outcome from the store is an unknown outcome, an
+  // Errc::changed or Errc::exists a change, any other error a failure).
   virtual std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {});
   // A watch of the keys starting with prefix, from now on. The default polls: it
   // scans once now (that scan's failure is the call's), then once per poll_ns at
@@ -197,6 +203,11 @@ class Store {
   // The store's leases (store_lease.hpp), living as long as the store; nullptr: the
   // store has none (the default).
   virtual StoreLeases* leases() { return nullptr; }
+  // A watch of one key by the store's own means, from now on: what a lock wait wakes
+  // on. Its changes are key's, and may include keys that start with key (the caller
+  // picks key's). Errc::unsupported where the store has no watch but the polling one
+  // (the default: memory and file).
+  virtual Result<std::unique_ptr<KeyWatch>> watch_key(std::string_view key, const KeyWatchOptions& options = {});
 };
 
 // The bytes of a scan's batches: keys and values appended into one buffer that

@@ -843,6 +843,8 @@ class EtcdPipeline final : public WritePipeline {
     send(key, &value, revision);
   }
   void remove(std::string_view key, Revision revision) override { send(key, nullptr, revision); }
+  // A txn comparing the key's create_revision with 0: it lands only where none is.
+  void create(std::string_view key, std::string_view value) override { send(key, &value, 0, true); }
   std::size_t in_flight() const override { return slots_.size(); }
   std::size_t ready() const override;
   bool broken() const override { return broken_; }
@@ -851,12 +853,12 @@ class EtcdPipeline final : public WritePipeline {
  private:
   struct Slot {
     std::string key, body, response;
-    bool remove = false, started = false, done = false;
+    bool remove = false, create = false, started = false, done = false;
     Http* http = nullptr;
     Transfer t;
     std::optional<WriteOutcome> early;  // known without a request
   };
-  void send(std::string_view key, const std::string_view* value, Revision revision);
+  void send(std::string_view key, const std::string_view* value, Revision revision, bool create = false);
   void start_pending();
   void finish(CURL* easy, CURLcode code);
   WriteOutcome outcome(Slot& slot);
@@ -869,6 +871,12 @@ class EtcdPipeline final : public WritePipeline {
   std::vector<Http*> free_;
   dom::parser parser_;
   bool broken_ = false, noted_slow_ = false;
+  // Creates in flight at once, at most: past about this many, etcd's gateway drops
+  // connections that curl then sends a request on again, and a create whose compare
+  // fails after that is unknown (its first copy may have landed). A re-import finds
+  // every key, so keeps this narrow.
+  static constexpr std::size_t kCreatesInFlight = 16;
+  std::size_t creates_in_flight_ = 0;
 };
 
 EtcdPipeline::EtcdPipeline(const EtcdStore::Connection& c, const PipelineOptions& options)
@@ -883,11 +891,12 @@ EtcdPipeline::~EtcdPipeline() {
   }
 }
 
-void EtcdPipeline::send(std::string_view key, const std::string_view* value, Revision revision) {
+void EtcdPipeline::send(std::string_view key, const std::string_view* value, Revision revision, bool create) {
   Slot& s = slots_.emplace_back();
   s.key = std::string(key);
   s.remove = value == nullptr;
-  if (key.empty() || revision == 0) {
+  s.create = create;
+  if (key.empty() || (revision == 0 && !create)) {
     Errc code = key.empty() ? Errc::invalid_argument : Errc::changed;
     s.early = WriteOutcome{key.empty() ? WriteOutcome::Kind::failed : WriteOutcome::Kind::changed, 0,
                            Error{code, key.empty() ? "an etcd store key is empty"
@@ -895,7 +904,7 @@ void EtcdPipeline::send(std::string_view key, const std::string_view* value, Rev
     s.done = true;
     return;
   }
-  txn_body(s.body, scratch_, key_prefix_ + s.key, false, revision, value);
+  txn_body(s.body, scratch_, key_prefix_ + s.key, create, revision, value);
   start_pending();
   m_.drive(0, [this](CURL* easy, CURLcode code) { finish(easy, code); });
 }
@@ -904,6 +913,7 @@ void EtcdPipeline::start_pending() {
   for (Slot& s : slots_) {
     if (broken_) return;
     if (s.started || s.done) continue;
+    if (s.create && creates_in_flight_ >= kCreatesInFlight) return;
     if (free_.empty()) {
       if (handles_.size() >= options_.window) return;
       handles_.push_back(std::make_unique<Http>());
@@ -916,6 +926,7 @@ void EtcdPipeline::start_pending() {
     curl_easy_setopt(s.http->easy, CURLOPT_PRIVATE, static_cast<void*>(&s));
     curl_multi_add_handle(m_.multi, s.http->easy);
     s.started = true;
+    if (s.create) ++creates_in_flight_;
   }
 }
 
@@ -928,6 +939,7 @@ void EtcdPipeline::finish(CURL* easy, CURLcode code) {
   free_.push_back(s.http);
   s.http = nullptr;
   s.done = true;
+  if (s.create) --creates_in_flight_;
   if (s.t.code != CURLE_OK || s.t.http != 200) broken_ = true;
   start_pending();
 }
@@ -943,15 +955,16 @@ std::size_t EtcdPipeline::ready() const {
 
 WriteOutcome EtcdPipeline::outcome(Slot& s) {
   if (s.early) return *s.early;
-  std::string where = fmt::format("etcd at {}: the {} of {}", m_.url, s.remove ? "deletion" : "update", s.key);
+  std::string where = fmt::format("etcd at {}: the {} of {}", m_.url,
+                                  s.remove ? "deletion" : s.create ? "creation" : "update", s.key);
   if (!s.started) {
     return WriteOutcome{WriteOutcome::Kind::failed, 0,
                         Error{Errc::store, where + ": not sent (an earlier write of the pipeline failed)"}};
   }
-  auto r = txn_result(s.t, s.response, parser_, where, Errc::changed);
+  auto r = txn_result(s.t, s.response, parser_, where, s.create ? Errc::exists : Errc::changed);
   if (r) return WriteOutcome{WriteOutcome::Kind::done, s.remove ? 0 : *r, Error{Errc::ok, {}}};
   Error e = std::move(r).error();
-  WriteOutcome::Kind kind = e.code == Errc::changed         ? WriteOutcome::Kind::changed
+  WriteOutcome::Kind kind = e.code == Errc::changed || e.code == Errc::exists ? WriteOutcome::Kind::changed
                             : e.code == Errc::unknown_outcome ? WriteOutcome::Kind::unknown
                                                               : WriteOutcome::Kind::failed;
   return WriteOutcome{kind, 0, std::move(e)};

@@ -544,6 +544,28 @@ struct NatsStore::Connection {
     return failure(doing, p.status, p.jerr);
   }
 
+  // A create whose first publish (expecting no message) answered p: its revision, or,
+  // where the subject holds a message, a value (the key exists) or a delete marker
+  // (it does not, and the create lands on top of that very marker).
+  Result<Revision> create_after(const Link& l, std::string_view key, std::string_view value, Published p) {
+    for (int attempt = 0; attempt < kCreateTries; ++attempt) {
+      if (p.status == NATS_OK && !p.said) return p.revision;
+      if (p.said || !lost_race(p.jerr)) return write_error(fmt::format("creating the key {}", key), key, 0, p);
+      MsgHandle msg;
+      if (auto st = last_message(l, key, msg); !st.ok()) return st.error();
+      if (msg.p == nullptr) {
+        p = publish(l, key, value, 0, true, false);  // purged meanwhile
+      } else if (is_marker(msg.p)) {
+        p = conditional(l, key, value, natsMsg_GetSequence(msg.p), false);
+      } else {
+        return Error{Errc::exists,
+                     fmt::format("the key {} already holds a value (revision {})", key, natsMsg_GetSequence(msg.p))};
+      }
+    }
+    if (p.status == NATS_OK && !p.said) return p.revision;
+    return Error{Errc::changed, fmt::format("creating the key {}: other writers kept changing it", key)};
+  }
+
   // Walk the last message of every key (markers included: visit tells) with an
   // ephemeral pull consumer that delivers the last message per subject, in batches
   // the store asks for, so nothing floods the client however large the bucket.
@@ -856,25 +878,7 @@ Result<Revision> NatsStore::create(std::string_view key, std::string_view value)
   if (auto st = check_write(key, value); !st.ok()) return st.error();
   auto l = c_->live();
   if (!l.ok()) return std::move(l).error();
-  auto p = c_->publish(**l, key, value, 0, true, false);
-  for (int attempt = 0; attempt < kCreateTries; ++attempt) {
-    if (p.status == NATS_OK && !p.said) return p.revision;
-    if (p.said || !lost_race(p.jerr)) return c_->write_error(fmt::format("creating the key {}", key), key, 0, p);
-    // The subject holds a message: a value (the key exists) or a delete marker
-    // (it does not, and the create lands on top of that very marker).
-    MsgHandle msg;
-    if (auto st = c_->last_message(**l, key, msg); !st.ok()) return st.error();
-    if (msg.p == nullptr) {
-      p = c_->publish(**l, key, value, 0, true, false);  // purged meanwhile
-    } else if (is_marker(msg.p)) {
-      p = c_->conditional(**l, key, value, natsMsg_GetSequence(msg.p), false);
-    } else {
-      return Error{Errc::exists,
-                   fmt::format("the key {} already holds a value (revision {})", key, natsMsg_GetSequence(msg.p))};
-    }
-  }
-  if (p.status == NATS_OK && !p.said) return p.revision;
-  return Error{Errc::changed, fmt::format("creating the key {}: other writers kept changing it", key)};
+  return c_->create_after(**l, key, value, c_->publish(**l, key, value, 0, true, false));
 }
 
 Status NatsStore::remove(std::string_view key, Revision revision) {
@@ -917,9 +921,15 @@ constexpr int64_t kNoteAfterMs = 1000;
 // `replicated`, which reads the bucket's replicas: it sends writes asynchronously
 // while the bucket has one replica (read when it opens and at most a second apart),
 // and each through `serial`, when it is sent, from the moment it has more.
+//
+// A create is sent expecting no message on the key's subject. When the subject holds
+// one, the pipeline hands the create to `create` (the store's own create, on the
+// caller's thread, when next() reaches it): a delete marker is written over at its
+// revision, a value is the key's existence. Nothing that may have landed goes there.
 struct SerialHooks {
   std::function<WriteOutcome(std::string_view key, std::string_view value, Revision revision, bool marker)> serial;
   std::function<bool()> replicated;
+  std::function<WriteOutcome(std::string_view key, std::string_view value)> create;
 };
 
 class NatsPipeline final : public WritePipeline {
@@ -961,6 +971,7 @@ class NatsPipeline final : public WritePipeline {
     send(key, value, revision, false);
   }
   void remove(std::string_view key, Revision revision) override { send(key, {}, revision, true); }
+  void create(std::string_view key, std::string_view value) override { send(key, value, 0, false, true); }
 
   std::size_t in_flight() const override {
     std::lock_guard lock(mu_);
@@ -1001,25 +1012,33 @@ class NatsPipeline final : public WritePipeline {
         lock.lock();
       }
     }
-    WriteOutcome o = std::move(slots_.front().outcome);
+    Slot slot = std::move(slots_.front());
     slots_.pop_front();
-    return o;
+    lock.unlock();
+    if (slot.create && slot.outcome.kind == WriteOutcome::Kind::changed && hooks_.create) {
+      return hooks_.create(slot.key, slot.value);  // a marker or a value on the subject
+    }
+    return std::move(slot.outcome);
   }
 
  private:
   struct Slot {
     std::uint64_t seq = 0;
     std::string key;
+    std::string value;  // a create's, kept for its second try
+    bool create = false;
     bool resolved = false;
     WriteOutcome outcome;
   };
 
-  void send(std::string_view key, std::string_view value, Revision revision, bool marker) {
+  void send(std::string_view key, std::string_view value, Revision revision, bool marker, bool create = false) {
     const bool serial = serial_due();
     std::unique_lock lock(mu_);
     Slot& slot = slots_.emplace_back();
     slot.seq = next_seq_++;
     slot.key.assign(key);
+    slot.create = create;
+    if (create) slot.value.assign(value);
     if (open_ != NATS_OK) {
       resolve_locked(slot.seq,
                      failed(fmt::format("opening the write pipeline for the NATS bucket {}", bucket_), open_));
@@ -1031,7 +1050,7 @@ class NatsPipeline final : public WritePipeline {
                                   Error{Errc::invalid_argument, fmt::format("\"{}\" is not a NATS key", key)}});
       return;
     }
-    if (revision == 0) {
+    if (revision == 0 && !create) {
       resolve_locked(slot.seq, WriteOutcome{WriteOutcome::Kind::changed, 0,
                                             Error{Errc::changed, fmt::format("the key {} is not at revision 0: no "
                                                                              "stored value is",
@@ -1040,8 +1059,9 @@ class NatsPipeline final : public WritePipeline {
     }
     if (serial) {
       std::uint64_t seq = slot.seq;
+      slot.create = false;  // the store's create below is the whole of it
       lock.unlock();
-      WriteOutcome o = hooks_.serial(key, value, revision, marker);
+      WriteOutcome o = create ? hooks_.create(key, value) : hooks_.serial(key, value, revision, marker);
       lock.lock();
       resolve_locked(seq, std::move(o));
       return;
@@ -1061,7 +1081,11 @@ class NatsPipeline final : public WritePipeline {
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.ExpectStream = stream_.c_str();
-    po.ExpectLastSubjectSeq = revision;
+    if (create) {
+      po.ExpectNoMessage = true;
+    } else {
+      po.ExpectLastSubjectSeq = revision;
+    }
     po.MaxWait = request_ms_;
     natsMsg* handed = msg;
     s = js_PublishMsgAsync(js_, &handed, &po);
@@ -1224,6 +1248,7 @@ std::unique_ptr<WritePipeline> NatsStore::pipeline(const PipelineOptions& option
       explicit Down(Error e) : e_(std::move(e)) {}
       void update(std::string_view, std::string_view, Revision) override { ++n_; }
       void remove(std::string_view, Revision) override { ++n_; }
+      void create(std::string_view, std::string_view) override { ++n_; }
       std::size_t in_flight() const override { return n_; }
       std::size_t ready() const override { return n_; }
       std::optional<WriteOutcome> next() override {
@@ -1261,6 +1286,22 @@ std::unique_ptr<WritePipeline> NatsStore::pipeline(const PipelineOptions& option
       return WriteOutcome{kind, 0, std::move(e)};
     };
   }
+  // A create the server refused for a message on the subject: read it, and write over
+  // a marker (the store's create, from its first answer on).
+  Connection* conn = c_.get();
+  hooks.create = [conn](std::string_view key, std::string_view value) {
+    auto link = conn->live();
+    if (!link.ok()) return WriteOutcome{WriteOutcome::Kind::failed, 0, std::move(link).error()};
+    Connection::Published refused;
+    refused.status = NATS_ERR;
+    refused.jerr = JSStreamWrongLastSequenceErr;
+    auto r = conn->create_after(**link, key, value, std::move(refused));
+    if (r) return WriteOutcome{WriteOutcome::Kind::done, *r, {}};
+    auto kind = r.code() == Errc::changed || r.code() == Errc::exists ? WriteOutcome::Kind::changed
+                : r.code() == Errc::unknown_outcome                   ? WriteOutcome::Kind::unknown
+                                                                      : WriteOutcome::Kind::failed;
+    return WriteOutcome{kind, 0, std::move(r).error()};
+  };
   return std::make_unique<NatsPipeline>(std::move(l).value(), c_->prefix, c_->stream, c_->bucket, c_->request_ms,
                                         options, std::move(hooks));
 }
@@ -1426,22 +1467,32 @@ class NatsKeyWatch final : public KeyWatch {
 
 }  // namespace
 
+Result<std::unique_ptr<KeyWatch>> NatsStore::watch_key(std::string_view key, const KeyWatchOptions& options) {
+  if (!valid_key(key)) return Error{Errc::invalid_argument, fmt::format("\"{}\" is not a NATS key", key)};
+  return kv_watch(key, fmt::format("the key {}", key), options);
+}
+
 Result<std::unique_ptr<KeyWatch>> NatsStore::watch(std::string_view prefix, const KeyWatchOptions& options) {
   bool filterable = prefix.size() >= 2 && prefix.back() == '.' && valid_key(prefix.substr(0, prefix.size() - 1));
   if (!filterable) return Store::watch(prefix, options);
+  return kv_watch(fmt::format("{}>", prefix), fmt::format("the keys {}*", prefix), options);
+}
+
+// A KV watch of the subjects filter names (below the bucket's), said as `named`.
+Result<std::unique_ptr<KeyWatch>> NatsStore::kv_watch(std::string_view filter, std::string_view named,
+                                                      const KeyWatchOptions& options) {
   auto l = c_->live(&options.note);
   if (!l.ok()) return std::move(l).error();
   auto kv = c_->kv_of(**l);
   if (!kv.ok()) return std::move(kv).error();
-  std::string doing = fmt::format("watching the keys {}* of the NATS bucket {} at {}", prefix, c_->bucket, c_->servers);
+  std::string doing = fmt::format("watching {} of the NATS bucket {} at {}", named, c_->bucket, c_->servers);
   Connection* c = c_.get();
-  std::string what = fmt::format("watching the keys {}*", prefix);
+  std::string what = fmt::format("watching {}", named);
   auto w =
       std::make_unique<NatsKeyWatch>(*l, doing, [c, what](natsStatus s) { return c->failure(what, s, kNoJsError); });
   kvWatchOptions wo;
   kvWatchOptions_Init(&wo);
-  std::string filter = fmt::format("{}>", prefix);
-  natsStatus s = kvStore_Watch(&w->w.p, *kv, filter.c_str(), &wo);
+  natsStatus s = kvStore_Watch(&w->w.p, *kv, std::string(filter).c_str(), &wo);
   if (s != NATS_OK) return c_->failure(what, s, kNoJsError);
   return std::unique_ptr<KeyWatch>(std::move(w));
 }

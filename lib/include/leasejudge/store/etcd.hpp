@@ -107,6 +107,10 @@ class EtcdStore final : public Store, public StoreLeases {
   // after the scan's. A dropped stream breaks it (next fails, saying so). The store
   // must outlive the watch (a compaction's scan reads through it).
   Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {}) override;
+  // The etcd watch of key as a prefix (its changes and those of keys starting with it).
+  Result<std::unique_ptr<KeyWatch>> watch_key(std::string_view key, const KeyWatchOptions& options = {}) override {
+    return watch(key, options);
+  }
 
   // etcd leases (store_lease.hpp): /v3/lease/grant, keepalive, revoke, timetolive;
   // a write bound to a lease is a txn whose put carries it. A lease's TTL is counted

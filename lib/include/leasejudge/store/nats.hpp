@@ -176,6 +176,8 @@ class NatsStore final : public Store {
   // stall: the caller opens another, on a connection made again. Any other prefix:
   // the polling watch.
   Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {}) override;
+  // A KV watch of the key's own subject.
+  Result<std::unique_ptr<KeyWatch>> watch_key(std::string_view key, const KeyWatchOptions& options = {}) override;
 
   // Write value whatever the key holds (a test's other writer, or seeding a bucket);
   // the new revision.
@@ -195,6 +197,8 @@ class NatsStore final : public Store {
   static bool valid_bucket(std::string_view bucket) noexcept;
 
  private:
+  Result<std::unique_ptr<KeyWatch>> kv_watch(std::string_view filter, std::string_view named,
+                                             const KeyWatchOptions& options);
   struct Connection;
   explicit NatsStore(std::unique_ptr<Connection> connection);
   std::unique_ptr<Connection> c_;
