@@ -945,7 +945,10 @@ static void test_wait(void) {
         defaults.cancelled == NULL && defaults.payload == NULL);
   CHECK(lj_lock_wait_options_init(NULL, 1) == LJ_EINVAL);
   CHECK(lj_lock_wait_options_init(&defaults, 0) == LJ_EVERSION);
-  CHECK(lj_lock_wait_options_init(&defaults, 2) == LJ_EVERSION);
+  CHECK(lj_lock_wait_options_init(&defaults, 2) == LJ_OK);
+  CHECK(defaults.version == 2 && defaults.wait_ms == 0 && defaults.poll_min_ms == 50 && defaults.poll_max_ms == 1000 &&
+        defaults.cancelled == NULL && defaults.payload == NULL && defaults.note == NULL);
+  CHECK(lj_lock_wait_options_init(&defaults, 3) == LJ_EVERSION);
   w.cancelled = NULL;
   w.wait_ms = 10;
   w.version = 0;
