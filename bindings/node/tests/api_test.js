@@ -16,19 +16,7 @@ const fixtures = path.join(process.env.LEASEJUDGE_SOURCE_DIR, "tests/fixtures/lo
 const processBody = fs.readFileSync(path.join(fixtures, "process-holder.json"), "utf8").trim();
 const executionBody = fs.readFileSync(path.join(fixtures, "execution-holder.json"), "utf8").trim();
 
-let passed = 0;
-let failed = 0;
-function test(name, fn) {
-  try {
-    fn();
-    passed++;
-    console.log(`ok - ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - ${name}`);
-    for (const line of String(e.stack || e).split("\n")) console.log(`# ${line}`);
-  }
-}
+const { test, end } = require("./tap");
 // fn must throw an error of type Type whose code is code (and message matches).
 function throwsCode(fn, Type, code, message) {
   assert.throws(fn, (e) => {
@@ -425,6 +413,4 @@ test("the step plan over JSON lines", () => {
   throwsCode(() => lj.planStepLines("", { node: "n", now: 2n ** 64n }), RangeError, "LJ_EINVAL");
 });
 
-console.log(`1..${passed + failed}`);
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+end({ summary: true, exit: true });

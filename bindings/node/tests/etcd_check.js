@@ -6,19 +6,7 @@ const assert = require("assert");
 const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
 const endpoint = process.argv[2];
 
-let passed = 0;
-let failed = 0;
-function test(name, fn) {
-  try {
-    fn();
-    passed++;
-    console.log(`ok - ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - ${name}`);
-    for (const line of String(e.stack || e).split("\n")) console.log(`# ${line}`);
-  }
-}
+const { test, end } = require("./tap");
 
 test("a lock acquired, judged and released on etcd", () => {
   const store = lj.openStore(`etcd://${endpoint}/node-doors`);
@@ -47,5 +35,4 @@ for (const url of [`etcd://${endpoint}`, `etcd://${endpoint}/`, "etcd://127.0.0.
   });
 }
 
-console.log(`1..${passed + failed}`);
-process.exitCode = failed === 0 ? 0 : 1;
+end();

@@ -10,23 +10,14 @@ const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
 const url = process.argv[2];
 const serverPid = Number(process.argv[3]);
 
-let passed = 0;
-let failed = 0;
+const tap = require("./tap");
+// Each test leaves the server running, whatever it paused.
 async function test(name, fn) {
+  await tap.test(name, fn);
   try {
-    await fn();
-    passed++;
-    console.log(`ok - ${name}`);
+    process.kill(serverPid, "SIGCONT");
   } catch (e) {
-    failed++;
-    console.log(`not ok - ${name}`);
-    for (const line of String(e.stack || e).split("\n")) console.log(`# ${line}`);
-  } finally {
-    try {
-      process.kill(serverPid, "SIGCONT");
-    } catch (e) {
-      // gone: the script's trap reports it
-    }
+    // gone: the script's trap reports it
   }
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -137,7 +128,6 @@ async function main() {
     store.close();
   });
 
-  console.log(`1..${passed + failed}`);
-  process.exitCode = failed === 0 ? 0 : 1;
+  tap.end();
 }
 main();

@@ -7,19 +7,7 @@ const assert = require("assert");
 
 const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
 
-let passed = 0;
-let failed = 0;
-function test(name, fn) {
-  try {
-    fn();
-    passed++;
-    console.log(`ok - ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - ${name}`);
-    for (const line of String(e.stack || e).split("\n")) console.log(`# ${line}`);
-  }
-}
+const { test, end } = require("./tap");
 function throwsCode(fn, Type, code) {
   assert.throws(fn, (e) => {
     assert.ok(e instanceof Type, `${e} is no ${Type.name}`);
@@ -102,5 +90,4 @@ test("bad input: undefined, wrong types, empty, huge, NUL, lone surrogates", () 
   throwsCode(() => lj.openLock(store, "k", id, 0), Error, "LJ_EINVAL");
 });
 
-console.log(`1..${passed + failed}`);
-process.exitCode = failed === 0 ? 0 : 1;
+end();

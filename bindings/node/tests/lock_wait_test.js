@@ -14,23 +14,19 @@ const { spawnSync } = require("child_process");
 const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
 const SKEW_MS = 300000; // LJ_LOCK_LEASE_SKEW_MS, capi/include/leasejudge/lj_lock.h
 
-let passed = 0;
-let failed = 0;
-async function test(name, fn) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lj-node-wait-"));
-  const store = lj.openStore(`file:${dir}/locks`, { create: true });
-  try {
-    await fn(store);
-    passed++;
-    console.log(`ok - ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - ${name}`);
-    for (const line of String(e.stack || e).split("\n")) console.log(`# ${line}`);
-  } finally {
-    store.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+const tap = require("./tap");
+// Each test on a file store of its own, closed and removed after it.
+function test(name, fn) {
+  return tap.test(name, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lj-node-wait-"));
+    const store = lj.openStore(`file:${dir}/locks`, { create: true });
+    try {
+      await fn(store);
+    } finally {
+      store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function rejectsWith(promise, Type, code, message) {
@@ -210,7 +206,6 @@ async function main() {
     noLease.release();
   });
 
-  console.log(`1..${passed + failed}`);
-  process.exitCode = failed === 0 ? 0 : 1;
+  tap.end();
 }
 main();

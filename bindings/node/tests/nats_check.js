@@ -6,19 +6,7 @@ const os = require("os");
 const lj = require(process.env.LEASEJUDGE_NODE_PACKAGE);
 const url = process.argv[2];
 
-let passed = 0;
-let failed = 0;
-function test(name, fn) {
-  try {
-    fn();
-    passed++;
-    console.log(`ok - ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`not ok - ${name}`);
-    for (const line of String(e.stack || e).split("\n")) console.log(`# ${line}`);
-  }
-}
+const { test, end } = require("./tap");
 const code = (c) => (e) => e.code === c;
 
 test("a missing bucket is a store error, not a crash", () => {
@@ -70,6 +58,4 @@ test("the lock's life on the bucket, by URL", () => {
   store.close();
 });
 
-console.log(`1..${passed + failed}`);
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+end({ summary: true, exit: true });
