@@ -156,12 +156,29 @@ nats_fleet() {
     'BEGIN { printf "%.0f keys/s over all 8 nodes (%d keys in %.2f s; the slowest node %.2f s)\n", k / w, k, w, s }' >&2
 }
 
-# nats_import URL STATE: the command's step import of the whole state into a new bucket
-# of the server (every key created, through the store's pipeline); one row, nats-import,
-# whose keys and writes/s are the keys created.
+# nats_import URL STATE: the command's step import of the state (its keys NATS can hold)
+# into a new bucket of the server (every key created, through the store's pipeline); one
+# row, nats-import, whose keys and writes/s are the keys created.
 nats_import() {
-  local url=$1 state=$2 err=$runs/nats-import.err bucket=import$RANDOM t0 t1 keys seconds
+  local url=$1 err=$runs/nats-import.err bucket=import$RANDOM t0 t1 keys seconds
   [ -x "$build/leasejudge" ] || { loud "the command is not built: no nats-import row"; return; }
+  # The state's lines whose keys NATS can hold (a key with an empty node or token is
+  # refused, and stops an import), made once, untimed.
+  local state=$2.nats-keys
+  if [ ! -s "$state" ]; then
+    python3 - "$2" >"$state.tmp.$$" <<'PY' && mv "$state.tmp.$$" "$state"
+import json, re, sys
+nats_key = re.compile(r"[-/_=a-zA-Z0-9]+(\.[-/_=a-zA-Z0-9]+)*")
+with open(sys.argv[1], "rb") as f:
+    for line in f:
+        try:
+            key = json.loads(line)["key"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if isinstance(key, str) and nats_key.fullmatch(key):
+            sys.stdout.buffer.write(line)
+PY
+  fi
   printf '  %-18s %2s thread(s) ... ' nats-import 1 >&2
   t0=$(date +%s.%N)
   if ! "$build/leasejudge" step import --store "$url/$bucket" --create-bucket "$state" >/dev/null 2>"$err"; then

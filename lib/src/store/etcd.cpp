@@ -212,8 +212,9 @@ std::size_t append_to_string(char* data, std::size_t size, std::size_t n, void* 
 }
 
 // What became of one request: curl's code (and its sentence), the HTTP status, and
-// whether a connection was made again during it (curl resends a request once on a
-// reused connection found dead: the first copy may have reached the server).
+// whether curl sent it again (it resends a request on a fresh connection when the
+// reused one it was sent on died before any answer: the first copy may have reached
+// the server).
 struct Transfer {
   CURLcode code = CURLE_OK;
   long http = 0;
@@ -222,13 +223,27 @@ struct Transfer {
   std::string error;
 };
 
+// Counts the requests curl sends for one transfer (CURLOPT_PREREQFUNCTION: called
+// each time a request is about to go out on a connection, a resend included).
+int count_request(void* sends, char*, char*, int, int) {
+  ++*static_cast<int*>(sends);
+  return CURL_PREREQFUNC_OK;
+}
+
 // A keep-alive easy handle with its own answer buffer.
 struct Http {
   CURL* easy = nullptr;
   std::string response;
   char errbuf[CURL_ERROR_SIZE] = {};
   bool warm = false;  // its last request went through: the next may reuse the connection
-  Http() : easy(curl_easy_init()) {}
+  // Requests sent for the transfer under way, where libcurl counts them (7.80 on);
+  // else a connection made by a warm handle is taken for a resend.
+  int sends = 0;
+  bool counts_sends = false;
+  Http() : easy(curl_easy_init()) {
+    counts_sends = curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, count_request) == CURLE_OK &&
+                   curl_easy_setopt(easy, CURLOPT_PREREQDATA, static_cast<void*>(&sends)) == CURLE_OK;
+  }
   ~Http() { curl_easy_cleanup(easy); }
   Http(const Http&) = delete;
   Http& operator=(const Http&) = delete;
@@ -240,7 +255,7 @@ Transfer transfer_of(Http& h, CURLcode code) {
   curl_easy_getinfo(h.easy, CURLINFO_RESPONSE_CODE, &t.http);
   long connects = 0;
   curl_easy_getinfo(h.easy, CURLINFO_NUM_CONNECTS, &connects);
-  t.reconnected = h.warm && connects > 0;
+  t.reconnected = h.counts_sends ? h.sends > 1 : h.warm && connects > 0;
   long request_bytes = 0;
   curl_easy_getinfo(h.easy, CURLINFO_REQUEST_SIZE, &request_bytes);
   t.sent = request_bytes > 0;
@@ -341,9 +356,14 @@ curl_slist* make_headers(const std::string& token) {
   return headers;
 }
 
-// A POST of request to url, its answer into out; timeout 0: none (a watch's stream).
-void prepare_easy(CURL* easy, const std::string& url, curl_slist* headers, const EtcdOptions& o,
-                  const std::string& request, std::string& out, char* errbuf, std::chrono::milliseconds timeout) {
+// A POST of request to url on h, its answer into h.response; timeout 0: none (a watch's
+// stream).
+void prepare_easy(Http& h, const std::string& url, curl_slist* headers, const EtcdOptions& o,
+                  const std::string& request, std::chrono::milliseconds timeout) {
+  CURL* easy = h.easy;
+  std::string& out = h.response;
+  char* errbuf = h.errbuf;
+  h.sends = 0;
   curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
@@ -385,8 +405,7 @@ struct EtcdStore::Connection {
     return fmt::format("etcd at {} (prefix {}): {}", endpoints[current], o.prefix, what);
   }
   void set_headers();
-  void prepare(CURL* easy, std::string_view path, const std::string& request, std::string& out,
-               char* errbuf, std::chrono::milliseconds timeout) const;
+  void prepare(Http& h, std::string_view path, const std::string& request, std::chrono::milliseconds timeout) const;
   Transfer exchange(std::string_view path, const std::string& request, std::chrono::milliseconds timeout);
   Status post(std::string_view path, const std::string& request, bool write, std::chrono::milliseconds timeout,
               std::string_view what, Transfer* out = nullptr);
@@ -406,14 +425,14 @@ void EtcdStore::Connection::set_headers() {
   headers = make_headers(token);
 }
 
-void EtcdStore::Connection::prepare(CURL* easy, std::string_view path, const std::string& request,
-                                    std::string& out, char* errbuf, std::chrono::milliseconds timeout) const {
-  prepare_easy(easy, endpoints[current] + std::string(path), headers, o, request, out, errbuf, timeout);
+void EtcdStore::Connection::prepare(Http& h, std::string_view path, const std::string& request,
+                                    std::chrono::milliseconds timeout) const {
+  prepare_easy(h, endpoints[current] + std::string(path), headers, o, request, timeout);
 }
 
 Transfer EtcdStore::Connection::exchange(std::string_view path, const std::string& request,
                                          std::chrono::milliseconds timeout) {
-  prepare(http.easy, path, request, http.response, http.errbuf, timeout);
+  prepare(http, path, request, timeout);
   return transfer_of(http, curl_easy_perform(http.easy));
 }
 
@@ -871,10 +890,9 @@ class EtcdPipeline final : public WritePipeline {
   std::vector<Http*> free_;
   dom::parser parser_;
   bool broken_ = false, noted_slow_ = false;
-  // Creates in flight at once, at most: past about this many, etcd's gateway drops
-  // connections that curl then sends a request on again, and a create whose compare
-  // fails after that is unknown (its first copy may have landed). A re-import finds
-  // every key, so keeps this narrow.
+  // Creates in flight at once, at most: 16 import as fast as 256 into one member
+  // (20,000 keys: 3.4k/s against 2.9k/s, a re-import 4.2k/s against 3.2k/s), and hold
+  // fewer connections open.
   static constexpr std::size_t kCreatesInFlight = 16;
   std::size_t creates_in_flight_ = 0;
 };
@@ -921,8 +939,7 @@ void EtcdPipeline::start_pending() {
     }
     s.http = free_.back();
     free_.pop_back();
-    prepare_easy(s.http->easy, m_.url, m_.headers, m_.o, s.body, s.http->response, s.http->errbuf,
-                 m_.o.request_timeout);
+    prepare_easy(*s.http, m_.url, m_.headers, m_.o, s.body, m_.o.request_timeout);
     curl_easy_setopt(s.http->easy, CURLOPT_PRIVATE, static_cast<void*>(&s));
     curl_multi_add_handle(m_.multi, s.http->easy);
     s.started = true;
@@ -1040,8 +1057,7 @@ Status EtcdWatch::begin() {
     append_int_field(body_, "start_revision", from_);
   }
   body_ += "}}";
-  prepare_easy(http_.easy, m_.url, m_.headers, m_.o, body_, http_.response, http_.errbuf,
-               std::chrono::milliseconds(0));
+  prepare_easy(http_, m_.url, m_.headers, m_.o, body_, std::chrono::milliseconds(0));
   curl_multi_add_handle(m_.multi, http_.easy);
   added_ = true;
   auto deadline = Clock::now() + m_.o.request_timeout;
