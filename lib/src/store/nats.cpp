@@ -1414,8 +1414,11 @@ namespace {
 // A KV watch on one link: the initial values passed over, then every change.
 class NatsKeyWatch final : public KeyWatch {
  public:
-  NatsKeyWatch(std::shared_ptr<Link> link, std::string doing, std::function<Error(natsStatus)> failure)
-      : link_(std::move(link)), doing_(std::move(doing)), failure_(std::move(failure)) {}
+  // began_at: the stream's last sequence before the watch was made; what the watch
+  // delivers as the bucket's values when it began, written after that, is a change.
+  NatsKeyWatch(std::shared_ptr<Link> link, std::string doing, std::function<Error(natsStatus)> failure,
+               Revision began_at)
+      : link_(std::move(link)), doing_(std::move(doing)), failure_(std::move(failure)), began_at_(began_at) {}
   WatcherHandle w;
 
   Status next(std::vector<KeyChange>& out, std::int64_t wait_ns) override {
@@ -1440,7 +1443,9 @@ class NatsKeyWatch final : public KeyWatch {
         initial_done_ = true;
         continue;
       }
-      if (!initial_done_) continue;
+      // A value the bucket held when the watch began is no change; one written after
+      // began_at is, though it came before the watch said its values were all there.
+      if (!initial_done_ && kvEntry_Revision(e.p) <= began_at_) continue;
       std::string_view key = kvEntry_Key(e.p);
       if (!NatsStore::valid_key(key)) continue;  // another client's: no write of this store can name it
       KeyChange c;
@@ -1461,6 +1466,7 @@ class NatsKeyWatch final : public KeyWatch {
   std::shared_ptr<Link> link_;
   std::string doing_;
   std::function<Error(natsStatus)> failure_;
+  Revision began_at_ = 0;
   bool initial_done_ = false;
   Status broken_;
 };
@@ -1488,8 +1494,14 @@ Result<std::unique_ptr<KeyWatch>> NatsStore::kv_watch(std::string_view filter, s
   std::string doing = fmt::format("watching {} of the NATS bucket {} at {}", named, c_->bucket, c_->servers);
   Connection* c = c_.get();
   std::string what = fmt::format("watching {}", named);
-  auto w =
-      std::make_unique<NatsKeyWatch>(*l, doing, [c, what](natsStatus s) { return c->failure(what, s, kNoJsError); });
+  // Read before the watch is made: a write after this read is a change, even one the
+  // watch delivers among the bucket's values when it began.
+  StreamInfoHandle si;
+  jsErrCode jerr = kNoJsError;
+  natsStatus got = js_GetStreamInfo(&si.p, (*l)->js, c_->stream.c_str(), nullptr, &jerr);
+  if (got != NATS_OK) return c_->failure(what, got, jerr);
+  auto w = std::make_unique<NatsKeyWatch>(
+      *l, doing, [c, what](natsStatus s) { return c->failure(what, s, kNoJsError); }, si.p->State.LastSeq);
   kvWatchOptions wo;
   kvWatchOptions_Init(&wo);
   natsStatus s = kvStore_Watch(&w->w.p, *kv, std::string(filter).c_str(), &wo);
