@@ -114,19 +114,8 @@ etcd_sweeps() {
     { loud "leasejudge-bench-etcd is not built (libcurl4-openssl-dev): no etcd rows"; failures=$((failures + 1)); return; }
   trap 'etcd_cleanup; nats_cleanup 2>/dev/null || true' EXIT
   trap 'etcd_cleanup; exit 130' INT TERM
-  go_etcd_seed=""
-  if [ -n "$go_exe" ] && [ -d /usr/share/gocode/src/go.etcd.io/etcd/clientv3 ]; then
-    if (cd "$src/bench/go-baseline" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$bench/gocache" \
-          "$go_exe" build -tags etcd -o "$bench/go-etcd-seed" .) >&2; then
-      go_etcd_seed=$bench/go-etcd-seed
-    else
-      loud "the Go seed over clientv3 does not build: that row is left out"
-      failures=$((failures + 1))
-    fi
-  else
-    loud "clientv3 (golang-etcd-server-dev) is not installed: no go-etcd-seed row"
-    failures=$((failures + 1))
-  fi
+  store_go_seed etcd go.etcd.io/etcd/clientv3 clientv3 golang-etcd-server-dev
+  go_etcd_seed=$go_seed
   ed=$runs/etcd-decisions
   rm -rf "$ed"
   local rounds_n=$rounds

@@ -223,19 +223,8 @@ nats_sweeps() {
   [ -x "$bench/leasejudge-bench-nats" ] || { loud "leasejudge-bench-nats is not built: no NATS rows"; failures=$((failures + 1)); return; }
   trap 'nats_cleanup' EXIT
   trap 'nats_cleanup; exit 130' INT TERM
-  go_nats_seed=""
-  if [ -n "$go_exe" ] && [ -d /usr/share/gocode/src/github.com/nats-io/nats.go ]; then
-    if (cd "$src/bench/go-baseline" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$bench/gocache" \
-          "$go_exe" build -tags nats -o "$bench/go-nats-seed" .) >&2; then
-      go_nats_seed=$bench/go-nats-seed
-    else
-      loud "the Go seed over nats.go does not build: that row is left out"
-      failures=$((failures + 1))
-    fi
-  else
-    loud "nats.go (golang-github-nats-io-go-nats-dev) is not installed: no go-nats-seed row"
-    failures=$((failures + 1))
-  fi
+  store_go_seed nats github.com/nats-io/nats.go nats.go golang-github-nats-io-go-nats-dev
+  go_nats_seed=$go_seed
   nd=$runs/nats-decisions
   rm -rf "$nd"
   local rounds_n=$rounds

@@ -43,6 +43,27 @@ store_agree() {
   done
 }
 
+# store_go_seed TAG GOPATH_DIR CLIENT PACKAGE: the seed's EndStale over a store's Go client
+# (bench/go-baseline built with the tag TAG against Debian's /usr/share/gocode, where the
+# client lives in GOPATH_DIR), its path in $go_seed; empty, and a failure counted, when the
+# client (CLIENT, Debian's PACKAGE) is not installed or the program does not build.
+store_go_seed() {
+  local tag=$1 dir=$2 client=$3 package=$4
+  go_seed=""
+  if [ -z "$go_exe" ] || [ ! -d "/usr/share/gocode/src/$dir" ]; then
+    loud "$client ($package) is not installed: no go-$tag-seed row"
+    failures=$((failures + 1))
+    return
+  fi
+  if (cd "$src/bench/go-baseline" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$bench/gocache" \
+        "$go_exe" build -tags "$tag" -o "$bench/go-$tag-seed" .) >&2; then
+    go_seed=$bench/go-$tag-seed
+  else
+    loud "the Go seed over $client does not build: that row is left out"
+    failures=$((failures + 1))
+  fi
+}
+
 # procs_cpu PID...: the CPU time the processes have used so far, in clock ticks (user +
 # system).
 procs_cpu() {
