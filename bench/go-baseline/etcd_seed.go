@@ -13,11 +13,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/clientv3"
@@ -125,16 +123,13 @@ func runEtcdSeed(endpoints, prefix, node string, before time.Time, decisionsPath
 	c := etcdClient(endpoints)
 	defer c.Close()
 	scan := etcdScan{c, prefix + "/"}
-	var out []keyDecision
-	var writes, valueBytes int
-	var counts [3]int
-	start := time.Now()
+	sweep := newSeedSweep(node, before)
 	keys, err := scan.Keys()
 	if err != nil {
 		fail("listing the keys: %v", err)
 	}
 	for _, key := range keys {
-		if n, _, err := ParseStepKey(key); err != nil || n != node {
+		if !sweep.mine(key) {
 			continue
 		}
 		value, revision, err := scan.Get(key)
@@ -144,34 +139,9 @@ func runEtcdSeed(endpoints, prefix, node string, before time.Time, decisionsPath
 		if revision == 0 {
 			continue
 		}
-		e := entry{Key: key, Revision: revision, Value: value}
-		valueBytes += len(e.Value)
-		d := decide(node, before, &e)
-		counts[d.action]++
-		out = append(out, keyDecision{key, d})
-		switch d.action {
-		case end:
-			step, _ := DecodeStep(e.Value)
-			step.State, step.Reason, step.Ended, step.Result = "failed", d.why, now(), nil
-			raw, err := json.Marshal(step)
-			if err != nil {
-				fail("encoding %s: %v", key, err)
-			}
-			if err := scan.write(key, raw, e.Revision); err != nil {
-				fail("ending %s: %v", key, err)
-			}
-			writes++
-		case remove:
-			if err := scan.write(key, nil, e.Revision); err != nil {
-				fail("deleting %s: %v", key, err)
-			}
-			writes++
-		}
+		sweep.key(entry{Key: key, Revision: revision, Value: value},
+			func(value []byte) error { return scan.write(key, value, revision) },
+			func() error { return scan.write(key, nil, revision) })
 	}
-	took := time.Since(start)
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	writeKeyDecisions(decisionsPath, out)
-	fmt.Printf(`{"contender":"go-etcd-seed","keys":%d,"threads":1,"seconds":%.9f,"reps":1,"value_bytes":%d,"peak_rss_kb":%d,"end":%d,"delete":%d,"leave":%d,"writes":%d,"writes_per_s":0,"bucket_keys":%d}`+"\n",
-		len(out), took.Seconds(), valueBytes, ru.Maxrss, counts[end], counts[remove], counts[leave], writes, len(keys))
+	sweep.report("go-etcd-seed", decisionsPath, len(keys))
 }

@@ -10,7 +10,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"syscall"
@@ -77,16 +76,13 @@ func runNatsSeed(url, bucket, node string, before time.Time, decisionsPath strin
 	if err != nil {
 		fail("the bucket %s: %v", bucket, err)
 	}
-	var out []keyDecision
-	var writes, valueBytes int
-	var counts [3]int
-	start := time.Now()
+	sweep := newSeedSweep(node, before)
 	keys, err := kv.Keys()
 	if err != nil && !errors.Is(err, nats.ErrNoKeysFound) {
 		fail("listing the keys: %v", err)
 	}
 	for _, key := range keys {
-		if n, _, err := ParseStepKey(key); err != nil || n != node {
+		if !sweep.mine(key) {
 			continue
 		}
 		got, err := kv.Get(key)
@@ -96,34 +92,10 @@ func runNatsSeed(url, bucket, node string, before time.Time, decisionsPath strin
 		if err != nil {
 			fail("reading %s: %v", key, err)
 		}
-		e := entry{Key: key, Revision: got.Revision(), Value: got.Value()}
-		valueBytes += len(e.Value)
-		d := decide(node, before, &e)
-		counts[d.action]++
-		out = append(out, keyDecision{key, d})
-		switch d.action {
-		case end:
-			step, _ := DecodeStep(e.Value)
-			step.State, step.Reason, step.Ended, step.Result = "failed", d.why, now(), nil
-			raw, err := json.Marshal(step)
-			if err != nil {
-				fail("encoding %s: %v", key, err)
-			}
-			if _, err := kv.Update(key, raw, e.Revision); err != nil {
-				fail("ending %s: %v", key, err)
-			}
-			writes++
-		case remove:
-			if err := kv.Delete(key, nats.LastRevision(e.Revision)); err != nil {
-				fail("deleting %s: %v", key, err)
-			}
-			writes++
-		}
+		revision := got.Revision()
+		sweep.key(entry{Key: key, Revision: revision, Value: got.Value()},
+			func(value []byte) error { _, err := kv.Update(key, value, revision); return err },
+			func() error { return kv.Delete(key, nats.LastRevision(revision)) })
 	}
-	took := time.Since(start)
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	writeKeyDecisions(decisionsPath, out)
-	fmt.Printf(`{"contender":"go-nats-seed","keys":%d,"threads":1,"seconds":%.9f,"reps":1,"value_bytes":%d,"peak_rss_kb":%d,"end":%d,"delete":%d,"leave":%d,"writes":%d,"writes_per_s":0,"bucket_keys":%d}`+"\n",
-		len(out), took.Seconds(), valueBytes, ru.Maxrss, counts[end], counts[remove], counts[leave], writes, len(keys))
+	sweep.report("go-nats-seed", decisionsPath, len(keys))
 }
