@@ -75,18 +75,7 @@ TEST_SUITE("etcd lock history") {
     run.leader_restarts = 2;
     run.leader_pauses = 2;
     run.limit = 60s;
-    Outcome out = run_on_etcd(run);
-    MESSAGE(out.handoffs << " handoffs checked, " << out.kills << " kills, " << out.pauses << " pauses, "
-                         << out.leader_restarts << " leader restarts, " << out.leader_pauses << " leader pauses");
-    CHECK(out.bad_exits == 0);
-    CHECK(out.kills >= run.kills);
-    CHECK(out.pauses >= run.pauses);
-    CHECK(out.leader_restarts >= run.leader_restarts);
-    CHECK(out.leader_pauses >= run.leader_pauses);
-    CHECK(out.handoffs >= run.handoffs);
-    auto bad = check(out.history);
-    for (const auto& b : bad) MESSAGE(b);
-    CHECK(bad.empty());
+    check_history_kept(run, run_on_etcd(run));
   }
 }
 

@@ -452,4 +452,20 @@ inline void drive_history(const Run& run, Fleet& fleet, Outcome& out) {
   }
 }
 
+// A real lock's run that met every goal it was given (faults done, handoffs made, no
+// holder exiting badly) and kept its history: said with its counts, then checked.
+inline void check_history_kept(const Run& run, const Outcome& out) {
+  MESSAGE(out.handoffs << " handoffs checked, " << out.kills << " kills, " << out.pauses << " pauses, "
+                       << out.leader_restarts << " leader restarts, " << out.leader_pauses << " leader pauses");
+  CHECK(out.bad_exits == 0);
+  CHECK(out.kills >= run.kills);
+  CHECK(out.pauses >= run.pauses);
+  CHECK(out.leader_restarts >= run.leader_restarts);
+  CHECK(out.leader_pauses >= run.leader_pauses);
+  CHECK(out.handoffs >= run.handoffs);
+  auto bad = check(out.history);
+  for (const auto& b : bad) MESSAGE(b);
+  CHECK(bad.empty());
+}
+
 }  // namespace leasejudge::test

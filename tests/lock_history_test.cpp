@@ -272,17 +272,7 @@ TEST_SUITE("lock history") {
     SKIP_WITHOUT_NATS_SERVER();
     Run run;
     run.mode = "real";
-    Outcome out = run_history(run);
-    MESSAGE(out.handoffs << " handoffs checked, " << out.kills << " kills, " << out.pauses << " pauses, "
-                         << out.leader_restarts << " leader restarts");
-    CHECK(out.bad_exits == 0);
-    CHECK(out.kills >= run.kills);
-    CHECK(out.pauses >= run.pauses);
-    CHECK(out.leader_restarts >= run.leader_restarts);
-    CHECK(out.handoffs >= run.handoffs);
-    auto bad = check(out.history);
-    for (const auto& b : bad) MESSAGE(b);
-    CHECK(bad.empty());
+    check_history_kept(run, run_history(run));
   }
 
   TEST_CASE("a bucket scaled from one replica to three while the holders hold it open keeps the history") {
