@@ -30,24 +30,12 @@
 
 using namespace leasejudge;
 using leasejudge::test::EtcdCluster;
+using leasejudge::test::fresh_etcd_prefix;
+using leasejudge::test::shared_etcd_cluster;
 using Steady = std::chrono::steady_clock;
 using K = LockVerdict::Kind;
 
 namespace {
-
-EtcdCluster& shared_cluster() {
-  static std::unique_ptr<EtcdCluster> c;
-  if (!c) {
-    c = std::make_unique<EtcdCluster>(1);
-    REQUIRE_MESSAGE(c->start(), "etcd did not start");
-  }
-  return *c;
-}
-
-std::string fresh_prefix() {
-  static int n = 0;
-  return "lk" + std::to_string(::getpid()) + "-" + std::to_string(++n);
-}
 
 std::unique_ptr<EtcdStore> open_on(const EtcdCluster& c, const std::string& prefix) {
   EtcdOptions o;
@@ -143,8 +131,8 @@ class LeaseEndsAfterRead final : public Store {
 TEST_SUITE("etcd locks") {
   TEST_CASE("a holder SIGKILLed loses its key when its etcd lease runs out; the next acquire's token is larger") {
     SKIP_WITHOUT_ETCD();
-    EtcdCluster& c = shared_cluster();
-    const std::string prefix = fresh_prefix();
+    EtcdCluster& c = shared_etcd_cluster(1);
+    const std::string prefix = fresh_etcd_prefix("lk");
     auto store = open_on(c, prefix);
     std::string line;
     pid_t holder = spawn_hold(c.url(prefix), "2s", line);
@@ -192,8 +180,8 @@ TEST_SUITE("etcd locks") {
 
   TEST_CASE("an entry whose etcd lease was revoked is a break, store_lease_ended; the next acquire creates") {
     SKIP_WITHOUT_ETCD();
-    EtcdCluster& c = shared_cluster();
-    auto store = open_on(c, fresh_prefix());
+    EtcdCluster& c = shared_etcd_cluster(1);
+    auto store = open_on(c, fresh_etcd_prefix("lk"));
     HeldLock lock = take(*store, 60000);
     CHECK(lock.store_lease_s == 60);
     StoreEntry entry = entry_of(*store);
@@ -231,8 +219,8 @@ TEST_SUITE("etcd locks") {
 
   TEST_CASE("an acquire that reads a key whose etcd lease then ends judges it ended (store_lease_ended) and creates, breaking nothing") {
     SKIP_WITHOUT_ETCD();
-    EtcdCluster& c = shared_cluster();
-    auto store = open_on(c, fresh_prefix());
+    EtcdCluster& c = shared_etcd_cluster(1);
+    auto store = open_on(c, fresh_etcd_prefix("lk"));
     HeldLock first = take(*store, 60000);
     LeaseEndsAfterRead racing(*store);
     auto a = acquire_lock(racing, lock_key, request(60000), now());
@@ -254,7 +242,7 @@ TEST_SUITE("etcd locks") {
     SKIP_WITHOUT_ETCD();
     EtcdCluster own(1);
     REQUIRE(own.start());
-    auto store = open_on(own, fresh_prefix());
+    auto store = open_on(own, fresh_etcd_prefix("lk"));
     HeldLock lock = take(*store, 60000);
     StoreEntry entry = entry_of(*store);
     own.kill(0);
@@ -273,8 +261,8 @@ TEST_SUITE("etcd locks") {
 
   TEST_CASE("a heartbeat keeps the key's etcd lease alive past its first TTL; release revokes it after the delete") {
     SKIP_WITHOUT_ETCD();
-    EtcdCluster& c = shared_cluster();
-    auto store = open_on(c, fresh_prefix());
+    EtcdCluster& c = shared_etcd_cluster(1);
+    auto store = open_on(c, fresh_etcd_prefix("lk"));
     HeldLock lock = take(*store, 1500);
     CHECK(lock.store_lease_s == 2);
     const StoreLeaseId lease = lock.store_lease;
@@ -301,8 +289,8 @@ TEST_SUITE("etcd locks") {
 
   TEST_CASE("a new lease length binds a new etcd lease in the renewal's own update, and revokes the old") {
     SKIP_WITHOUT_ETCD();
-    EtcdCluster& c = shared_cluster();
-    auto store = open_on(c, fresh_prefix());
+    EtcdCluster& c = shared_etcd_cluster(1);
+    auto store = open_on(c, fresh_etcd_prefix("lk"));
     HeldLock first = take(*store, 60000);
     auto reopened = held_lock(*store, lock_key, first.id, 90000);
     REQUIRE(reopened.ok());
@@ -332,8 +320,8 @@ TEST_SUITE("etcd locks") {
 
   TEST_CASE("the lease calls refuse bad input; a store without leases has none") {
     SKIP_WITHOUT_ETCD();
-    EtcdCluster& c = shared_cluster();
-    auto store = open_on(c, fresh_prefix());
+    EtcdCluster& c = shared_etcd_cluster(1);
+    auto store = open_on(c, fresh_etcd_prefix("lk"));
     CHECK(store->grant(0).code() == Errc::invalid_argument);
     CHECK(store->grant(-1).code() == Errc::invalid_argument);
     CHECK(store->keep_alive(0).code() == Errc::invalid_argument);

@@ -13,7 +13,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -198,5 +201,22 @@ class EtcdCluster {
   std::vector<int> client_, peer_;
   std::vector<pid_t> pid_;
 };
+
+// One cluster of each size for the whole test program, started on first use.
+inline EtcdCluster& shared_etcd_cluster(int members) {
+  static std::map<int, std::unique_ptr<EtcdCluster>> clusters;
+  auto& c = clusters[members];
+  if (!c) {
+    c = std::make_unique<EtcdCluster>(members);
+    REQUIRE_MESSAGE(c->start(), "etcd cluster of " << members << " did not start");
+  }
+  return *c;
+}
+
+// A prefix of keys no other test of the program uses: tag, this process's pid, a count.
+inline std::string fresh_etcd_prefix(std::string_view tag) {
+  static int n = 0;
+  return std::string(tag) + std::to_string(::getpid()) + "-" + std::to_string(++n);
+}
 
 }  // namespace leasejudge::test

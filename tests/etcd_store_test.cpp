@@ -30,26 +30,12 @@
 
 using namespace leasejudge;
 using leasejudge::test::EtcdCluster;
+using leasejudge::test::fresh_etcd_prefix;
+using leasejudge::test::shared_etcd_cluster;
 
 namespace {
 
 using Steady = std::chrono::steady_clock;
-
-// One cluster of each size for the whole program (started on first use).
-EtcdCluster& cluster(int members) {
-  static std::map<int, std::unique_ptr<EtcdCluster>> clusters;
-  auto& c = clusters[members];
-  if (!c) {
-    c = std::make_unique<EtcdCluster>(members);
-    REQUIRE_MESSAGE(c->start(), "etcd cluster of " << members << " did not start");
-  }
-  return *c;
-}
-
-std::string fresh_prefix() {
-  static int n = 0;
-  return "t" + std::to_string(::getpid()) + "-" + std::to_string(++n);
-}
 
 std::unique_ptr<EtcdStore> open_on(const std::vector<std::string>& endpoints, const std::string& prefix) {
   EtcdOptions o;
@@ -67,13 +53,13 @@ const std::string lock_key = "locks.cache";
 TEST_SUITE("etcd store") {
   TEST_CASE("the store contract on one member") {
     SKIP_WITHOUT_ETCD();
-    auto s = open_on(cluster(1).endpoints(), fresh_prefix());
+    auto s = open_on(shared_etcd_cluster(1).endpoints(), fresh_etcd_prefix("t"));
     test::check_store_contract(*s);
   }
 
   TEST_CASE("the store contract on three members") {
     SKIP_WITHOUT_ETCD();
-    auto s = open_on(cluster(3).endpoints(), fresh_prefix());
+    auto s = open_on(shared_etcd_cluster(3).endpoints(), fresh_etcd_prefix("t"));
     test::check_store_contract(*s);
   }
 
@@ -91,9 +77,9 @@ TEST_SUITE("etcd store") {
 
   TEST_CASE("keys and values are bytes, and keys are namespaced by the prefix") {
     SKIP_WITHOUT_ETCD();
-    std::string prefix = fresh_prefix();
-    auto s = open_on(cluster(1).endpoints(), prefix);
-    auto beside = open_on(cluster(1).endpoints(), prefix + "x");  // a prefix that starts like ours
+    std::string prefix = fresh_etcd_prefix("t");
+    auto s = open_on(shared_etcd_cluster(1).endpoints(), prefix);
+    auto beside = open_on(shared_etcd_cluster(1).endpoints(), prefix + "x");  // a prefix that starts like ours
     const std::string key("k\xff\x01 /é", 7), value(std::string("\0\x80\xc3(", 4));
     REQUIRE(s->create(key, value).ok());
     REQUIRE(beside->create("other", "o").ok());
@@ -109,9 +95,9 @@ TEST_SUITE("etcd store") {
 
   TEST_CASE("a scan reads at one revision across pages while another client writes") {
     SKIP_WITHOUT_ETCD();
-    std::string prefix = fresh_prefix();
-    auto s = open_on(cluster(3).endpoints(), prefix);
-    auto other = open_on({cluster(3).endpoint(2)}, prefix);
+    std::string prefix = fresh_etcd_prefix("t");
+    auto s = open_on(shared_etcd_cluster(3).endpoints(), prefix);
+    auto other = open_on({shared_etcd_cluster(3).endpoint(2)}, prefix);
     std::map<std::string, Revision> before;
     for (int i = 0; i < 50; ++i) {
       std::string key = fmt::format("n.{:03}", i);
@@ -151,7 +137,7 @@ TEST_SUITE("etcd store") {
     SKIP_WITHOUT_ETCD();
     EtcdCluster c(3);
     REQUIRE(c.start());
-    std::string prefix = fresh_prefix();
+    std::string prefix = fresh_etcd_prefix("t");
     auto seed = open_on(c.endpoints(), prefix);
     std::vector<Revision> revs;
     for (int i = 0; i < 300; ++i) {
@@ -257,10 +243,10 @@ TEST_SUITE("etcd store") {
 
   TEST_CASE("a store URL opens etcd; a password is never shown") {
     SKIP_WITHOUT_ETCD();
-    auto s = open_store_url(cluster(1).url(fresh_prefix()));
+    auto s = open_store_url(shared_etcd_cluster(1).url(fresh_etcd_prefix("t")));
     REQUIRE_MESSAGE(s.ok(), s.error().message);
     CHECK((*s)->create("k", "v").ok());
-    auto refused = open_store_url("etcd://root:secret@" + cluster(1).endpoint(0) + "/p");
+    auto refused = open_store_url("etcd://root:secret@" + shared_etcd_cluster(1).endpoint(0) + "/p");
     REQUIRE_FALSE(refused.ok());  // authentication is off: etcd refuses the user
     CHECK(refused.code() == Errc::store);
     CHECK(refused.error().message.find("secret") == std::string::npos);
@@ -269,8 +255,8 @@ TEST_SUITE("etcd store") {
 
   TEST_CASE("the C ABI's store opener reaches etcd by its URL, as every door does") {
     SKIP_WITHOUT_ETCD();
-    std::string prefix = fresh_prefix();
-    std::string url = cluster(3).url(prefix);
+    std::string prefix = fresh_etcd_prefix("t");
+    std::string url = shared_etcd_cluster(3).url(prefix);
     lj_store_t* store = nullptr;
     lj_error_t* err = nullptr;
     REQUIRE(lj_store_open_url(&store, url.data(), url.size(), nullptr, &err) == LJ_OK);
@@ -292,7 +278,7 @@ TEST_SUITE("etcd store") {
     lj_free(value);
     lj_store_destroy(store);
     // The same key through the C++ store: one namespace.
-    auto s = open_on(cluster(3).endpoints(), prefix);
+    auto s = open_on(shared_etcd_cluster(3).endpoints(), prefix);
     auto k = s->get("k");
     REQUIRE(k.ok());
     CHECK((**k).revision == rev);
@@ -313,8 +299,8 @@ TEST_SUITE("etcd store") {
 
   TEST_CASE("four processes race for a gone holder's lock on three members: one holder a round, tokens increasing") {
     SKIP_WITHOUT_ETCD();
-    EtcdCluster& c = cluster(3);
-    std::string prefix = fresh_prefix();
+    EtcdCluster& c = shared_etcd_cluster(3);
+    std::string prefix = fresh_etcd_prefix("t");
     auto store = open_on(c.endpoints(), prefix);
     std::vector<std::unique_ptr<test::Racer>> racers;
     for (int i = 0; i < 4; ++i) {

@@ -14,21 +14,14 @@
 
 using namespace leasejudge;
 using leasejudge::test::EtcdCluster;
+using leasejudge::test::fresh_etcd_prefix;
+using leasejudge::test::shared_etcd_cluster;
 
 namespace {
 
-EtcdCluster& shared_cluster() {
-  static std::unique_ptr<EtcdCluster> c;
-  if (!c) {
-    c = std::make_unique<EtcdCluster>(1);
-    REQUIRE_MESSAGE(c->start(), "etcd did not start");
-  }
-  return *c;
-}
-
 std::unique_ptr<EtcdStore> open_store(const std::string& prefix) {
   EtcdOptions o;
-  o.endpoints = shared_cluster().endpoints();
+  o.endpoints = shared_etcd_cluster(1).endpoints();
   o.prefix = prefix;
   auto s = EtcdStore::open(o);
   REQUIRE_MESSAGE(s.ok(), s.error().message);
@@ -109,7 +102,7 @@ TEST_SUITE("etcd watch from a revision") {
     check_change(got[0], "n.x", *r2, "2");
     check_change(got[1], "n.z", *r5, "5");
     REQUIRE(notes.size() == 1);
-    CHECK(notes[0] == "etcd at http://" + shared_cluster().endpoint(0) + "/v3/watch: the watch's start revision " +
+    CHECK(notes[0] == "etcd at http://" + shared_etcd_cluster(1).endpoint(0) + "/v3/watch: the watch's start revision " +
                           std::to_string(*r1) + " was compacted (etcd keeps revisions from " + std::to_string(*r3) +
                           " on): a scan at revision " + std::to_string(*r5) +
                           " (2 keys) stands for the changes since, and the watch goes on from revision " +
