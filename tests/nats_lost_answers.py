@@ -23,7 +23,12 @@ def pump(src, dst):
             dst.sendall(data)
     except OSError:
         pass
-    for s in (src, dst):
+    shut(src, dst)
+
+
+def shut(*sockets):
+    """Both directions of each socket ended: the proxy's two pumps end with them."""
+    for s in sockets:
         try:
             s.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -68,11 +73,7 @@ def client_to_server(client, server):
                 server.sendall(out)
     except OSError:
         pass
-    for s in (client, server):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+    shut(client, server)
 
 
 DELAY_MS = None
