@@ -43,7 +43,7 @@ std::unique_ptr<EtcdStore> open_on(const EtcdCluster& c, const std::string& pref
   o.prefix = prefix;
   o.request_timeout = std::chrono::milliseconds(2000);
   auto s = EtcdStore::open(o);
-  REQUIRE_MESSAGE(s.ok(), s.error().message);
+  REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
   return std::move(s).value();
 }
 
@@ -63,7 +63,7 @@ Instant now() {
 
 HeldLock take(Store& store, std::int64_t lease_ms) {
   auto a = acquire_lock(store, lock_key, request(lease_ms), now());
-  REQUIRE_MESSAGE(a.ok(), a.error().message);
+  REQUIRE_MESSAGE(a.ok(), (a.ok() ? std::string() : a.error().message));
   REQUIRE(a->outcome == Acquisition::Outcome::acquired);
   return a->lock;
 }

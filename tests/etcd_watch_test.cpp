@@ -24,7 +24,7 @@ std::unique_ptr<EtcdStore> open_store(const std::string& prefix) {
   o.endpoints = shared_etcd_cluster(1).endpoints();
   o.prefix = prefix;
   auto s = EtcdStore::open(o);
-  REQUIRE_MESSAGE(s.ok(), s.error().message);
+  REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
   return std::move(s).value();
 }
 
@@ -34,7 +34,7 @@ std::vector<KeyChange> take(KeyWatch& w, std::size_t n) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
     Status s = w.next(out, 200'000'000);
-    REQUIRE_MESSAGE(s.ok(), s.error().message);
+    REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
   }
   return out;
 }

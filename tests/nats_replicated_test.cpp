@@ -91,7 +91,7 @@ struct PlainKv {
 
 std::unique_ptr<NatsStore> open_store(NatsOptions o) {
   auto store = test::open_when_ready(o);
-  REQUIRE_MESSAGE(store.ok(), store.error().message);
+  REQUIRE_MESSAGE(store.ok(), (store.ok() ? std::string() : store.error().message));
   return std::move(store).value();
 }
 

@@ -20,7 +20,7 @@ namespace leasejudge::test {
 
 inline Revision must_create(Store& s, const std::string& key, const std::string& value) {
   auto r = s.create(key, value);
-  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
   return *r;
 }
 
@@ -87,7 +87,7 @@ inline void contract_scan(Store& s) {
         return Status::success();
       },
       options, &stats);
-  REQUIRE_MESSAGE(st.ok(), st.error().message);
+  REQUIRE_MESSAGE(st.ok(), (st.ok() ? std::string() : st.error().message));
   std::sort(seen.begin(), seen.end());
   CHECK(seen == written);
   for (std::size_t i = 0; i < values.size(); ++i) CHECK(values[i] == "v" + std::to_string(i));
@@ -181,7 +181,7 @@ inline std::vector<KeyChange> watch_until(KeyWatch& w, std::size_t want) {
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (out.size() < want && std::chrono::steady_clock::now() < until) {
     Status st = w.next(out, 200'000'000);
-    REQUIRE_MESSAGE(st.ok(), st.error().message);
+    REQUIRE_MESSAGE(st.ok(), (st.ok() ? std::string() : st.error().message));
   }
   return out;
 }
@@ -191,7 +191,7 @@ inline void contract_watch(Store& s) {
   KeyWatchOptions options;
   options.poll_ns = 20'000'000;
   auto w = s.watch("w.", options);
-  REQUIRE_MESSAGE(w.ok(), w.error().message);
+  REQUIRE_MESSAGE(w.ok(), (w.ok() ? std::string() : w.error().message));
   Revision r1 = must_create(s, "w.k", "one");
   must_create(s, "x.k", "outside");
   auto first = watch_until(**w, 1);
