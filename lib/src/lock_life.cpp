@@ -10,6 +10,11 @@ namespace leasejudge {
 
 namespace {
 
+std::int64_t steady_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 std::int64_t lease_of(const LockHolder& holder) {
   if (const auto* process = std::get_if<ProcessHolder>(&holder)) return process->lease_ms;
   if (const auto* execution = std::get_if<ExecutionHolder>(&holder)) return execution->max_runtime_ms;
@@ -114,6 +119,9 @@ std::string default_lock_purpose(std::string_view key, std::int32_t pid) {
 
 Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockRequest& request, Instant now) {
   if (key.empty()) return Error{Errc::invalid_argument, "a lock needs a key"};
+  // Before any write (the store lease's grant included): the lease a judge counts
+  // cannot have begun earlier than now, so neither can the one the heartbeat counts.
+  const std::int64_t lease_from = steady_ns();
   const BodyAuthor author = request.author ? *request.author : this_author();
   const std::string id = request.id.empty() ? new_acquisition_id() : request.id;
   auto body = lock_body(request.purpose, now, request.holder, id, author);
@@ -121,7 +129,8 @@ Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockR
 
   auto taken = [&](const Written& w, std::optional<LockVerdict> verdict, Revision broke_at) {
     Acquisition a = outcome_of(Acquisition::Outcome::acquired, std::move(verdict), broke_at);
-    a.lock = HeldLock{std::string(key), id, *body, w.revision, lease_of(request.holder), w.lease.id, w.lease.ttl_s};
+    a.lock = HeldLock{std::string(key), id,          *body,        w.revision, lease_of(request.holder),
+                      w.lease.id,       w.lease.ttl_s, lease_from};
     return a;
   };
 
@@ -169,6 +178,7 @@ Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockR
 
 Status renew_lock(Store& store, HeldLock& lock, Instant now) {
   if (lock.lease_ms <= 0) return Error{Errc::invalid_argument, "a lock without a lease has nothing to renew"};
+  const std::int64_t lease_from = steady_ns();
   auto body = parse_lock_body(lock.body);
   if (!body) return Error{Errc::invalid_argument, "the held lock's body is not readable: " + body.error().message};
   auto renewed = renewed_lock_body(*body, now, lock.lease_ms);
@@ -182,6 +192,7 @@ Status renew_lock(Store& store, HeldLock& lock, Instant now) {
   }
   lock.body = std::move(*renewed);
   lock.revision = *revision;
+  lock.lease_from_ns = lease_from;
   return Status::success();
 }
 
@@ -251,15 +262,6 @@ Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view 
 
 // --- the heartbeat -------------------------------------------------------------------
 
-namespace {
-
-std::int64_t steady_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost)
     : store_(store),
       lock_(std::move(lock)),
@@ -267,7 +269,8 @@ LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function
       on_lost_(std::move(on_lost)) {
   // A lock without a lease (the machine-local kind) has nothing to renew.
   if (lock_.lease_ms <= 0) return;
-  lease_end_ns_.store(steady_ns() + lock_.lease_ms * 1'000'000);
+  counted_.store(lock_.lease_from_ns != 0);
+  lease_end_ns_.store((counted_ ? lock_.lease_from_ns : steady_ns()) + lock_.lease_ms * 1'000'000);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -285,7 +288,7 @@ void LockRenewal::stop() {
 }
 
 bool LockRenewal::expired() const noexcept {
-  if (lost_.load()) return true;
+  if (lost_.load() || !counted_.load()) return true;
   const std::int64_t end = lease_end_ns_.load();
   return end != 0 && steady_ns() >= end;
 }
@@ -320,7 +323,8 @@ void LockRenewal::run() {
   std::unique_lock<std::mutex> guard(mu_);
   const std::int64_t lease_ns = lock_.lease_ms * 1'000'000;
   const auto every = interval(lock_.lease_ms), retry = retry_interval(lock_.lease_ms);
-  auto next = steady_clock::now() + every;
+  // A lease whose start is not known is renewed at once: until then it counts as over.
+  auto next = counted_.load() ? steady_clock::now() + every : steady_clock::now();
   Error last{Errc::internal, ""};
   while (true) {
     if (cv_.wait_until(guard, next, [this] { return stopping_; })) return;
@@ -335,6 +339,7 @@ void LockRenewal::run() {
     Status renewed = renew_lock(store_, lock_, clock_());
     if (renewed) {
       lease_end_ns_.store(tried_at + lease_ns);
+      counted_.store(true);
       renewals_.fetch_add(1);
       next = steady_clock::time_point(nanoseconds(tried_at)) + every;
       continue;

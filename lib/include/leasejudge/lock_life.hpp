@@ -50,6 +50,13 @@ struct HeldLock {
   std::int64_t lease_ms = 0;  // for renewal (0: nothing to renew)
   std::int64_t store_lease = 0;    // the store lease the key is bound to (0: none)
   std::int64_t store_lease_s = 0;  // the length it was granted for, in whole seconds
+  // When the lease it holds began, on the steady clock (steady_clock's ns since its
+  // epoch): the start of the acquisition or the renewal that wrote the body, taken
+  // before any write (a store lease's grant or keep-alive included), so no judge's
+  // count of the lease can begin earlier.
+  // 0: not known (a lock opened by held_lock): its heartbeat believes nothing until its
+  // first renewal lands.
+  std::int64_t lease_from_ns = 0;
 };
 
 struct Acquisition {
@@ -74,7 +81,8 @@ std::string default_lock_purpose(std::string_view key, std::int32_t pid);
 // Take the lock at key: create it when absent; when held, judge the holder and,
 // on break, delete the body at the revision judged, then create ours. A write that
 // finds the key moved is lost_race: reported, never retried here. Store failures
-// are errors.
+// are errors. now is the body's time: read it just before the call, as the lease
+// the lock's heartbeat counts begins at the call (HeldLock::lease_from_ns).
 Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockRequest& request, Instant now);
 
 // The verdict on the lock entry read from store at key: when the entry is bound to a
@@ -137,8 +145,12 @@ Result<Acquisition> acquire_lock_wait(Store& store, std::string_view key, const 
 // The heartbeat: renews a held lock every third of its lease on a thread of its
 // own until stopped or lost. A renewal that fails is tried again every retry
 // interval while the lease still runs (the lease counted from the start of the last
-// renewal that succeeded, or from the heartbeat's start, without the skew judges
-// add): one failed renewal is no loss. The lock is lost when a renewal finds it
+// renewal that succeeded, or from the acquisition's start, lock.lease_from_ns, never
+// from the heartbeat's own start: a holder held up between its acquisition and its
+// heartbeat has used that much of its lease; without the skew judges add): one failed
+// renewal is no loss. A lock whose lease start is not known (lease_from_ns 0, a lock
+// opened by held_lock) is renewed at once and counts as expired until that renewal
+// lands; it is lost when none lands within a lease of the heartbeat's start. The lock is lost when a renewal finds it
 // changed (someone else's body now), or when the lease ends without a renewal that
 // succeeded; on_lost then runs once, on that thread. A try again is an update at
 // the revision last seen, never a blind write: when it finds the key moved, the
@@ -183,6 +195,7 @@ class LockRenewal {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::atomic<bool> lost_{false};
+  std::atomic<bool> counted_{true};              // the lease's start is known
   std::atomic<std::int64_t> lease_end_ns_{0};  // steady clock: the last renewal's start + lease
   std::atomic<std::uint64_t> renewals_{0};
   std::atomic<std::uint64_t> retries_{0};
