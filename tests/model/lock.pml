@@ -50,15 +50,16 @@
  *            on the store's word that the lease ended (no remove: the key went with
  *            it) or on a process proven gone (remove at the revision read); a body
  *            whose lease ended by the judge's clock is held while the store lease runs.
- *   FIXED_HEARTBEAT_START  the heartbeat counts its first lease from the acquisition's
- *            own start (acquire_lock's now; on etcd the grant) instead of from its
- *            constructor, as the code does today: README.md, "Known defect".
+ *   MUTANT_HEARTBEAT_OWN_START  the heartbeat counts its first lease from its own
+ *            start (LockRenewal's constructor) instead of from the acquisition's
+ *            (HeldLock::lease_from_ns, taken before the grant and the create): the
+ *            defect this model found in an earlier version of the code (README.md).
  *   MUTANT_BREAK_BLIND     acquire_lock's break removes the key without its revision
  *            compare.
  *   MUTANT_RENEW_BLIND     renew_lock's update lands without its revision compare
  *            (on ETCD it finds nothing: README.md).
  *   MUTANT_ADOPT_ANY       LockRenewal::adopt_own_body adopts any body, not only one of
- *            our acquisition id (with FIXED_HEARTBEAT_START it finds nothing: README.md).
+ *            our acquisition id (it finds nothing: README.md).
  *
  * Properties (assertions, each named in a comment on its line):
  *   exclusion  never two holders that both hold the lock by their own count at once
@@ -316,18 +317,19 @@ acquired:
   atomic {
     out = 0;
     printf("h%d starts its heartbeat\n", h);
-    /* LockRenewal::LockRenewal: lease_end_ns_ = steady_ns() + lease */
-#if defined(FIXED_HEARTBEAT_START) && defined(ETCD)
+    /* LockRenewal::LockRenewal: lease_end_ns_ = lock.lease_from_ns + lease, the
+     * steady clock read at acquire_lock's start (lib/src/lock_life.cpp) */
+#if defined(MUTANT_HEARTBEAT_OWN_START)
+    hold(h, LEASE)                   /* from the heartbeat's own start */
+#elif defined(ETCD)
     hold(h, sl_left[h])              /* from the grant, when the store lease began */
-#elif defined(FIXED_HEARTBEAT_START)
+#else
     /* from acquire_lock's now, when the body's lease began (body_left is that count
      * plus SKEW_ROOM while the body is ours; once it is not, the lease had ended) */
     if
     :: key_id == h + 1 && body_left > SKEW_ROOM -> hold(h, body_left - SKEW_ROOM)
     :: else -> hold(h, 0)
     fi
-#else
-    hold(h, LEASE)                   /* from now */
 #endif
   };
 
