@@ -337,14 +337,22 @@ TEST_SUITE("lock") {
     std::atomic<int> lost_calls{0};
     auto on_lost = [&](const Error&) { lost_calls.fetch_add(1); };
 
-    SUBCASE("a holder held up past its lease before its heartbeat began holds nothing") {
+    SUBCASE("a holder held up past its lease before its heartbeat began holds nothing until it renews") {
       // A judge may have broken the body meanwhile: the heartbeat must not count a fresh lease.
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      store.put("k", "broken and taken");
       LockRenewal renewal(store, got->lock, fixed_clock(now), on_lost);
       CHECK(renewal.expired());
       REQUIRE(wait_until_true([&] { return lost_calls.load() == 1; }));
       CHECK(renewal.lost());
       CHECK(renewal.renewals() == 0);
+    }
+    SUBCASE("held up past its lease, nobody took the lock: believed again once a renewal lands") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      LockRenewal renewal(store, got->lock, fixed_clock(now), on_lost);
+      REQUIRE(wait_until_true([&] { return renewal.renewals() >= 1; }));
+      CHECK(!renewal.expired());
+      CHECK(!renewal.lost());
     }
     SUBCASE("a renewal moves the start: a heartbeat begun after it counts from it") {
       std::this_thread::sleep_for(std::chrono::milliseconds(150));

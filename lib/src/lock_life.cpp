@@ -269,8 +269,12 @@ LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function
       on_lost_(std::move(on_lost)) {
   // A lock without a lease (the machine-local kind) has nothing to renew.
   if (lock_.lease_ms <= 0) return;
-  counted_.store(lock_.lease_from_ns != 0);
-  lease_end_ns_.store((counted_ ? lock_.lease_from_ns : steady_ns()) + lock_.lease_ms * 1'000'000);
+  // A lease whose start is not known, or that ended before the heartbeat began, is not
+  // counted on: renewed at once, it counts again once that renewal lands (it lands only
+  // at the revision we hold, so no other holder took the lock meanwhile).
+  const std::int64_t lease_ns = lock_.lease_ms * 1'000'000, started = steady_ns();
+  counted_.store(lock_.lease_from_ns != 0 && lock_.lease_from_ns + lease_ns > started);
+  lease_end_ns_.store((counted_ ? lock_.lease_from_ns : started) + lease_ns);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -323,7 +327,6 @@ void LockRenewal::run() {
   std::unique_lock<std::mutex> guard(mu_);
   const std::int64_t lease_ns = lock_.lease_ms * 1'000'000;
   const auto every = interval(lock_.lease_ms), retry = retry_interval(lock_.lease_ms);
-  // A lease whose start is not known is renewed at once: until then it counts as over.
   auto next = counted_.load() ? steady_clock::now() + every : steady_clock::now();
   Error last{Errc::internal, ""};
   while (true) {

@@ -149,8 +149,10 @@ Result<Acquisition> acquire_lock_wait(Store& store, std::string_view key, const 
 // from the heartbeat's own start: a holder held up between its acquisition and its
 // heartbeat has used that much of its lease; without the skew judges add): one failed
 // renewal is no loss. A lock whose lease start is not known (lease_from_ns 0, a lock
-// opened by held_lock) is renewed at once and counts as expired until that renewal
-// lands; it is lost when none lands within a lease of the heartbeat's start. The lock is lost when a renewal finds it
+// opened by held_lock), or whose lease ended before the heartbeat began, is renewed at
+// once and counts as expired until that renewal lands (at the revision held: nobody
+// took the lock meanwhile); it is lost when none lands within a lease of the
+// heartbeat's start. The lock is lost when a renewal finds it
 // changed (someone else's body now), or when the lease ends without a renewal that
 // succeeded; on_lost then runs once, on that thread. A try again is an update at
 // the revision last seen, never a blind write: when it finds the key moved, the
