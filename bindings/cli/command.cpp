@@ -414,6 +414,14 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
   lj_store_url_options_t o = LJ_STORE_URL_OPTIONS_INIT;
   auto creds = store_value(cx, args, "--creds"), ca = store_value(cx, args, "--tls-ca"),
        cert = store_value(cx, args, "--tls-cert"), key = store_value(cx, args, "--tls-key");
+  // The library's rule, said with the flags that mend it.
+  const bool nats = url->rfind("nats://", 0) == 0 || url->rfind("tls://", 0) == 0;
+  if (nats && cert.has_value() != key.has_value()) {
+    *exit = cx.usage(fmt::format("{} FILE needs {} FILE too: a NATS client certificate needs both its certificate and "
+                                 "key files",
+                                 cert ? "--tls-cert" : "--tls-key", cert ? "--tls-key" : "--tls-cert"));
+    return nullptr;
+  }
   auto set = [](const std::optional<std::string>& v, const char*& p, size_t& n) {
     if (v) p = v->data(), n = v->size();
   };
@@ -422,6 +430,9 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
   set(cert, o.tls_cert_file, o.tls_cert_file_len);
   set(key, o.tls_key_file, o.tls_key_file_len);
   o.create = args.has("--create-bucket") ? 1 : 0;
+  static constexpr std::string_view create_flag = "--create-bucket";  // named where a missing store is refused
+  o.create_name = create_flag.data();
+  o.create_name_len = create_flag.size();
   o.refuse_unfenced = args.has("--refuse-unfenced") ? 1 : 0;
   // What the store says once of a server that does not fence other writers: on stderr.
   o.note = [](const char* line, size_t len, void* payload) {
