@@ -63,6 +63,11 @@ if [ -f "$root/usr/lib/bash/leasejudge.so" ]; then
   same "the builtin loads from the scratch root" "$version" \
     "$(env -i bash -c "enable -f '$root/usr/lib/bash/leasejudge.so' leasejudge && leasejudge version" 2>&1)"
 fi
+# The systemd unit of step watch, its ExecStart the installed command.
+unit=$root/usr/lib/systemd/system/leasejudge-step-watch@.service
+same "the unit is in place, its ExecStart /usr/bin/leasejudge" \
+  "ExecStart=/usr/bin/leasejudge step watch --node %i --wait-for-store \$LEASEJUDGE_WATCH_OPTIONS" \
+  "$(grep '^ExecStart=' "$unit" 2>&1)"
 same "the man page and the completion are in place" "yes yes" \
   "$([ -s "$root/usr/share/man/man1/leasejudge.1" ] && echo yes) $([ -s "$root/usr/share/bash-completion/completions/leasejudge" ] && echo yes)"
 same "its copyright file declares Apache-2.0 and points at the system's text" "Apache-2.0 yes" \
