@@ -419,9 +419,10 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit, std::stri
   // The library's rule, said with the flags that mend it.
   const bool nats = url->rfind("nats://", 0) == 0 || url->rfind("tls://", 0) == 0;
   if (nats && cert.has_value() != key.has_value()) {
-    *exit = cx.usage(fmt::format("{} FILE needs {} FILE too: a NATS client certificate needs both its certificate and "
-                                 "key files",
-                                 cert ? "--tls-cert" : "--tls-key", cert ? "--tls-key" : "--tls-cert"));
+    *exit =
+        cx.usage(fmt::format("{} FILE needs {} FILE too: a NATS client certificate needs both its certificate and "
+                             "key files",
+                             cert ? "--tls-cert" : "--tls-key", cert ? "--tls-key" : "--tls-cert"));
     return nullptr;
   }
   auto set = [](const std::optional<std::string>& v, const char*& p, size_t& n) {

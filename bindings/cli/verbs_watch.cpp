@@ -86,7 +86,7 @@ std::string key_text(const lj_sweep_key_t* k, int field) {
 // --json: one line per end or delete with its outcome (the keys left are counted only).
 int on_key(const lj_sweep_key_t* k, void* payload) {
   auto* run = static_cast<WatchRun*>(payload);
-  run->service->alive();  // a sweep of many keys turns the loop too
+  run->service->alive();   // a sweep of many keys turns the loop too
   if (!run->first_done) {  // the first sweep's progress, until a sweep has ended
     if (lj_step_watch_figure(run->watch, LJ_WATCH_SWEEPS) == 0) {
       run->progress->tick(++run->first_keys);
