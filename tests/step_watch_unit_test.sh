@@ -5,7 +5,8 @@
 # nats-server:
 #  - while the store is down, no READY=1, and STATUS= says why; once it is up, READY=1
 #    after the start's sweep (every end of it written before), WATCHDOG=1 at half the
-#    asked interval, and on SIGTERM STOPPING=1 and exit 0;
+#    asked interval, and on SIGTERM STOPPING=1 and exit 0 (also while it waits for
+#    its store);
 #  - each line on the journal stream opens with its priority (<3>, <4>, <6>), and
 #    none where JOURNAL_STREAM names another file or is malformed;
 #  - bad values in the environment file are usage errors (exit 2, which the unit does
@@ -138,6 +139,15 @@ kill -TERM "$(cat "$tmp/fs/pid")"
 until_said fs "^exit" 10
 check "a file: store, WATCHDOG_USEC no number: READY=1, no WATCHDOG=1, STOPPING=1, exit 0" \
   "READY=1 lines=0|STOPPING=1|exit 0" "$(grep -o 'READY=1.*\|WATCHDOG=1\|STOPPING=1$\|^exit .*' "$tmp/fs/notify" | paste -sd'|')"
+
+# SIGTERM while the store is still down: it stops waiting, never ready.
+printf 'LEASEJUDGE_STORE=nats://127.0.0.1:1/steps\n' >"$tmp/down.env"
+run down "$tmp/down.env" n3
+until_said down "STATUS=.*trying again" 10
+kill -TERM "$(cat "$tmp/down/pid")"
+until_said down "^exit" 10
+check "SIGTERM while the store is down: STOPPING=1, exit 0, said; never ready" "STOPPING=1|exit 0 1" \
+  "$(grep -o 'READY=1\|STOPPING=1$\|^exit .*' "$tmp/down/notify" | paste -sd'|') $(grep -c '^<6>leasejudge step watch: stopped before the store could be opened$' "$tmp/down/stderr")"
 
 # Bad values in the environment file: usage errors, exit 2, said at priority 3.
 bad() { # bad WHAT INSTANCE EXPECTED-LINE-PART ENV-LINES...
