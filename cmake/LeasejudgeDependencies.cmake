@@ -22,6 +22,9 @@ find_program(LEASEJUDGE_GO_EXECUTABLE go)
 find_path(LEASEJUDGE_BASH_INCLUDE_DIR builtins.h PATHS /usr/include/bash NO_DEFAULT_PATH)
 find_path(LEASEJUDGE_NODE_INCLUDE_DIR node_api.h PATHS /usr/include/node /usr/local/include/node NO_DEFAULT_PATH)
 find_program(LEASEJUDGE_NODE_EXECUTABLE node)
+# The Python package's wheel is built by its own backend, which reads pyproject.toml
+# with tomllib (3.11).
+find_package(Python3 3.11 QUIET COMPONENTS Interpreter)
 
 set(_have_tests OFF)
 if(doctest_FOUND)
@@ -42,6 +45,11 @@ endif()
 set(_have_bash OFF)
 if(LEASEJUDGE_BASH_INCLUDE_DIR)
   set(_have_bash ON)
+endif()
+
+set(_have_python OFF)
+if(Python3_Interpreter_FOUND)
+  set(_have_python ON)
 endif()
 
 set(_have_node OFF)

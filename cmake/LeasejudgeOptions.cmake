@@ -9,6 +9,14 @@ option(LEASEJUDGE_GO "Build and test the Go binding (golang-go)" ${_have_go})
 option(LEASEJUDGE_BASH "Build the bash loadable builtin (bash-builtins)" ${_have_bash})
 option(LEASEJUDGE_NODE "Build the Node package (nodejs and its node_api.h)" ${_have_node})
 option(LEASEJUDGE_SANITIZE "Build everything with ASan and UBSan" OFF)
+# The wheel carries the library: the plain build's (under the sanitizers, python3
+# could load it only with their runtimes preloaded).
+set(_python_default OFF)
+if(_have_python AND NOT LEASEJUDGE_SANITIZE)
+  set(_python_default ON)
+endif()
+option(LEASEJUDGE_PYTHON "Stage the Python package with the library and build its wheel (python3 3.11+)"
+       ${_python_default})
 
 if(LEASEJUDGE_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)

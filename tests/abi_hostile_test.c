@@ -273,9 +273,27 @@ static void case_store_url(void) {
   o.tls_ca_file_len = 0;
   o.tls_ca_file = NULL;
 
+  o.create_name = NULL; /* version 2's name of creation: NULL with a length, a NUL inside */
+  o.create_name_len = 2;
+  REFUSED(lj_store_open_url(&store, "mem:", 4, &o, &err), LJ_EINVAL);
+  o.create_name = "--x\0y";
+  o.create_name_len = 5;
+  REFUSED(lj_store_open_url(&store, "mem:", 4, &o, &err), LJ_EINVAL);
+  o.create_name = "--make-it";
+  o.create_name_len = 9;
+
   snprintf(missing, sizeof missing, "file:/tmp/lj-hostile-missing-%ld", (long)getpid());
-  REFUSED(lj_store_open_url(&store, missing, strlen(missing), &o, &err), LJ_ESTORE);
-  CHECK(store == NULL && stat(missing + 5, &st) != 0); /* nothing made */
+  CHECK(lj_store_open_url(&store, missing, strlen(missing), &o, &err) == LJ_ESTORE && store == NULL);
+  CHECK(err != NULL && strstr(lj_error_message(err), "(nothing was made; --make-it makes it)") != NULL);
+  lj_error_destroy(err);
+  err = NULL;
+  o.version = 1; /* a caller built against version 1: no name read past its struct */
+  CHECK(lj_store_open_url(&store, missing, strlen(missing), &o, &err) == LJ_ESTORE && store == NULL);
+  CHECK(err != NULL && strstr(lj_error_message(err), "(nothing was made; creation makes it)") != NULL);
+  lj_error_destroy(err);
+  err = NULL;
+  o.version = LJ_STORE_URL_OPTIONS_VERSION;
+  CHECK(stat(missing + 5, &st) != 0); /* nothing made */
   o.create = 1;
   CHECK(lj_store_open_url(&store, missing, strlen(missing), &o, NULL) == LJ_OK && store != NULL);
   lj_store_destroy(store);

@@ -123,7 +123,7 @@ same "owner of a pid that does not run: exit 1, saying so" \
   "$(run owner 999999) $(cat "$w/err")"
 same "a store nobody answers: exit 4" 4 "$(run step export --store nats://127.0.0.1:1/steps)"
 same "a file store whose directory is not there: exit 4, saying so, nothing made" \
-  "4 leasejudge step sweep: opening file:$w/typo: the directory $w/typo does not exist (nothing was made; creation makes it) no" \
+  "4 leasejudge step sweep: opening file:$w/typo: the directory $w/typo does not exist (nothing was made; --create-bucket makes it) no" \
   "$(run step sweep --store "file:$w/typo" --node n1) $(cat "$w/err") $([ -e "$w/typo" ] && echo made || echo no)"
 same "... made with --create-bucket: an empty store" "0 leasejudge step export: 0 keys exported" \
   "$(run step export --store "file:$w/typo" --create-bucket) $(cat "$w/err")"
@@ -306,7 +306,7 @@ same "... its lease ends 30 s + 5 min after" "1 held lease_runs 2024-05-01T12:05
   "$rc $(cut -d' ' -f1,2 "$w/out") $(grep -o 'until [^ ]*' "$w/out" | cut -c7-)"
 rc=$(run lock renew --store "$lurl" lease --id "$lid" --now 2024-05-01T12:00:10Z)
 same "lock renew without --lease: the lease it was taken with" \
-  "0 renewed lease: revision $(($(cut -d' ' -f4 "$w/out" | tr -d ,))), the lease 30s from now" "$rc $(cat "$w/out")"
+  "0 renewed lease: fencing token $(($(cut -d' ' -f5 "$w/out" | tr -d ,))), the lease 30s from now" "$rc $(cat "$w/out")"
 rc=$(run lock judge --store "$lurl" lease --now 2024-05-01T12:00:11Z)
 same "... the body's end moved by that lease" "1 2024-05-01T12:05:40.000Z" "$rc $(grep -o 'until [^ ]*' "$w/out" | cut -c7-)"
 rc=$(run lock renew --store "$lurl" lease --id "$lid" --lease 2m --now 2024-05-01T12:00:20Z --json)

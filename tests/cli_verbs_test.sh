@@ -478,6 +478,96 @@ for l in sys.stdin:
     d = json.loads(l)
     if d["key"] == "n1.gone": print(d["value"]["state"])')"
 
+# --- one name per concept: a lock's token is fencing_token in every lock verb ----------
+# Each verb's --json token against the store's own record of the body's revision: the
+# file store's file opens with "lj1 <revision>" (read here, not through leasejudge).
+file_revision() {  # KEY: the revision in the file holding the lock KEY's body
+  local f
+  f=$(grep -l "\"purpose\":\"$1 " "$w"/fs/* 2>/dev/null | head -1)
+  sed -n '1s/^lj1 \([0-9]*\)$/\1/p' "$f"
+}
+token_of() {  # FILE [KEY]: "fencing_token revision" of the (KEY's) JSON line
+  python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    if len(sys.argv) < 3 or d.get("key") == sys.argv[2]:
+        print(d.get("fencing_token", "none"), d.get("revision", "none")); break' "$@"
+}
+"$lj" lock acquire --store "$fs" ft --purpose "ft acquired" --pid $live --json >"$w/ft.acq" 2>/dev/null
+rev=$(file_revision ft)
+same "lock acquire --json: fencing_token, and revision beside it, the body's revision" "$rev $rev" \
+  "$(token_of "$w/ft.acq")"
+ft_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$w/ft.acq")
+"$lj" lock renew --store "$fs" ft --id "$ft_id" --json >"$w/ft.renew" 2>/dev/null
+rev2=$(file_revision ft)
+same "lock renew --json: the renewed body's revision as fencing_token and revision" "$rev2 $rev2 yes" \
+  "$(token_of "$w/ft.renew") $([ "$rev2" -gt "$rev" ] && echo yes)"
+"$lj" lock show --store "$fs" ft --json >"$w/ft.show" 2>/dev/null
+same "lock show --json: fencing_token and revision" "$rev2 $rev2" "$(token_of "$w/ft.show")"
+"$lj" lock list --store "$fs" --json >"$w/ft.list" 2>/dev/null
+same "lock list --json: fencing_token and revision" "$rev2 $rev2" "$(token_of "$w/ft.list" ft)"
+"$lj" lock hold --store "$fs" fh --purpose "fh held" --json >"$w/fh.out" 2>/dev/null &
+p=$!
+for _ in $(seq 50); do [ -s "$w/fh.out" ] && break; sleep 0.1; done
+rev=$(file_revision fh)
+kill -TERM $p
+wait $p
+same "lock hold --json: fencing_token and revision" "$rev $rev" "$(token_of "$w/fh.out")"
+"$lj" lock run --store "$fs" fr --purpose "fr run" --json -- sh -c 'echo "$LEASEJUDGE_FENCING_TOKEN" >"$0"' \
+  "$w/fr.env" >"$w/fr.out" 2>/dev/null
+same "lock run --json: fencing_token, the token its command was given" "$(cat "$w/fr.env") none" \
+  "$(token_of "$w/fr.out")"
+
+# --- lock list's table: columns sized to the rows, one row a line, a long purpose cut ---
+"$lj" lock acquire --store "file:$w/tbl" --create-bucket t.short --purpose short --pid $live >/dev/null 2>&1
+"$lj" lock acquire --store "file:$w/tbl" t.long --purpose "$(printf 'p%.0s' $(seq 300))" --pid $live >/dev/null 2>&1
+"$lj" lock acquire --store "file:$w/tbl" t.wide --purpose "été à 東京" --pid $live >/dev/null 2>&1
+"$lj" lock list --store "file:$w/tbl" --now 2024-05-01T12:00:00Z >"$w/tbl.out" 2>/dev/null
+same "lock list with a 300-byte purpose: a header and three rows, each column where the header puts it" ok \
+  "$(python3 - "$w/tbl.out" <<'PY'
+import sys, unicodedata
+def grid(row):  # the row as a terminal shows it: a wide character in two cells
+    out = []
+    for ch in row:
+        out += [ch, ""] if unicodedata.east_asian_width(ch) in "WF" else [ch]
+    return out
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+assert lines[-1] == "", lines[-1]
+head, rows = lines[0], [grid(r) for r in lines[1:-1]]
+assert len(rows) == 3, lines
+names = ["KEY", "HOLDER", "PURPOSE", "LEASE END", "TOKEN", "VERDICT"]
+at = [head.index(n) for n in names]  # the header is ASCII: its cells are its characters
+token_end = at[4] + len("TOKEN")  # right-aligned under its header
+for g in rows:
+    text = "".join(g)
+    for i, n in enumerate(names):
+        c = token_end - 1 if n == "TOKEN" else at[i]  # where the cell's text is, the space before it
+        assert g[c] not in (" ", "") and (i == 0 or n == "TOKEN" or g[c - 1] == " "), (n, text)
+    assert g[token_end:token_end + 2] == [" ", " "], text
+    purpose = "".join(g[at[2]:at[3]]).rstrip()
+    assert len(grid(purpose)) <= 40, (purpose, len(grid(purpose)))
+    if text.startswith("t.long"):
+        assert purpose.startswith("ppp") and purpose.endswith("[cut: 300 bytes in all]"), purpose
+    if text.startswith("t.wide"):
+        assert purpose == "été à 東京", purpose
+print("ok")
+PY
+)"
+
+# --- an error a flag mends names the flag ---------------------------------------------
+same "a NATS bucket that does not exist: exit 4, naming --create-bucket" \
+  "4 leasejudge lock show: opening $nats/nobucket: the NATS bucket nobucket does not exist at $nats (nothing was made; --create-bucket makes it)" \
+  "$(run lock show --store "$nats/nobucket" k) $(cat "$w/err")"
+same "a NATS client certificate without its key: exit 2, naming --tls-key" \
+  "2 leasejudge step export: --tls-cert FILE needs --tls-key FILE too: a NATS client certificate needs both its certificate and key files (see leasejudge step export --help)" \
+  "$(run step export --store "$nats/steps" --tls-cert "$w/garbage") $(cat "$w/err")"
+same "... a key without its certificate (from the environment): exit 2, naming --tls-cert" \
+  "2 leasejudge step export: --tls-key FILE needs --tls-cert FILE too: a NATS client certificate needs both its certificate and key files (see leasejudge step export --help)" \
+  "$(LEASEJUDGE_TLS_KEY=$w/garbage run step export --store "$nats/steps") $(cat "$w/err")"
+same "a file: directory that does not exist: exit 4, naming --create-bucket" \
+  "4 leasejudge lock list: opening file:$w/nodir: the directory $w/nodir does not exist (nothing was made; --create-bucket makes it)" \
+  "$(run lock list --store "file:$w/nodir") $(cat "$w/err")"
+
 # --- text safe on a terminal: lock judge and show on hostile bodies -------------------
 python3 - "$w" <<'PY'
 import json, sys

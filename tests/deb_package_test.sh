@@ -63,6 +63,28 @@ if [ -f "$root/usr/lib/bash/leasejudge.so" ]; then
   same "the builtin loads from the scratch root" "$version" \
     "$(env -i bash -c "enable -f '$root/usr/lib/bash/leasejudge.so' leasejudge && leasejudge version" 2>&1)"
 fi
+# The Python package for Debian's python3: its modules in dist-packages (no library of
+# its own), imported from the scratch root by Debian's python3, it finds the root's
+# library next to its prefix. Its bytecode goes with it (prerm).
+pyd=$root/usr/lib/python3/dist-packages
+same "the Python package in dist-packages: its modules and py.typed" \
+  "$(cd "$src/bindings/python/src/leasejudge" && ls -- *.py py.typed | LC_ALL=C sort | paste -sd' ')" \
+  "$(cd "$pyd/leasejudge" 2>/dev/null && ls | LC_ALL=C sort | paste -sd' ')"
+if [ -x /usr/bin/python3 ]; then
+  same "Debian's python3 imports it from the scratch root; it loads the root's library" \
+    "$pyd/leasejudge/__init__.py $root/usr/lib not_readable" \
+    "$(env -i PYTHONPATH="$pyd" /usr/bin/python3 -B -c 'import os, leasejudge as lj, leasejudge._lib as L
+print(lj.__file__, os.path.dirname(L.lib()._name), lj.judge_lock("[").reason.code)' 2>&1)"
+else
+  skip_or_fail "Debian's python3 is not installed"
+fi
+same "its prerm removes the bytecode python3 writes beside the package" yes \
+  "$(dpkg-deb -I "$deb" prerm | grep -qxF 'rm -rf "/usr/lib/python3/dist-packages/leasejudge/__pycache__"' && echo yes)"
+# The systemd unit of step watch, its ExecStart the installed command.
+unit=$root/usr/lib/systemd/system/leasejudge-step-watch@.service
+same "the unit is in place, its ExecStart /usr/bin/leasejudge" \
+  "ExecStart=/usr/bin/leasejudge step watch --node %i --wait-for-store \$LEASEJUDGE_WATCH_OPTIONS" \
+  "$(grep '^ExecStart=' "$unit" 2>&1)"
 same "the man page and the completion are in place" "yes yes" \
   "$([ -s "$root/usr/share/man/man1/leasejudge.1" ] && echo yes) $([ -s "$root/usr/share/bash-completion/completions/leasejudge" ] && echo yes)"
 same "its copyright file declares Apache-2.0 and points at the system's text" "Apache-2.0 yes" \

@@ -154,7 +154,14 @@ TEST_SUITE("nats store") {
 
     auto missing = NatsStore::open(options_for(server.url(), "steps", false));
     REQUIRE(missing.code() == Errc::store);
-    CHECK(missing.error().message.find("bucket steps does not exist") != std::string::npos);
+    CHECK(missing.error().message == "the NATS bucket steps does not exist at " + server.url() +
+                                         " (nothing was made; creation makes it)");
+    NatsOptions named = options_for(server.url(), "steps", false);
+    named.create_name = "--create-bucket";  // the caller's own words for creation
+    auto said = NatsStore::open(named);
+    REQUIRE(said.code() == Errc::store);
+    CHECK(said.error().message == "the NATS bucket steps does not exist at " + server.url() +
+                                      " (nothing was made; --create-bucket makes it)");
 
     NatsOptions o = options_for(server.url(), "steps", true);
     o.history = 5;

@@ -47,6 +47,13 @@ TEST_SUITE("store url") {
     CHECK(refused.error().message ==
           "opening file:" + typo + ": the directory " + typo + " does not exist (nothing was made; creation makes it)");
     CHECK_FALSE(exists(typo));
+    StoreUrlOptions named;  // the caller's own words for creation, in the message
+    named.create_name = "--create-bucket";
+    auto said = open_store_url("file:" + typo, named);
+    REQUIRE_FALSE(said.ok());
+    CHECK(said.error().message == "opening file:" + typo + ": the directory " + typo +
+                                      " does not exist (nothing was made; --create-bucket makes it)");
+    CHECK_FALSE(exists(typo));
     StoreUrlOptions create;
     create.create = true;
     auto made = open_store_url("file:" + typo, create);

@@ -147,7 +147,9 @@ int main(void) {
   CHECK(lj_step_watch_figure(watch, LJ_WATCH_LAST_SWEEP_UNIX_NS) > 0);
   CHECK(lj_step_watch_judged(watch, LJ_STEP_OWNER_NOT_SELF) == 2);
   CHECK(lj_step_watch_figure(watch, -1) == 0);
-  CHECK(lj_step_watch_figure(watch, 13) == 0);
+  CHECK(lj_step_watch_figure(watch, LJ_WATCH_LAST_CLEAN_SWEEP_UNIX_NS) ==
+        lj_step_watch_figure(watch, LJ_WATCH_LAST_SWEEP_UNIX_NS));
+  CHECK(lj_step_watch_figure(watch, 14) == 0);
   CHECK(lj_step_watch_judged(watch, -1) == 0);
   CHECK(lj_step_watch_judged(watch, 13) == 0);
   CHECK(lj_step_watch_figure(NULL, LJ_WATCH_ENDS) == 0);

@@ -214,6 +214,7 @@ TEST_SUITE("watch") {
     CHECK(r.watch.judged(StepReason::owner_not_self) == 3);
     CHECK(r.watch.judged(StepReason::owned_by_self) == 2);
     CHECK(r.watch.figure(WatchFigure::last_sweep_unix_ns) > 0);
+    CHECK(r.watch.figure(WatchFigure::last_clean_sweep_unix_ns) == r.watch.figure(WatchFigure::last_sweep_unix_ns));
     CHECK(r.logged("the step n1.after (go build, started 2024-05-01T10:00:00Z) was left running and is ended"));
   }
 
@@ -246,9 +247,11 @@ TEST_SUITE("watch") {
     Running r(s, options());
     REQUIRE(eventually([&] { return r.watch.figure(WatchFigure::store_errors) >= 3; }));
     CHECK(r.logged("trying again in"));
+    CHECK(r.watch.figure(WatchFigure::last_clean_sweep_unix_ns) == 0);  // no sweep read the store
     s.inner.put("n1.gap", running("gap", "go build", gone));
     s.down = false;
     REQUIRE(eventually([&] { return state_of(s.inner, "n1.gap") == "failed"; }, 10000));
+    REQUIRE(eventually([&] { return r.watch.figure(WatchFigure::last_clean_sweep_unix_ns) > 0; }, 10000));
     r.finish();
     CHECK(r.watch.figure(WatchFigure::reconnects) >= 1);
     CHECK(r.logged("watching the keys of n1 again"));
@@ -320,6 +323,7 @@ TEST_SUITE("watch") {
   TEST_CASE("figure names") {
     CHECK(std::string(watch_figure_name(WatchFigure::sweeps)) == "sweeps");
     CHECK(std::string(watch_figure_name(WatchFigure::lag_ns)) == "lag-ns");
+    CHECK(std::string(watch_figure_name(WatchFigure::last_clean_sweep_unix_ns)) == "last-clean-sweep-unix-ns");
     CHECK(std::string(watch_figure_name(static_cast<WatchFigure>(99))).empty());
   }
 }

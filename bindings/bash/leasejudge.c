@@ -63,6 +63,10 @@ int leasejudge_builtin(WORD_LIST *list) {
   host.build_dir = NULL;
   host.runs_children = 0; /* bash reaps its children itself: lock run refuses */
   host.hangup = NULL; /* no service runs in a shell: step watch refuses */
+  host.notify = NULL;
+  host.watchdog_usec = 0;
+  /* A script run by systemd: the shell's stderr may be the journal. */
+  host.err_is_journal = lj_cli_is_journal_stream(2, get_string_value("JOURNAL_STREAM"));
   rc = lj_cli_run(&host, (int)n, argv);
   if (argv != small) free(argv);
   fflush(stdout);

@@ -58,7 +58,25 @@ typedef struct lj_cli_host_t {
    * again. The first call arms it: before, a hangup ends the command as it always
    * did. NULL where verbs do not run as services (the builtin): step watch refuses. */
   int (*hangup)(void *payload);
+  /* Tells the service manager how a service (step watch) is, one or more lines of
+   * sd_notify's assignments ("READY=1", "WATCHDOG=1", "STOPPING=1", "STATUS=..."): the
+   * command's is libsystemd's sd_notify, a no-op where no manager listens (no
+   * NOTIFY_SOCKET). NULL where no verb runs as a service (the builtin). */
+  int (*notify)(const char *state, void *payload);
+  /* The watchdog interval the manager asked for (sd_watchdog_enabled: WatchdogSec), in
+   * microseconds; 0: none. A service pings it twice an interval while its loop turns. */
+  uint64_t watchdog_usec;
+  /* Non-zero when err is the journal's stream (lj_cli_is_journal_stream): each line on
+   * err then opens with its syslog priority, as sd-daemon.h's SD_ERR ("<3>"),
+   * SD_WARNING ("<4>") and SD_INFO ("<6>"), which journald reads and strips. */
+  int err_is_journal;
 } lj_cli_host_t;
+
+/* Non-zero when fd is the stream journald gave the process: journal_stream (the
+ * JOURNAL_STREAM variable's value, "<device>:<inode>" in decimal) names fd's device
+ * and inode. 0 for NULL, an empty or malformed value, or another file (stderr
+ * redirected by a child of the service). */
+int lj_cli_is_journal_stream(int fd, const char *journal_stream);
 
 /* Run the verb named by argv[0..argc) (the words after "leasejudge"); its exit code
  * (leasejudge(1) lists them). Writes only to host->out and host->err. */

@@ -20,16 +20,17 @@ void Context::out(std::string_view line) const {
   std::fputc('\n', host_.out);
 }
 
-void Context::err_line(std::string_view line) const {
+void Context::err_line(std::string_view line, Priority priority) const {
   progress_done();
   std::fflush(host_.out);  // the two keep their order on a shared terminal or file
+  if (host_.err_is_journal != 0) fmt::print(host_.err, "<{}>", static_cast<int>(priority));
   std::fwrite(line.data(), 1, line.size(), host_.err);
   std::fputc('\n', host_.err);
   std::fflush(host_.err);
 }
 
-void Context::note(std::string_view line) const {
-  err_line(fmt::format("leasejudge {}: {}", verb_.path, line));
+void Context::note(std::string_view line, Priority priority) const {
+  err_line(fmt::format("leasejudge {}: {}", verb_.path, line), priority);
 }
 
 void Context::progress(std::string_view line) const {
@@ -62,7 +63,7 @@ void Progress::tick(std::uint64_t done) {
 }
 
 int Context::usage(std::string_view what) const {
-  err_line(fmt::format("leasejudge {}: {} (see leasejudge {} --help)", verb_.path, what, verb_.path));
+  err_line(fmt::format("leasejudge {}: {} (see leasejudge {} --help)", verb_.path, what, verb_.path), Priority::error);
   return exit_usage;
 }
 
@@ -71,7 +72,8 @@ int Context::failed(std::string_view doing, int code, lj_error_t* err) const {
   lj_error_destroy(err);
   // The library's message may quote stored data or a tool's output: escaped, one line.
   note(fmt::format("{}: {}{}{}", terminal_text(doing), lj_strerror(code), message.empty() ? "" : ": ",
-                   terminal_text(message)));
+                   terminal_text(message)),
+       Priority::error);
   return exit_of(code);
 }
 
@@ -81,7 +83,7 @@ int Context::store_failed(std::string_view doing, int code, lj_error_t* err) con
 }
 
 int Context::malformed(std::string_view what) const {
-  note(what);
+  note(what, Priority::error);
   return exit_failed;
 }
 
@@ -405,7 +407,7 @@ std::optional<std::string> store_value(const Context& cx, const Args& args, std:
   return std::nullopt;
 }
 
-lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
+lj_store_t* open_store(const Context& cx, const Args& args, int* exit, std::string* why) {
   auto url = store_value(cx, args, "--store");
   if (!url) {
     *exit = cx.usage("--store URL is required (or LEASEJUDGE_STORE in the environment)");
@@ -414,6 +416,15 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
   lj_store_url_options_t o = LJ_STORE_URL_OPTIONS_INIT;
   auto creds = store_value(cx, args, "--creds"), ca = store_value(cx, args, "--tls-ca"),
        cert = store_value(cx, args, "--tls-cert"), key = store_value(cx, args, "--tls-key");
+  // The library's rule, said with the flags that mend it.
+  const bool nats = url->rfind("nats://", 0) == 0 || url->rfind("tls://", 0) == 0;
+  if (nats && cert.has_value() != key.has_value()) {
+    *exit =
+        cx.usage(fmt::format("{} FILE needs {} FILE too: a NATS client certificate needs both its certificate and "
+                             "key files",
+                             cert ? "--tls-cert" : "--tls-key", cert ? "--tls-key" : "--tls-cert"));
+    return nullptr;
+  }
   auto set = [](const std::optional<std::string>& v, const char*& p, size_t& n) {
     if (v) p = v->data(), n = v->size();
   };
@@ -422,10 +433,13 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
   set(cert, o.tls_cert_file, o.tls_cert_file_len);
   set(key, o.tls_key_file, o.tls_key_file_len);
   o.create = args.has("--create-bucket") ? 1 : 0;
+  static constexpr std::string_view create_flag = "--create-bucket";  // named where a missing store is refused
+  o.create_name = create_flag.data();
+  o.create_name_len = create_flag.size();
   o.refuse_unfenced = args.has("--refuse-unfenced") ? 1 : 0;
   // What the store says once of a server that does not fence other writers: on stderr.
   o.note = [](const char* line, size_t len, void* payload) {
-    static_cast<const Context*>(payload)->note(fmt::format("warning: {}", std::string_view(line, len)));
+    static_cast<const Context*>(payload)->warn(fmt::format("warning: {}", std::string_view(line, len)));
   };
   o.note_payload = const_cast<Context*>(&cx);
   lj_store_t* store = nullptr;
@@ -438,13 +452,34 @@ lj_store_t* open_store(const Context& cx, const Args& args, int* exit) {
   if (rc == LJ_EINVAL) {
     *exit = cx.usage(message);
   } else {
-    cx.note(message);
+    if (why != nullptr)
+      *why = std::move(message);
+    else
+      cx.note(message, Priority::error);
     *exit = exit_of(rc);
   }
   return nullptr;
 }
 
 }  // namespace leasejudge::cli
+
+extern "C" int lj_cli_is_journal_stream(int fd, const char* journal_stream) {
+  if (journal_stream == nullptr) return 0;
+  // "<device>:<inode>", both decimal, as systemd writes it; anything else is no match.
+  std::string_view v(journal_stream);
+  auto colon = v.find(':');
+  if (colon == std::string_view::npos) return 0;
+  auto number = [](std::string_view digits, std::uint64_t& out) {
+    if (digits.empty() || digits[0] < '0' || digits[0] > '9') return false;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+    return ec == std::errc() && p == digits.data() + digits.size();
+  };
+  std::uint64_t device = 0, inode = 0;
+  if (!number(v.substr(0, colon), device) || !number(v.substr(colon + 1), inode)) return 0;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return 0;
+  return static_cast<std::uint64_t>(st.st_dev) == device && static_cast<std::uint64_t>(st.st_ino) == inode ? 1 : 0;
+}
 
 extern "C" const char* lj_cli_exit_meaning(int code) {
   switch (code) {

@@ -72,6 +72,10 @@ struct Verb {
   bool raw_args = false;     // the verb reads its arguments itself (lease)
 };
 
+// A line's syslog priority, which it carries on the journal (sd-daemon.h's SD_ERR,
+// SD_WARNING, SD_INFO): a failure, something gone wrong that is handled, a note.
+enum class Priority : int { error = 3, warning = 4, info = 6 };
+
 // What a verb is told: the host, its own name, and how to speak.
 class Context {
  public:
@@ -82,9 +86,10 @@ class Context {
 
   // A line of output, and one on stderr ("leasejudge <verb>: " before it).
   void out(std::string_view line) const;
-  void note(std::string_view line) const;
-  // A line on stderr as it is.
-  void err_line(std::string_view line) const;
+  void note(std::string_view line, Priority priority = Priority::info) const;
+  void warn(std::string_view line) const { note(line, Priority::warning); }
+  // A line on stderr as it is (on the journal, after its priority).
+  void err_line(std::string_view line, Priority priority = Priority::info) const;
   // A progress line, only when stderr is a terminal (overwritten in place).
   void progress(std::string_view line) const;
   void progress_done() const;
@@ -230,7 +235,8 @@ std::optional<std::string> environment_value(const Context& cx, std::string_view
 std::optional<std::string> store_value(const Context& cx, const Args& args, std::string_view option);
 
 // The store the options (or the environment) name; nullptr after saying why (*exit set).
-lj_store_t* open_store(const Context& cx, const Args& args, int* exit);
+// With why, a store that cannot be opened (not a usage error) is not said but put there.
+lj_store_t* open_store(const Context& cx, const Args& args, int* exit, std::string* why = nullptr);
 
 // The verbs, by part (verbs_*.cpp), and the table of them all (verbs.cpp).
 std::vector<Verb> step_verbs();

@@ -2,12 +2,16 @@
 // service. "This shell" is the process that ran the command (its parent): the lease
 // `lease touch` writes and the lock `lock acquire` takes are the caller's, as the
 // builtin's are its shell's. SIGINT and SIGTERM stop a wait or a sweep between writes;
-// SIGHUP tells a service (step watch) to open its store again.
+// SIGHUP tells a service (step watch) to open its store again. Run by systemd, a
+// service tells it how it is through libsystemd (sd_notify), and its lines on a
+// journal stream carry their priority.
 #include <signal.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli.h"
 #include "leasejudge.h"
@@ -44,6 +48,10 @@ int hangup(void*) {
   return hangups.exchange(0) != 0 ? 1 : 0;
 }
 
+int notify(const char* state, void*) {
+  return sd_notify(0, state);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,6 +79,10 @@ int main(int argc, char** argv) {
   host.hangup = hangup;
   host.err_is_tty = isatty(2);
   host.runs_children = 1;
+  host.notify = notify;
+  uint64_t watchdog_usec = 0;
+  if (sd_watchdog_enabled(0, &watchdog_usec) > 0) host.watchdog_usec = watchdog_usec;
+  host.err_is_journal = lj_cli_is_journal_stream(2, std::getenv("JOURNAL_STREAM"));
 #if defined(LEASEJUDGE_SOURCE_DIR) && defined(LEASEJUDGE_BUILD_DIR)
   host.source_dir = LEASEJUDGE_SOURCE_DIR;
   host.build_dir = LEASEJUDGE_BUILD_DIR;

@@ -187,6 +187,10 @@ std::string watch_metrics(const lj_step_watch_t* watch, std::string_view node) {
     family(out, "leasejudge_last_sweep_age_seconds", "gauge", "How long ago the last whole sweep ended.");
     out += fmt::format("leasejudge_last_sweep_age_seconds{{node=\"{}\"}} {}\n", n, age);
   }
+  family(out, "leasejudge_last_clean_sweep_timestamp_seconds", "gauge",
+         "When the last whole sweep that failed nothing ended, in seconds since the Unix epoch (0: none yet).");
+  out += fmt::format("leasejudge_last_clean_sweep_timestamp_seconds{{node=\"{}\"}} {}\n", n,
+                     seconds(lj_step_watch_figure(watch, LJ_WATCH_LAST_CLEAN_SWEEP_UNIX_NS)));
   family(out, "leasejudge_watch_lag_seconds", "gauge",
          "The age of the last change the watch handed over when it was judged.");
   out += fmt::format("leasejudge_watch_lag_seconds{{node=\"{}\"}} {}\n", n,

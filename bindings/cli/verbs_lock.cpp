@@ -171,8 +171,8 @@ int run_acquire(Context& cx, const Args& args) {
       uint64_t token = lj_lock_revision(lock.p);
       if (cx.json)
         cx.out(fmt::format(
-            R"({{"key":{},"outcome":"acquired","revision":{},"id":{},"pid":{},"lease_ms":{},"broke_at":{}}})",
-            quote(key), token, quote(id_text), pid, lease_ms, broke));
+            R"({{"key":{},"outcome":"acquired","fencing_token":{},"revision":{},"id":{},"pid":{},"lease_ms":{},"broke_at":{}}})",
+            quote(key), token, token, quote(id_text), pid, lease_ms, broke));
       else
         cx.out(fmt::format("acquired {}: fencing token {}, id {}{}", terminal_text(key), token, terminal_text(id_text),
                            broke != 0 ? fmt::format(" (broke the body at revision {}: {})", broke, terminal_text(why))
@@ -236,9 +236,10 @@ int run_renew(Context& cx, const Args& args) {
   uint64_t token = lj_lock_revision(lock.p);
   lease_ms = lj_lock_lease_ms(lock.p);
   if (cx.json)
-    cx.out(fmt::format(R"({{"key":{},"outcome":"renewed","revision":{},"lease_ms":{}}})", quote(key), token, lease_ms));
+    cx.out(fmt::format(R"({{"key":{},"outcome":"renewed","fencing_token":{},"revision":{},"lease_ms":{}}})", quote(key),
+                       token, token, lease_ms));
   else
-    cx.out(fmt::format("renewed {}: revision {}, the lease {} from now", terminal_text(key), token,
+    cx.out(fmt::format("renewed {}: fencing token {}, the lease {} from now", terminal_text(key), token,
                        duration_text(lease_ms)));
   return exit_ok;
 }

@@ -2,6 +2,7 @@
 // lock show KEY, lock list [PREFIX], lock hold KEY.
 #include <simdjson.h>
 
+#include <array>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -91,7 +92,27 @@ std::string row_json(const LockRow& r) {
       r.readable ? r.body : "null");
 }
 
+// The widest a cell of lock list's table gets, in columns of a terminal.
 constexpr std::size_t column_cap = 40;
+
+// How many columns text takes on a terminal, as fmt counts them when it pads (a wide
+// character two): the spaces "{:<N}" adds to text of N bytes tell it.
+std::size_t columns_of(std::string_view text) {
+  std::size_t padded = fmt::formatted_size("{:<{}}", text, text.size());
+  return 2 * text.size() - padded;
+}
+
+// A cell of the table: the text escaped for a terminal, cut (with its marker, which
+// says how long the whole is) to column_cap columns.
+std::string cell(std::string_view bytes) {
+  std::string whole = terminal_text(bytes);
+  if (columns_of(whole) <= column_cap) return whole;
+  for (std::size_t keep = std::min(bytes.size(), column_cap); keep > 0; --keep) {
+    std::string cut = terminal_text(bytes, keep);
+    if (columns_of(cut) <= column_cap) return cut;
+  }
+  return terminal_text(bytes, 0);
+}
 
 std::string lease_end_text(const LockRow& r, std::int64_t now_ms) {
   if (!r.lease_end_ms) return "absent";
@@ -177,16 +198,21 @@ int list_batch(const char* buffer, size_t, size_t, const lj_step_entry_t* entrie
   return run->cx->interrupted() ? 1 : 0;
 }
 
+// The table: each column as wide as its widest cell (at most column_cap), so that
+// every row keeps to its columns, one row a line.
 void list_text(const Context& cx, const std::vector<LockRow>& rows, std::int64_t now_ms) {
-  auto line = [&](std::string_view key, std::string_view holder, std::string_view purpose, std::string_view end,
-                  std::string_view token, std::string_view verdict) {
-    cx.out(fmt::format("{:<24} {:<24} {:<24} {:<40} {:>8}  {}", key, holder, purpose, end, token, verdict));
-  };
-  line("KEY", "HOLDER", "PURPOSE", "LEASE END", "TOKEN", "VERDICT");
+  using Row = std::array<std::string, 6>;
+  std::vector<Row> table{{"KEY", "HOLDER", "PURPOSE", "LEASE END", "TOKEN", "VERDICT"}};
   for (const auto& r : rows)
-    line(terminal_text(r.key, column_cap), r.readable ? terminal_text(r.holder, column_cap) : "(no lock body)",
-         r.readable ? terminal_text(r.purpose, column_cap) : "", lease_end_text(r, now_ms),
-         std::to_string(r.revision), fmt::format("{} {}", lj_lock_kind_name(r.kind), lj_lock_reason_code(r.reason)));
+    table.push_back({cell(r.key), r.readable ? cell(r.holder) : "(no lock body)", r.readable ? cell(r.purpose) : "",
+                     lease_end_text(r, now_ms), std::to_string(r.revision),
+                     fmt::format("{} {}", lj_lock_kind_name(r.kind), lj_lock_reason_code(r.reason))});
+  std::array<std::size_t, 6> width{};
+  for (const Row& row : table)
+    for (std::size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], columns_of(row[c]));
+  for (const Row& row : table)
+    cx.out(fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:>{}}  {}", row[0], width[0], row[1], width[1], row[2],
+                       width[2], row[3], width[3], row[4], width[4], row[5]));
 }
 
 int run_list(Context& cx, const Args& args) {
@@ -337,9 +363,10 @@ std::vector<Verb> lock_show_verbs() {
        "(leasejudge(1) gives its schema). Exit 1 when there is no lock at KEY."},
       {"lock list", "[PREFIX]", "every lock under PREFIX, one row each, with its verdict", show_options, run_list,
        "Reads the keys under PREFIX (all without it) in one bulk read and judges each body now.\n"
-       "Text: a table (KEY HOLDER PURPOSE LEASE END TOKEN VERDICT), columns cut at 40 bytes;\n"
-       "--json: one object a lock, as lock show writes it. A key that holds no lock body is\n"
-       "listed with the verdict held not_readable."},
+       "Text: a table (KEY HOLDER PURPOSE LEASE END TOKEN VERDICT), one row a line, each column\n"
+       "as wide as its widest cell; a cell past 40 columns is cut there and says how long the\n"
+       "whole is ([cut: N bytes in all]). --json: one object a lock, as lock show writes it. A\n"
+       "key that holds no lock body is listed with the verdict held not_readable."},
       {"lock hold", "KEY", "take the lock, print its fencing token, keep it renewed until SIGTERM or SIGINT",
        hold_options, run_hold,
        "etcdctl's `lock NAME` without a command: takes the lock for this process (waiting as\n"

@@ -1,10 +1,15 @@
-// The step watch verb: a node's steps kept clean as a service, with its metrics.
+// The step watch verb: a node's steps kept clean as a service, with its metrics, and
+// what it tells a service manager (service.hpp) when systemd runs it.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "command.hpp"
 #include "metrics.hpp"
+#include "service.hpp"
 #include "step_rules.hpp"
 
 namespace leasejudge::cli {
@@ -21,28 +26,54 @@ struct WatchRun {
   Context* cx = nullptr;
   const lj_step_watch_t* watch = nullptr;
   Progress* progress = nullptr;  // the first sweep's, on a terminal
+  ServiceNotice* service = nullptr;
+  std::string serving;  // the status once ready
   std::uint64_t first_keys = 0;
   bool first_done = false;
   bool interrupted = false;  // SIGINT, SIGTERM: the watch ends
   bool hangup = false;       // SIGHUP: the store is opened again
 };
 
+// Asked between store calls and every tick while the watch waits: a stop, a hangup,
+// and the service's state (ready once a whole sweep read the store; the watchdog fed
+// while the loop turns).
 int stop_run(void* payload) {
   auto* run = static_cast<WatchRun*>(payload);
-  if (run->cx->interrupted()) run->interrupted = true;
+  if (run->cx->interrupted() && !run->interrupted) {
+    run->interrupted = true;
+    run->service->stopping();
+  }
   if (!run->interrupted && run->cx->host().hangup(run->cx->host().payload) != 0) run->hangup = true;
+  if (!run->service->is_ready() && lj_step_watch_figure(run->watch, LJ_WATCH_LAST_CLEAN_SWEEP_UNIX_NS) != 0)
+    run->service->ready(run->serving);
+  run->service->alive();
   return run->interrupted || run->hangup ? 1 : 0;
 }
 
-// The sweep's log lines: the actions on stdout in text, every other line a note.
+// The journal's rank of a line of the watch's log: the watch's own news of service (the
+// start's count, a watch back after a gap) is a note; every other line tells of a
+// store that failed, a write with no answer or a key passed over, which the watch
+// handles but an operator should see: a warning.
+Priority priority_of(std::string_view line) {
+  auto has = [&](std::string_view part) { return line.find(part) != std::string_view::npos; };
+  bool news = has(" left running by a previous process ended") ||
+              (line.rfind("watching the keys of ", 0) == 0 && has(" again; a sweep reads what changed meanwhile"));
+  return news ? Priority::info : Priority::warning;
+}
+
+// The sweep's log lines: the actions on stdout in text, every other line a note (and
+// the service's status).
 int on_log(const char* line, size_t len, void* payload) {
   auto* run = static_cast<WatchRun*>(payload);
   std::string_view l(line, len);
   if (l.rfind("the step ", 0) == 0 && !run->cx->json) {
     run->cx->out(terminal_text(l, l.size()));
     std::fflush(run->cx->host().out);  // a service's lines are read as they come
-  } else if (l.rfind("the step ", 0) != 0)
-    run->cx->note(terminal_text(l, l.size()));
+  } else if (l.rfind("the step ", 0) != 0) {
+    run->cx->note(terminal_text(l, l.size()), priority_of(l));
+    run->service->status(l);
+  }
+  run->service->alive();
   return 0;
 }
 
@@ -55,6 +86,7 @@ std::string key_text(const lj_sweep_key_t* k, int field) {
 // --json: one line per end or delete with its outcome (the keys left are counted only).
 int on_key(const lj_sweep_key_t* k, void* payload) {
   auto* run = static_cast<WatchRun*>(payload);
+  run->service->alive();   // a sweep of many keys turns the loop too
   if (!run->first_done) {  // the first sweep's progress, until a sweep has ended
     if (lj_step_watch_figure(run->watch, LJ_WATCH_SWEEPS) == 0) {
       run->progress->tick(++run->first_keys);
@@ -110,6 +142,31 @@ std::optional<int64_t> ms_option(const Context& cx, const Args& args, const char
   return *ms;
 }
 
+// The store the options name; with --wait-for-store, one that cannot be opened is
+// tried again (a backoff doubling from 0.5 s up to 30 s, each failure said and made
+// the service's status) until it opens or the watch is stopped (nullptr, exit_ok).
+std::unique_ptr<StoreHandle> open_watched(Context& cx, const Args& args, ServiceNotice& service, int& exit) {
+  auto store = std::make_unique<StoreHandle>();
+  const bool wait = args.has("--wait-for-store");
+  std::string why;
+  for (std::int64_t backoff_ms = 500;; backoff_ms = std::min<std::int64_t>(backoff_ms * 2, 30000)) {
+    if ((store->p = open_store(cx, args, &exit, wait ? &why : nullptr)) != nullptr) return store;
+    if (!wait || exit != exit_store) return nullptr;
+    std::string line = fmt::format("{}; trying again in {}", terminal_text(why), duration_text(backoff_ms));
+    cx.warn(line);
+    service.status(line);
+    for (std::int64_t slept = 0; slept < backoff_ms; slept += 100) {
+      if (cx.interrupted()) {
+        service.stopping();
+        cx.note("stopped before the store could be opened");
+        exit = exit_ok;
+        return nullptr;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
 int run_watch(Context& cx, const Args& args) {
   if (cx.host().hangup == nullptr)
     return cx.usage("step watch runs as a service, from the leasejudge command; the builtin cannot host it");
@@ -131,8 +188,9 @@ int run_watch(Context& cx, const Args& args) {
     if (!n) return cx.usage(fmt::format("--window {} is no count from 1 to 65536", *w));
     window = static_cast<uint32_t>(*n);
   }
-  auto store = std::make_unique<StoreHandle>();
-  if ((store->p = open_store(cx, args, &exit)) == nullptr) return exit;
+  ServiceNotice service(cx.host());
+  auto store = open_watched(cx, args, service, exit);
+  if (store == nullptr) return exit;
   WatchHandle watch;
   lj_error_t* err = nullptr;
   if (int rc = lj_step_watch_create(&watch.p, node.data(), node.size(), r.before_ns, &err); rc != LJ_OK)
@@ -141,7 +199,7 @@ int run_watch(Context& cx, const Args& args) {
   if (auto addr = args.value("--metrics")) {
     std::string why;
     if ((metrics = MetricsServer::start(*addr, watch.p, node, why)) == nullptr) {
-      cx.note(why);
+      cx.note(why, Priority::error);
       return exit_failed;
     }
     cx.note(fmt::format("metrics on port {} (/metrics)", metrics->port()));
@@ -151,6 +209,8 @@ int run_watch(Context& cx, const Args& args) {
   run.watch = watch.p;
   Progress progress(cx, "keys");
   run.progress = &progress;
+  run.service = &service;
+  run.serving = fmt::format("watching the steps of {}, a round every {}", node, duration_text(*interval));
   cx.host().hangup(cx.host().payload);  // armed: a hangup from now on opens the store again
   lj_sweep_options_t so = sweep_options(r);
   so.log = on_log;
@@ -164,7 +224,8 @@ int run_watch(Context& cx, const Args& args) {
   wo.stop = stop_run;
   wo.payload = &run;
   cx.note(rule_note(r));
-  cx.note(fmt::format("watching the steps of {}, a round every {}", node, duration_text(*interval)));
+  cx.note(run.serving);
+  service.status(fmt::format("the start's sweep of the steps of {}", node));
   for (;;) {
     run.hangup = false;
     int rc = lj_step_watch_run(watch.p, store->p, &wo, &err);
@@ -192,6 +253,8 @@ std::vector<Verb> watch_verbs() {
       {"--metrics", "ADDR", "serve Prometheus metrics on http://ADDR/metrics (HOST:PORT; PORT 0: any)"},
       {"--poll", "D", "file and memory stores: a scan per D to see what changed (default 1s)"},
       {"--window", "N", "ends and deletes in flight at once (default 256)"},
+      {"--wait-for-store", nullptr,
+       "a store that cannot be opened at the start is tried again (0.5 s, doubling up to 30 s) rather than exit 4"},
   };
   options.insert(options.end(), rule_options.begin(), rule_options.end());
   options.insert(options.end(), store_options.begin(), store_options.end());
@@ -203,7 +266,10 @@ std::vector<Verb> watch_verbs() {
        "interval. Every write lands at the revision read: a key moved since is skipped and\n"
        "counted. A lost store is logged and retried with backoff. SIGTERM and SIGINT stop it\n"
        "between writes (exit 0) with a last line of what it did; SIGHUP opens the store again.\n"
-       "Without --owner the rule is provably-dead (see step plan). Not in the bash builtin."},
+       "Without --owner the rule is provably-dead (see step plan). Not in the bash builtin.\n"
+       "Run by systemd (leasejudge-step-watch@NODE.service, Type=notify), it says READY=1 once\n"
+       "a whole sweep read the store, WATCHDOG=1 while its loop turns (WatchdogSec), STOPPING=1\n"
+       "on SIGTERM and its last line as STATUS=; on the journal each line carries its priority."},
   };
 }
 

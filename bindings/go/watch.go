@@ -36,6 +36,8 @@ const (
 	WatchLastSweepNs     WatchFigure = C.LJ_WATCH_LAST_SWEEP_NS      // the last whole sweep's duration, in ns
 	WatchLastSweepUnixNs WatchFigure = C.LJ_WATCH_LAST_SWEEP_UNIX_NS // when it ended (0: none yet)
 	WatchLagNs           WatchFigure = C.LJ_WATCH_LAG_NS             // the last change's age when it was judged, in ns
+	// When the last whole sweep that failed nothing ended (0: none yet).
+	WatchLastCleanSweepUnixNs WatchFigure = C.LJ_WATCH_LAST_CLEAN_SWEEP_UNIX_NS
 )
 
 // WatchOptions are a StepWatch run's: the sweep's rules (nil: the package's, as for

@@ -1,4 +1,5 @@
 // The C ABI's store by its URL: translates to leasejudge::open_store_url.
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -11,8 +12,10 @@ using namespace leasejudge::capi;
 
 namespace {
 
-const OptionsVersions<lj_store_url_options_t, 1> url_options_versions{
-    "lj_store_url_options_t", LJ_STORE_URL_OPTIONS_INIT, {sizeof(lj_store_url_options_t)}};
+const OptionsVersions<lj_store_url_options_t, 2> url_options_versions{
+    "lj_store_url_options_t",
+    LJ_STORE_URL_OPTIONS_INIT,
+    {offsetof(lj_store_url_options_t, create_name), sizeof(lj_store_url_options_t)}};
 
 }  // namespace
 
@@ -40,6 +43,8 @@ LJ_API int lj_store_open_url(lj_store_t** out, const char* url, size_t url_len, 
         !option_text(opts.tls_key_file, opts.tls_key_file_len, o.tls_key_file)) {
       return fail(err, LJ_EINVAL, "a credentials or TLS file is not a path");
     }
+    if (!option_text(opts.create_name, opts.create_name_len, o.create_name))
+      return fail(err, LJ_EINVAL, "create_name is no name (NULL with a length, or a NUL byte in it)");
     o.refuse_unfenced = opts.refuse_unfenced != 0;
     if (opts.note != nullptr) {
       auto note = opts.note;

@@ -134,9 +134,8 @@ Result<std::unique_ptr<Store>> open_file(std::string_view dir, const StoreUrlOpt
   std::string path(dir);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 && errno == ENOENT && !o.create) {
-    return Error{Errc::store, fmt::format("the directory {} does not exist (nothing was made; creation "
-                                          "makes it)",
-                                          path)};
+    return Error{Errc::store, fmt::format("the directory {} does not exist (nothing was made; {} makes it)", path,
+                                          o.create_name.empty() ? "creation" : o.create_name)};
   }
   auto store = FileStore::open(path);
   if (!store) return std::move(store).error();
@@ -160,6 +159,7 @@ Result<std::unique_ptr<Store>> open_nats(std::string_view url, const StoreUrlOpt
   n.create_bucket = o.create;
   n.refuse_unfenced = o.refuse_unfenced;
   n.note = o.note;
+  n.create_name = o.create_name;
   auto store = NatsStore::open(n);
   if (!store) return std::move(store).error();
   return std::unique_ptr<Store>(std::move(store).value());

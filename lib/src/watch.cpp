@@ -34,7 +34,7 @@ const char* watch_figure_name(WatchFigure f) noexcept {
   static constexpr const char* names[watch_figure_count] = {
       "sweeps",  "rounds",       "changes",        "ends",       "deletes",       "changed",
       "unknown", "store-errors", "store-timeouts", "reconnects", "last-sweep-ns", "last-sweep-unix-ns",
-      "lag-ns"};
+      "lag-ns",  "last-clean-sweep-unix-ns"};
   auto i = static_cast<std::size_t>(f);
   return i < watch_figure_count ? names[i] : "";
 }
@@ -249,7 +249,11 @@ void StepWatch::count_report(const SweepReport& report, std::int64_t took_ns) {
       report.counts.unknown == 0)
     add(WatchFigure::store_errors);
   set(WatchFigure::last_sweep_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(0, took_ns)));
-  set(WatchFigure::last_sweep_unix_ns, static_cast<std::uint64_t>(unix_now_ns()));
+  const auto ended = static_cast<std::uint64_t>(unix_now_ns());
+  set(WatchFigure::last_sweep_unix_ns, ended);
+  // Every key read and every write's outcome known: the store serves the watch (a
+  // service is ready once one such sweep has ended).
+  if (report.status.ok()) set(WatchFigure::last_clean_sweep_unix_ns, ended);
 }
 
 }  // namespace leasejudge

@@ -202,6 +202,37 @@ same "... and the command never ran" 1 "$([ -e "$WORK/ran" ]; echo $?)"
 leasejudge lock run --help >"$WORK/out" 2>&1
 check "lock run --help says it is not in the builtin" grep -q "Not in the bash builtin" "$WORK/out"
 
+# --- the lock verbs' JSON: the token is fencing_token, as the command writes it ---------------
+
+# The file store's file opens with "lj1 <revision>": the body's revision, read here.
+file_revision() { sed -n '1s/^lj1 \([0-9]*\)$/\1/p' "$(grep -l "\"purpose\":\"$1\"" "$WORK"/locks/* | head -1)"; }
+tokens() { python3 -c 'import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+d = [x for x in d if x.get("key") == sys.argv[2]][0]
+print(d.get("fencing_token", "none"), d.get("revision", "none"))' "$@"; }
+leasejudge lock acquire --store "file:$WORK/locks" --create-bucket bk --purpose "bk held" --json >"$WORK/acq" 2>/dev/null
+rev=$(file_revision "bk held")
+same "lock acquire --json in the builtin: fencing_token and revision, the body's" "$rev $rev" "$(tokens "$WORK/acq" bk)"
+id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$WORK/acq")
+leasejudge lock renew --store "file:$WORK/locks" bk --id "$id" --json >"$WORK/renew" 2>/dev/null
+rev=$(file_revision "bk held")
+same "lock renew --json in the builtin: fencing_token and revision" "$rev $rev" "$(tokens "$WORK/renew" bk)"
+leasejudge lock show --store "file:$WORK/locks" bk --json >"$WORK/show" 2>/dev/null
+same "lock show --json in the builtin: fencing_token and revision" "$rev $rev" "$(tokens "$WORK/show" bk)"
+leasejudge lock list --store "file:$WORK/locks" --json >"$WORK/list" 2>/dev/null
+same "lock list --json in the builtin: fencing_token and revision" "$rev $rev" "$(tokens "$WORK/list" bk)"
+leasejudge lock release --store "file:$WORK/locks" bk --id "$id" >/dev/null 2>&1
+
+# A script run by systemd: where the shell's stderr is the journal's stream, each line
+# carries its priority; JOURNAL_STREAM naming another file, none.
+exec 5>"$WORK/journal"
+JOURNAL_STREAM=$(stat -c '%d:%i' "$WORK/journal") leasejudge identity abc 2>&5
+exec 5>&-
+same "stderr the journal's stream: the usage error at priority 3" "<3>leasejudge identity: " \
+  "$(head -c 24 "$WORK/journal")"
+JOURNAL_STREAM=$(stat -c '%d:%i' "$WORK/journal") leasejudge identity abc 2>"$WORK/err"
+same "JOURNAL_STREAM naming another file: no priority" "leasejudge identity: " "$(head -c 21 "$WORK/err")"
+
 # --- unloading ----------------------------------------------------------------------------------
 
 enable -d leasejudge

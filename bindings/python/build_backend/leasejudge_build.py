@@ -1,6 +1,11 @@
 """The package's PEP 517 build backend: it writes the wheel (and the sdist) itself.
 
-The package is pure Python, so a wheel is a zip of src/leasejudge plus its metadata.
+The package is Python over the C ABI, so a wheel is a zip of src/leasejudge plus its
+metadata. From the source tree that is a pure-Python wheel (py3-none-any), which finds
+libleasejudge installed elsewhere. From the tree the build stages (build/bindings/python,
+which holds a copy of libleasejudge.so.0 beside the modules) it is a platform wheel,
+py3-none-<this platform> (linux_x86_64, as sysconfig names the platform of the Python
+that builds it), with the library inside; the sdist is pure Python from either tree.
 setuptools cannot build a wheel without the `wheel` package before setuptools 70.1,
 and Debian 12's venvs have setuptools 66 without wheel: with this backend,
 `pip install bindings/python` needs nothing beyond pip, offline, with or without build
@@ -13,6 +18,7 @@ import hashlib
 import io
 import os
 import sys
+import sysconfig
 import tarfile
 import zipfile
 
@@ -39,6 +45,7 @@ except ImportError:
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "leasejudge"
 EPOCH = (1980, 1, 1, 0, 0, 0)  # zip's earliest time: the same sources give the same wheel
+LIBRARY = "libleasejudge.so.0"  # the C library a staged tree holds beside the modules
 
 
 def _project():
@@ -70,28 +77,38 @@ def _name():
     return p["name"], p["version"]
 
 
-def _package_files():
-    """(archive name, path) of every file of the package, sorted, bytecode left out."""
+def _package_files(native=True):
+    """(archive name, path) of every file of the package, sorted, bytecode left out, and
+    the C library only when native (a wheel; never an sdist)."""
     top = os.path.join(ROOT, "src", PACKAGE)
     out = []
     for d, dirs, files in os.walk(top):
         dirs[:] = sorted(x for x in dirs if x != "__pycache__")
         for f in sorted(files):
-            if not f.endswith((".pyc", ".pyo")):
-                path = os.path.join(d, f)
-                out.append((os.path.relpath(path, os.path.join(ROOT, "src")).replace(os.sep, "/"), path))
+            if f.endswith((".pyc", ".pyo")) or (f.startswith("libleasejudge.so") and not (native and f == LIBRARY)):
+                continue
+            path = os.path.join(d, f)
+            out.append((os.path.relpath(path, os.path.join(ROOT, "src")).replace(os.sep, "/"), path))
     return out
 
 
+def _platform_tag():
+    """This platform as a wheel's tag names it (PEP 425): linux-x86_64 -> linux_x86_64."""
+    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+
 def _wheel(directory, members):
-    """Write name-version-py3-none-any.whl of members [(archive name, bytes)] with the
-    dist-info (METADATA, WHEEL, LICENSE, RECORD); return its file name."""
+    """Write the wheel of members [(archive name, bytes)] with the dist-info (METADATA,
+    WHEEL, LICENSE, RECORD); return its file name. A wheel holding the C library is
+    this platform's (py3-none-<platform>, not purelib), any other py3-none-any."""
     name, version = _name()
     info = "%s-%s.dist-info" % (name, version)
+    native = any(arc == PACKAGE + "/" + LIBRARY for arc, _ in members)
+    tag = "py3-none-" + (_platform_tag() if native else "any")
     members = list(members) + [
         (info + "/METADATA", _metadata()),
-        (info + "/WHEEL", b"Wheel-Version: 1.0\nGenerator: leasejudge_build\nRoot-Is-Purelib: true\n"
-                          b"Tag: py3-none-any\n"),
+        (info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: leasejudge_build\nRoot-Is-Purelib: %s\nTag: %s\n"
+                           % ("false" if native else "true", tag)).encode()),
         (info + "/LICENSE", _read("LICENSE")),
     ]
     record = []
@@ -100,11 +117,11 @@ def _wheel(directory, members):
         record.append("%s,sha256=%s,%d" % (arc, digest, len(data)))
     record.append(info + "/RECORD,,")
     members.append((info + "/RECORD", ("\n".join(record) + "\n").encode()))
-    filename = "%s-%s-py3-none-any.whl" % (name, version)
+    filename = "%s-%s-%s.whl" % (name, version, tag)
     with zipfile.ZipFile(os.path.join(directory, filename), "w", zipfile.ZIP_DEFLATED) as z:
         for arc, data in members:
             entry = zipfile.ZipInfo(arc, EPOCH)
-            entry.external_attr = 0o644 << 16
+            entry.external_attr = (0o755 if arc.endswith(LIBRARY) else 0o644) << 16
             entry.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(entry, data)
     return filename
@@ -137,7 +154,7 @@ def build_sdist(sdist_directory, config_settings=None):
     files = [("pyproject.toml", os.path.join(ROOT, "pyproject.toml")), ("README.md", os.path.join(ROOT, "README.md")),
              ("LICENSE", os.path.join(ROOT, "LICENSE")),
              ("build_backend/leasejudge_build.py", os.path.abspath(__file__))]
-    files += [("src/" + arc, path) for arc, path in _package_files()]
+    files += [("src/" + arc, path) for arc, path in _package_files(native=False)]
     filename = base + ".tar.gz"
     with tarfile.open(os.path.join(sdist_directory, filename), "w:gz", format=tarfile.PAX_FORMAT) as t:
         for arc, data in [(arc, _read(path)) for arc, path in files] + [("PKG-INFO", _metadata())]:

@@ -105,10 +105,11 @@ LJ_API int lj_store_file_open(lj_store_t **out, const char *dir, size_t dir_len,
  *                                                 PREFIX/ (TLS with the tls_* files)
  * A store that is not there is refused, never made, unless create is set: a file:
  * directory that does not exist, a NATS bucket that does not exist (LJ_ESTORE,
- * naming it). Any other text, a NUL byte in it, or an option that is no path:
- * LJ_EINVAL saying which form it misses. Messages show a password as ***.
+ * naming it, and how to ask for creation: create_name, the caller's own spelling). Any
+ * other text, a NUL byte in it, or an option that is no path: LJ_EINVAL saying which
+ * form it misses. Messages show a password as ***.
  */
-#define LJ_STORE_URL_OPTIONS_VERSION 1
+#define LJ_STORE_URL_OPTIONS_VERSION 2
 typedef struct lj_store_url_options_t {
   uint32_t version; /* LJ_STORE_URL_OPTIONS_VERSION */
   int32_t create;   /* non-zero: make a missing file: directory (one level) or NATS
@@ -126,9 +127,14 @@ typedef struct lj_store_url_options_t {
   int32_t refuse_unfenced; /* as lj_nats_options_t's */
   void (*note)(const char *line, size_t line_len, void *payload); /* as lj_nats_options_t's */
   void *note_payload;
+  /* Version 2. How the caller asks for creation, named by the message of a store that
+   * does not exist: the command's "--create-bucket", a package's "create=True". NULL
+   * or 0: "creation". (pointer, length), no NUL. */
+  const char *create_name;
+  size_t create_name_len;
 } lj_store_url_options_t;
 #define LJ_STORE_URL_OPTIONS_INIT \
-  {LJ_STORE_URL_OPTIONS_VERSION, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL}
+  {LJ_STORE_URL_OPTIONS_VERSION, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, 0}
 /* Fill opts with the defaults. LJ_EINVAL for NULL; LJ_EVERSION for an unknown version. */
 LJ_API int lj_store_url_options_init(lj_store_url_options_t *opts, uint32_t version);
 /* Open the store url names (url_len bytes; opts NULL: the defaults). *out is the

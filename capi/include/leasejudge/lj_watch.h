@@ -81,7 +81,11 @@ typedef enum lj_step_watch_figure_t {
   LJ_WATCH_RECONNECTS = 9,      /* watches opened again after a failure */
   LJ_WATCH_LAST_SWEEP_NS = 10,  /* the last whole sweep's duration */
   LJ_WATCH_LAST_SWEEP_UNIX_NS = 11, /* when it ended, ns since the Unix epoch; 0: none yet */
-  LJ_WATCH_LAG_NS = 12          /* the last change's age when it was judged */
+  LJ_WATCH_LAG_NS = 12,         /* the last change's age when it was judged */
+  /* When the last whole sweep that failed nothing (every key read, every write's
+   * outcome known) ended, ns since the Unix epoch; 0: none yet. A service is ready
+   * once it is not 0. */
+  LJ_WATCH_LAST_CLEAN_SWEEP_UNIX_NS = 13
 } lj_step_watch_figure_t;
 /* A figure; 0 for a NULL watch or a number that names none. */
 LJ_API uint64_t lj_step_watch_figure(const lj_step_watch_t *watch, int figure);

@@ -39,6 +39,9 @@ struct StoreUrlOptions {
   std::string credentials_file, tls_ca_file, tls_cert_file, tls_key_file;
   bool refuse_unfenced = false;  // NatsOptions::refuse_unfenced
   StoreNote note;                // NatsOptions::note
+  // How the caller asks for creation (its flag or option), named where a store that
+  // does not exist is refused; empty: "creation".
+  std::string create_name;
 };
 
 Result<std::unique_ptr<Store>> open_store_url(std::string_view url, const StoreUrlOptions& options = {});

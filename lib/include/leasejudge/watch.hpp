@@ -43,7 +43,7 @@ struct StepWatchOptions {
   std::int64_t backoff_max_ns = 30'000'000'000;  // and the longest
 };
 
-// What a watch did. Every figure only grows but the three gauges last.
+// What a watch did: counters, which only grow, and gauges (marked so).
 enum class WatchFigure : std::uint8_t {
   sweeps = 0,               // whole sweeps of the node: the start's, the rounds, the reads after a gap
   rounds = 1,               // of those, the periodic rounds
@@ -58,8 +58,9 @@ enum class WatchFigure : std::uint8_t {
   last_sweep_ns = 10,       // gauge: the last whole sweep's duration
   last_sweep_unix_ns = 11,  // gauge: when it ended (0: none yet)
   lag_ns = 12,              // gauge: the last change's age when it was judged
+  last_clean_sweep_unix_ns = 13,  // gauge: when the last whole sweep that failed nothing ended (0: none yet)
 };
-inline constexpr int watch_figure_count = 13;
+inline constexpr int watch_figure_count = 14;
 
 class StepWatch {
  public:

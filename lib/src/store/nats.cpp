@@ -791,9 +791,8 @@ Status NatsStore::Connection::find_bucket(Link& link_, const NatsOptions& o) {
   bool missing = s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
   if (s != NATS_OK && !missing) return failure("looking the bucket up", s, jerr);
   if (missing && !o.create_bucket) {
-    return Error{Errc::store, fmt::format("the NATS bucket {} does not exist at {} (create it, or open with "
-                                          "bucket creation on)",
-                                          bucket, servers)};
+    return Error{Errc::store, fmt::format("the NATS bucket {} does not exist at {} (nothing was made; {} makes it)",
+                                          bucket, servers, o.create_name.empty() ? "creation" : o.create_name)};
   }
   if (missing) {
     kvConfig cfg;

@@ -2,10 +2,12 @@
 
 The library is found as ctypes users expect, first match wins:
   1. the path in the environment variable LEASEJUDGE_LIBRARY;
-  2. next to the prefix the package is installed under (<prefix>/lib/pythonX.Y/
+  2. the package's own copy, libleasejudge.so.0 beside these modules (the platform
+     wheel the build makes carries one);
+  3. next to the prefix the package is installed under (<prefix>/lib/pythonX.Y/
      site-packages/leasejudge -> <prefix>/lib, <prefix>/lib64, <prefix>/lib/<multiarch>),
      then under sys.prefix;
-  3. ctypes.util.find_library("leasejudge") (ldconfig's cache, LD_LIBRARY_PATH).
+  4. ctypes.util.find_library("leasejudge") (ldconfig's cache, LD_LIBRARY_PATH).
 leasejudge.load(path) loads an explicit path instead.
 """
 from __future__ import annotations
@@ -320,7 +322,9 @@ def candidates() -> list[str]:
     env = os.environ.get("LEASEJUDGE_LIBRARY")
     if env:
         return [env]
-    found = [str(d / n) for d in _prefix_dirs() for n in _NAMES if (d / n).exists()]
+    own = Path(__file__).resolve().parent / _NAMES[1]
+    found = [str(own)] if own.exists() else []
+    found += [str(d / n) for d in _prefix_dirs() for n in _NAMES if (d / n).exists()]
     name = ctypes.util.find_library("leasejudge")
     if name:
         found.append(name)

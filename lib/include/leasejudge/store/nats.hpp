@@ -110,6 +110,9 @@ struct NatsOptions {
   // key, 1 to 64) and replica count (1 to 5; a cluster needs as many servers). An
   // existing bucket is used as it is.
   bool create_bucket = false;
+  // How the caller asks for create_bucket, named where a missing bucket is refused;
+  // empty: "creation".
+  std::string create_name;
   int history = 1;
   int replicas = 1;
   // Refuse update() and remove() (and the pipeline's writes) on a replicated bucket
