@@ -262,6 +262,19 @@ Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view 
 
 // --- the heartbeat -------------------------------------------------------------------
 
+namespace {
+
+// How long the holder counts its lease from the start of the write that set it: the
+// lease; on a store lease, no longer than the store's TTL less the margin, so that
+// the loss is reported before the store can end the lease and delete the key.
+std::int64_t counted_lease_ns(const HeldLock& lock) {
+  if (lock.store_lease == 0) return lock.lease_ms * 1'000'000;
+  const std::int64_t ttl_ms = (lock.store_lease_s > 0 ? lock.store_lease_s : store_lease_seconds(lock.lease_ms)) * 1000;
+  return std::max<std::int64_t>(1, std::min(lock.lease_ms, ttl_ms - store_lease_margin_ms)) * 1'000'000;
+}
+
+}  // namespace
+
 LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function<void(const Error&)> on_lost)
     : store_(store),
       lock_(std::move(lock)),
@@ -272,7 +285,7 @@ LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function
   // A lease whose start is not known, or that ended before the heartbeat began, is not
   // counted on: renewed at once, it counts again once that renewal lands (it lands only
   // at the revision we hold, so no other holder took the lock meanwhile).
-  const std::int64_t lease_ns = lock_.lease_ms * 1'000'000, started = steady_ns();
+  const std::int64_t lease_ns = counted_lease_ns(lock_), started = steady_ns();
   counted_.store(lock_.lease_from_ns != 0 && lock_.lease_from_ns + lease_ns > started);
   lease_end_ns_.store((counted_ ? lock_.lease_from_ns : started) + lease_ns);
   thread_ = std::thread([this] { run(); });
@@ -325,7 +338,6 @@ void LockRenewal::run() {
   using std::chrono::nanoseconds;
   using std::chrono::steady_clock;
   std::unique_lock<std::mutex> guard(mu_);
-  const std::int64_t lease_ns = lock_.lease_ms * 1'000'000;
   const auto every = interval(lock_.lease_ms), retry = retry_interval(lock_.lease_ms);
   auto next = counted_.load() ? steady_clock::now() + every : steady_clock::now();
   Error last{Errc::internal, ""};
@@ -341,7 +353,7 @@ void LockRenewal::run() {
     // Renew while holding mu_: lock() readers wait for a consistent revision.
     Status renewed = renew_lock(store_, lock_, clock_());
     if (renewed) {
-      lease_end_ns_.store(tried_at + lease_ns);
+      lease_end_ns_.store(tried_at + counted_lease_ns(lock_));
       counted_.store(true);
       renewals_.fetch_add(1);
       next = steady_clock::time_point(nanoseconds(tried_at)) + every;

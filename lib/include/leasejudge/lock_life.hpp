@@ -59,6 +59,14 @@ struct HeldLock {
   std::int64_t lease_from_ns = 0;
 };
 
+// A heartbeat counts a lock bound to a store lease as lost this long before the store
+// can end that lease at the earliest (its TTL from the start of the write that kept
+// it): the store counts the TTL from the keep-alive's arrival and may delete the key
+// the moment it has run, so the holder's report of the loss, and the work it stops,
+// must come before, not at the same time. A body's lease needs none: judges add
+// lease_skew_ms to it.
+inline constexpr std::int64_t store_lease_margin_ms = 250;
+
 struct Acquisition {
   enum class Outcome : std::uint8_t {
     acquired,   // lock is ours
@@ -147,8 +155,9 @@ Result<Acquisition> acquire_lock_wait(Store& store, std::string_view key, const 
 // interval while the lease still runs (the lease counted from the start of the last
 // renewal that succeeded, or from the acquisition's start, lock.lease_from_ns, never
 // from the heartbeat's own start: a holder held up between its acquisition and its
-// heartbeat has used that much of its lease; without the skew judges add): one failed
-// renewal is no loss. A lock whose lease start is not known (lease_from_ns 0, a lock
+// heartbeat has used that much of its lease; without the skew judges add; on a store
+// lease, ending store_lease_margin_ms before the store's TTL from that start can): one
+// failed renewal is no loss. A lock whose lease start is not known (lease_from_ns 0, a lock
 // opened by held_lock), or whose lease ended before the heartbeat began, is renewed at
 // once and counts as expired until that renewal lands (at the revision held: nobody
 // took the lock meanwhile); it is lost when none lands within a lease of the
