@@ -20,7 +20,9 @@
 # nodes of a state of CLUSTER_KEYS keys over 8 nodes swept at once, each by a process of
 # its own (nats-r3-fleet8: all the nodes' keys over the wall time, the slowest node's
 # time beside it). All of it on the system's nats-server and again on Debian 13's
-# 2.10.27 (.ci/fetch-nats-server; labels nats-2.10 and nats-r3-2.10). Every contender's
+# 2.10.27 (.ci/fetch-nats-server; labels nats-2.10 and nats-r3-2.10), and on 2.10.27 the
+# write path with sync_interval always beside the default (bench/nats_sync.sh; labels
+# nats-sync-default-2.10 and nats-sync-always-2.10). Every contender's
 # decisions are checked against the Go baseline's on the same state (this node's keys).
 # Rows go to results.tsv with keys = the node's keys read, the round as its eleventh
 # field and writes/s as a twelfth. The servers' CPU time (user + system, all of a
@@ -28,6 +30,7 @@
 # capacity figures (CPU per key read, per write).
 
 . "$src/bench/store_rows.sh"
+. "$src/bench/nats_sync.sh"
 
 nats_server_exe() {
   local p
@@ -279,9 +282,11 @@ nats_sweeps() {
     store_agree "$nd" "$label" "$n" NATS
     nats_cleanup
   done
+  nats_sync_sweeps "$keys" "$second_exe" "$rounds_n" || true
   ((keep_decisions)) || rm -rf "$nd"
   trap - EXIT INT TERM
   nats_targets >>"$extras"
+  nats_sync_targets >>"$extras"
 }
 
 # What the servers spent, from round 1: CPU per key read (the bulk read) and per write

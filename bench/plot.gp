@@ -17,12 +17,17 @@ xmax = real(ARG6)
 base = real(ARG7)
 gap = real(ARG8)
 
+# Room on the left for the longest bar name (the margin counts characters).
+stats rows using (strlen(strcol(3))) nooutput
+left = STATS_max + 2 > 20 ? STATS_max + 2 : 20
+
 width = 960
 height = 110 + 26 * nrows
 half = 0.36
 
 set datafile separator "\t"
-set title title font ",12"
+# Centred on the picture, not on the plot the left margin narrows.
+set title title font ",12" offset -(left - 20) / 2.0, 0
 set logscale x 10
 set xrange [xmin:xmax]
 set yrange [nrows + 0.7:0.3]
@@ -47,7 +52,7 @@ set object 12 rect from screen 0.66, screen y0 to screen 0.68, screen y1 fc rgb 
 set label 12 "leasejudge's contenders" at screen 0.685, screen (y0 + y1) / 2 left
 set style textbox opaque noborder margins 1, 1
 set style fill solid 0.9 noborder
-set lmargin 20
+set lmargin left
 set rmargin 4
 if (gap > 0) {
   set arrow 1 from graph 0, first gap to graph 1, first gap nohead dt 2 lc rgb "#444444"

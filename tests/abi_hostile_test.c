@@ -1639,6 +1639,39 @@ static void case_lock_seed_forms(void) {
     lj_lock_destroy(lock);
     lj_store_destroy(store);
   }
+  {
+    /* The stored lock judged: the key read once, its body and revision handed back. */
+    lj_store_t *store = NULL;
+    lj_lock_verdict_t v;
+    lj_lock_options_t o = LJ_LOCK_OPTIONS_INIT;
+    uint64_t rev = 0, judged = 0;
+    char *body = NULL;
+    size_t body_len = 0;
+    CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
+    CHECK(lj_store_create(&rev, store, S("ended"), S("{\"purpose\":\"p\",\"leaseUntil\":\"2000-01-01T00:00:00Z\"}"),
+                          NULL) == LJ_OK);
+    CHECK(lj_store_create(NULL, store, S("junk"), junk, BIG, NULL) == LJ_OK);
+    REFUSED(lj_lock_judge_stored(NULL, NULL, NULL, NULL, store, S("ended"), NOW_MS, NULL, &err), LJ_EINVAL);
+    REFUSED(lj_lock_judge_stored(&v, NULL, NULL, NULL, NULL, S("ended"), NOW_MS, NULL, &err), LJ_EINVAL);
+    REFUSED(lj_lock_judge_stored(&v, NULL, NULL, NULL, store, NULL, 5, NOW_MS, NULL, &err), LJ_EINVAL);
+    REFUSED(lj_lock_judge_stored(&v, NULL, NULL, NULL, store, S(""), NOW_MS, NULL, &err), LJ_EINVAL);
+    REFUSED(lj_lock_judge_stored(&v, NULL, NULL, NULL, store, S("ended"), JS_LIMIT + 1, NULL, &err), LJ_EINVAL);
+    o.version = LJ_LOCK_OPTIONS_VERSION + 1;
+    REFUSED(lj_lock_judge_stored(&v, NULL, NULL, NULL, store, S("ended"), NOW_MS, &o, &err), LJ_EVERSION);
+    REFUSED(lj_lock_judge_stored(&v, &judged, &body, &body_len, store, S("none"), NOW_MS, NULL, &err), LJ_ENOTFOUND);
+    CHECK(body == NULL && judged == 0);
+    REFUSED(lj_lock_judge_stored(&v, NULL, NULL, NULL, store, junk, BIG, NOW_MS, NULL, &err), LJ_ENOTFOUND);
+    CHECK(lj_lock_judge_stored(&v, &judged, &body, &body_len, store, S("ended"), NOW_MS, NULL, NULL) == LJ_OK);
+    CHECK(v.kind == LJ_LOCK_BREAK && v.reason == LJ_LOCK_LEASE_ENDED && judged == rev && body_len == 51 &&
+          memcmp(body, "{\"purpose\":\"p\",\"leaseUntil\":\"2000-01-01T00:00:00Z\"}", 51) == 0);
+    lj_free(body);
+    lj_lock_verdict_clear(&v);
+    /* A value of 16 MiB of junk is no lock body: held for a person, never broken. */
+    CHECK(lj_lock_judge_stored(&v, NULL, NULL, NULL, store, S("junk"), NOW_MS, NULL, NULL) == LJ_OK);
+    CHECK(v.kind == LJ_LOCK_HELD && v.reason == LJ_LOCK_NOT_READABLE && v.manual_removal == 1);
+    lj_lock_verdict_clear(&v);
+    lj_store_destroy(store);
+  }
   free(junk);
 }
 
@@ -1761,6 +1794,7 @@ static const struct symbol_case cases[] = {
     {"lj_process_alive", case_lock_seed_forms},
     {"lj_lock_body_parse", case_lock_seed_forms},
     {"lj_lock_open", case_lock_seed_forms},
+    {"lj_lock_judge_stored", case_lock_seed_forms},
     {"lj_version", case_core},
     {"lj_version_number", case_core},
     {"lj_strerror", case_core},

@@ -58,6 +58,15 @@ if [ -x "$bin/bench/leasejudge-bench-nats" ]; then
   done
   grep -q "^- NATS dry run: [0-9.]*x the per-key path" "$tmp/ok.out" || fail "no NATS targets in the report"
   grep -q "^Agreement on the NATS states: go-nats-seed" "$tmp/ok.out" || fail "no NATS agreement in the report"
+  # The write path with sync_interval always beside the default, on 2.10.27.
+  for c in nats-sync-default-2.10 nats-sync-always-2.10; do
+    for r in sweep import; do
+      grep -q "^$c-$r,[1-9][0-9]*,1,[0-9]*,[0-9.]*,[0-9.]*" "$csv" || fail "no CSV row $c-$r"
+    done
+    grep -qx "$c-sweep (4000 keys, this node's)" "$tmp/ok/runs/agreed" || fail "$c-sweep did not pass the agreement check"
+  done
+  grep -q "^- full sweep: [0-9]* keys/s of the node with sync_interval always, [0-9]* by default: [0-9.]*x" \
+    "$tmp/ok.out" || fail "no sync_interval figures in the report"
 else
   skip_or_fail "leasejudge-bench-nats is not built (LEASEJUDGE_NATS=OFF)"
 fi

@@ -766,6 +766,26 @@ static void test_life_on(lj_store_t *store) {
   CHECK(a.verdict.why == NULL);
   lj_lock_acquisition_clear(NULL);
 
+  /* The stored lock judged as acquire judges it: held at the revision read, its body back. */
+  {
+    lj_lock_verdict_t v;
+    uint64_t judged = 0;
+    char *body = NULL;
+    size_t body_len = 0;
+    CHECK(lj_lock_judge_stored(&v, &judged, &body, &body_len, store, S("locks/state"), now_ms + 60000, &opts, NULL) ==
+          LJ_OK);
+    CHECK(v.kind == LJ_LOCK_HELD && v.reason == LJ_LOCK_LEASE_RUNS && judged == first_revision);
+    CHECK(lj_lock_body(&text, &len, first, NULL) == LJ_OK && str_is(body, body_len, text));
+    lj_free(text);
+    lj_free(body);
+    lj_lock_verdict_clear(&v);
+    /* Past the lease (now > its end): break, and nothing written. */
+    CHECK(lj_lock_judge_stored(&v, &judged, NULL, NULL, store, S("locks/state"), now_ms + 900001, &opts, NULL) ==
+          LJ_OK);
+    CHECK(v.kind == LJ_LOCK_BREAK && v.reason == LJ_LOCK_LEASE_ENDED && judged == first_revision);
+    lj_lock_verdict_clear(&v);
+  }
+
   /* Renewed, the lease moves and the revision grows. */
   CHECK(lj_lock_renew(first, now_ms + 60000, NULL) == LJ_OK);
   CHECK(lj_lock_revision(first) > first_revision);
@@ -828,6 +848,17 @@ static void test_life(void) {
 
   CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
   test_life_on(store);
+  {
+    lj_lock_verdict_t v;
+    uint64_t judged = 7;
+    char *body = NULL;
+    size_t body_len = 0;
+    CHECK(lj_lock_judge_stored(&v, &judged, &body, &body_len, store, S("locks/none"), now_ms, NULL, &err) ==
+          LJ_ENOTFOUND);
+    CHECK(body == NULL && judged == 7 && v.why == NULL && strstr(lj_error_message(err), "no lock at locks/none"));
+    lj_error_destroy(err);
+    err = NULL;
+  }
   lj_store_destroy(store);
 
   CHECK(mkdtemp(dir) != NULL);

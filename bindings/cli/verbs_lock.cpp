@@ -63,41 +63,40 @@ int say_verdict(Context& cx, lj_lock_verdict_t& v) {
   return exit;
 }
 
-// lock judge [FILE|-] | --store URL KEY
+// lock judge [FILE|-] | --store URL KEY: with a store, the lock as acquire judges it
+// before a break (a key's store lease, on etcd, before its body's lease).
 int run_judge(Context& cx, const Args& args) {
   int64_t now_ms;
   if (int rc = now_of(cx, args, now_ms); rc != exit_ok) return rc;
-  std::string body;
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  opts.gcloud_env = const_cast<char* const*>(cx.host().environment);
+  lj_lock_verdict_t v{};
+  lj_error_t* err = nullptr;
   if (args.has("--store")) {
     if (args.operands.size() != 1) return cx.usage("with --store, one KEY is required");
     int exit = exit_ok;
     StoreHandle store;
     if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
-    char* value = nullptr;
-    size_t len = 0;
-    uint64_t revision = 0;
-    lj_error_t* err = nullptr;
     const std::string& key = args.operands[0];
-    int rc = lj_store_get(&value, &len, &revision, store.p, key.data(), key.size(), &err);
+    int rc = lj_lock_judge_stored(&v, nullptr, nullptr, nullptr, store.p, key.data(), key.size(), now_ms, &opts, &err);
     if (rc == LJ_ENOTFOUND) {
       lj_error_destroy(err);
       cx.note(fmt::format("no lock at {}", key));
       return exit_no;
     }
+    if (rc == LJ_EUSER) {
+      cx.failed("judging the lock", rc, err);
+      return exit_unknown;  // no verdict: never "break"
+    }
     if (rc != LJ_OK) return cx.store_failed(fmt::format("reading {}", key), rc, err);
-    body = taken(value, len);
-  } else {
-    if (args.operands.size() > 1) return cx.usage(fmt::format("one FILE at most, not also {}", args.operands[1]));
-    std::optional<std::string> path;
-    if (!args.operands.empty()) path = args.operands[0];
-    auto read = read_input(cx, path);
-    if (!read) return cx.interrupted() ? exit_interrupted : exit_failed;
-    body = file_store_value(std::move(*read));
+    return say_verdict(cx, v);
   }
-  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
-  opts.gcloud_env = const_cast<char* const*>(cx.host().environment);
-  lj_lock_verdict_t v{};
-  lj_error_t* err = nullptr;
+  if (args.operands.size() > 1) return cx.usage(fmt::format("one FILE at most, not also {}", args.operands[1]));
+  std::optional<std::string> path;
+  if (!args.operands.empty()) path = args.operands[0];
+  auto read = read_input(cx, path);
+  if (!read) return cx.interrupted() ? exit_interrupted : exit_failed;
+  const std::string body = file_store_value(std::move(*read));
   int rc = lj_lock_judge(&v, body.data(), body.size(), now_ms, &opts, &err);
   if (rc != LJ_OK) {
     cx.failed("judging the body", rc, err);
@@ -273,8 +272,10 @@ std::vector<Verb> lock_verbs() {
   return {
       {"lock judge", "[FILE|-]", "may the lock with this body be broken? break, held or unknown",
        with({now}, store_options), run_judge,
-       "Judges a lock body (FILE or stdin; with --store URL, the body at KEY) on this machine,\n"
-       "asking Cloud Run (gcloud) where it names an execution. Text: `<kind> <reason> <why>`.\n"
+       "Judges a lock body (FILE or stdin) on this machine, asking Cloud Run (gcloud) where it\n"
+       "names an execution; with --store URL, the lock at KEY as lock acquire judges it: on etcd\n"
+       "the key's store lease first (a body whose lease ended by this clock is held lease_runs\n"
+       "while etcd keeps the lease). Text: `<kind> <reason> <why>`.\n"
        "Exit 0 break, 1 held (\"only a person can remove it\" when so), 3 unknown."},
       {"lock acquire", "KEY", "take the lock at KEY for this shell, once",
        with({{"--purpose", "TEXT", "what the lock is for (in its body)"},

@@ -63,19 +63,47 @@ void read_body(LockRow& row, std::string_view value) {
   if (!until.empty() && lj_lock_time_parse(&ms, until.data(), until.size(), nullptr) == LJ_OK) row.lease_end_ms = ms;
 }
 
-// The row of the body value at key, judged at now_ms. LJ_OK or the judge's code.
-int row_of(const Context& cx, LockRow& row, std::string_view value, std::int64_t now_ms, lj_error_t** err) {
-  read_body(row, value);
-  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
-  opts.gcloud_env = const_cast<char* const*>(cx.host().environment);
-  lj_lock_verdict_t v{};
-  int rc = lj_lock_judge(&v, value.data(), value.size(), now_ms, &opts, err);
-  if (rc != LJ_OK) return rc;
+// The verdict into row; v cleared.
+void take_verdict(LockRow& row, lj_lock_verdict_t& v) {
   row.kind = v.kind;
   row.reason = v.reason;
   row.manual = v.manual_removal;
   row.why = v.why != nullptr ? std::string(v.why, v.why_len) : std::string();
   lj_lock_verdict_clear(&v);
+}
+
+lj_lock_options_t judge_options(const Context& cx) {
+  lj_lock_options_t opts = LJ_LOCK_OPTIONS_INIT;
+  opts.gcloud_env = const_cast<char* const*>(cx.host().environment);
+  return opts;
+}
+
+// The row of the body value at key, judged at now_ms by its body alone. LJ_OK or the
+// judge's code.
+int row_of(const Context& cx, LockRow& row, std::string_view value, std::int64_t now_ms, lj_error_t** err) {
+  read_body(row, value);
+  const lj_lock_options_t opts = judge_options(cx);
+  lj_lock_verdict_t v{};
+  int rc = lj_lock_judge(&v, value.data(), value.size(), now_ms, &opts, err);
+  if (rc != LJ_OK) return rc;
+  take_verdict(row, v);
+  return LJ_OK;
+}
+
+// The row of the lock stored at row.key, read and judged as acquire judges it: on a
+// store with leases (etcd) the key's store lease first, so that a body whose lease
+// ended by this machine's clock is no break while the store lease runs. LJ_OK, or
+// LJ_ENOTFOUND (no lock), a store's code, the judge's.
+int stored_row_of(const Context& cx, lj_store_t* store, LockRow& row, std::int64_t now_ms, lj_error_t** err) {
+  const lj_lock_options_t opts = judge_options(cx);
+  lj_lock_verdict_t v{};
+  char* value = nullptr;
+  size_t len = 0;
+  int rc =
+      lj_lock_judge_stored(&v, &row.revision, &value, &len, store, row.key.data(), row.key.size(), now_ms, &opts, err);
+  if (rc != LJ_OK) return rc;
+  read_body(row, taken(value, len));
+  take_verdict(row, v);
   return LJ_OK;
 }
 
@@ -154,18 +182,15 @@ int run_show(Context& cx, const Args& args) {
   if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
   LockRow row;
   row.key = args.operands[0];
-  char* value = nullptr;
-  size_t len = 0;
   lj_error_t* err = nullptr;
-  int rc = lj_store_get(&value, &len, &row.revision, store.p, row.key.data(), row.key.size(), &err);
+  int rc = stored_row_of(cx, store.p, row, now_ms, &err);
   if (rc == LJ_ENOTFOUND) {
     lj_error_destroy(err);
     cx.note(fmt::format("no lock at {}", terminal_text(row.key)));
     return exit_no;
   }
+  if (rc == LJ_EUSER) return cx.failed("judging the body", rc, err);
   if (rc != LJ_OK) return cx.store_failed(fmt::format("reading {}", terminal_text(row.key)), rc, err);
-  std::string body = taken(value, len);
-  if (rc = row_of(cx, row, body, now_ms, &err); rc != LJ_OK) return cx.failed("judging the body", rc, err);
   if (cx.json)
     cx.out(row_json(row));
   else
@@ -235,6 +260,22 @@ int run_list(Context& cx, const Args& args) {
     return exit_interrupted;
   }
   if (rc != LJ_OK) return cx.store_failed("reading the store", rc, err);
+  // A break read in bulk is judged again as acquire would judge it (its store lease
+  // first, on etcd): the few locks that may be broken, not every one, read twice.
+  std::vector<LockRow> rows;
+  for (auto& row : run.rows) {
+    if (row.kind == LJ_LOCK_BREAK) {
+      rc = stored_row_of(cx, store.p, row, run.now_ms, &err);
+      if (rc == LJ_ENOTFOUND) {  // gone since the bulk read
+        lj_error_destroy(err);
+        continue;
+      }
+      if (rc == LJ_EUSER) return cx.failed("judging a body", rc, err);
+      if (rc != LJ_OK) return cx.store_failed(fmt::format("reading {}", terminal_text(row.key)), rc, err);
+    }
+    rows.push_back(std::move(row));
+  }
+  run.rows = std::move(rows);
   if (cx.json) {
     for (const auto& r : run.rows) cx.out(row_json(r));
   } else {
@@ -358,11 +399,13 @@ std::vector<Verb> lock_show_verbs() {
   return {
       {"lock show", "KEY", "who holds the lock at KEY: holder, purpose, lease end, fencing token, verdict",
        show_options, run_show,
-       "Reads the body at KEY and judges it now. Text: one field a line, stored text escaped\n"
+       "Reads the lock at KEY and judges it now, as lock acquire would (on etcd, the key's store\n"
+       "lease first). Text: one field a line, stored text escaped\n"
        "(control bytes and bytes of no UTF-8 as \\xNN) and cut at 4096 bytes; --json: one object\n"
        "(leasejudge(1) gives its schema). Exit 1 when there is no lock at KEY."},
       {"lock list", "[PREFIX]", "every lock under PREFIX, one row each, with its verdict", show_options, run_list,
-       "Reads the keys under PREFIX (all without it) in one bulk read and judges each body now.\n"
+       "Reads the keys under PREFIX (all without it) in one bulk read and judges each body now;\n"
+       "a break is read again and judged as lock acquire would (on etcd, the store lease first).\n"
        "Text: a table (KEY HOLDER PURPOSE LEASE END TOKEN VERDICT), one row a line, each column\n"
        "as wide as its widest cell; a cell past 40 columns is cut there and says how long the\n"
        "whole is ([cut: N bytes in all]). --json: one object a lock, as lock show writes it. A\n"

@@ -776,6 +776,44 @@ LJ_API int lj_lock_open(lj_lock_t** out, lj_store_t* store, const char* key, siz
   });
 }
 
+LJ_API int lj_lock_judge_stored(lj_lock_verdict_t* out, uint64_t* out_revision, char** out_body, size_t* out_body_len,
+                                lj_store_t* store, const char* key, size_t key_len, int64_t now_ms,
+                                const lj_lock_options_t* opts, lj_error_t** err) {
+  reset(err);
+  if (out == nullptr) return fail(err, LJ_EINVAL, "out is NULL");
+  *out = lj_lock_verdict_t{};
+  if (out_body != nullptr) *out_body = nullptr;
+  if (store == nullptr || store->store == nullptr) return fail(err, LJ_EINVAL, "store is NULL");
+  std::string_view k;
+  if (!view_of(key, key_len, k) || k.empty()) return fail(err, LJ_EINVAL, "key is empty");
+  if (int rc = check_time(now_ms, err); rc != LJ_OK) return rc;
+  LockCall call;
+  if (int rc = check_options(opts, call, err); rc != LJ_OK) return rc;
+  return guard(err, [&] {
+    auto found = store->store->get(k);
+    if (!found) return fail(err, found.error());
+    if (!found->has_value()) return fail(err, LJ_ENOTFOUND, fmt::format("no lock at {}", c_text(k)));
+    const leasejudge::StoreEntry& entry = **found;
+    Judging j;
+    prepare(j, call);
+    const LockVerdict v =
+        leasejudge::judge_stored_lock(*store->store, k, entry, j.describe, instant_of(now_ms), *j.here);
+    if (j.stopped) return fail(err, LJ_EUSER, j.stop_reason);
+    if (out_body != nullptr) {
+      if (int rc = give(out_body, out_body_len, entry.value, err); rc != LJ_OK) return rc;
+    }
+    if (int rc = put_verdict(out, v, err); rc != LJ_OK) {
+      if (out_body != nullptr) {
+        lj_free(*out_body);
+        *out_body = nullptr;
+      }
+      return rc;
+    }
+    if (out_revision != nullptr) *out_revision = entry.revision;
+    return LJ_OK;
+  });
+}
+
 LJ_API uint64_t lj_lock_revision(const lj_lock_t* lock) {
   if (lock == nullptr) return 0;
   try {

@@ -323,6 +323,20 @@ LJ_API void lj_lock_destroy(lj_lock_t *lock);
 LJ_API int lj_lock_open(lj_lock_t **out, lj_store_t *store, const char *key, size_t key_len, const char *id,
                         size_t id_len, int64_t lease_ms, lj_error_t **err);
 
+/* The verdict on the lock stored at key, as lj_lock_acquire judges it before it
+ * breaks: where the key is bound to a store lease (etcd), the store's word on that
+ * lease first (gone: BREAK, LJ_LOCK_STORE_LEASE_ENDED; not readable: UNKNOWN,
+ * LJ_LOCK_STORE_LEASE_UNKNOWN), then the body, whose lease ended by now_ms is HELD
+ * (LJ_LOCK_LEASE_RUNS) while the store lease runs: the store counts it, not this
+ * machine's clock. Elsewhere the stored body judged as lj_lock_judge does. Fills
+ * *out (its why is the caller's), *out_revision (may be NULL) with the revision
+ * judged and *out_body (may be NULL; the caller's, lj_free) with the body read.
+ * LJ_ENOTFOUND when there is no lock at key; a failing store's code as
+ * lj_store_get gives it; LJ_EUSER when a callback stopped the work. */
+LJ_API int lj_lock_judge_stored(lj_lock_verdict_t *out, uint64_t *out_revision, char **out_body,
+                                size_t *out_body_len, lj_store_t *store, const char *key, size_t key_len,
+                                int64_t now_ms, const lj_lock_options_t *opts, lj_error_t **err);
+
 /* --- waiting for a lock, and the heartbeat ------------------------------------------- */
 
 /* How lj_lock_acquire_wait waits. */

@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "leasejudge/clock.hpp"
 #include "nats_server_info.hpp"
 
 namespace leasejudge {
@@ -67,6 +68,14 @@ bool lost_race(jsErrCode jerr) noexcept {
 constexpr int kListBatch = 256;
 
 constexpr jsErrCode kNoJsError = static_cast<jsErrCode>(0);
+
+// Milliseconds on the monotonic clock, for every interval and deadline the store
+// measures itself. nats.c's nats_Now() reads the wall clock: a step of it (NTP, a
+// person) would end a wait at once or stretch it by the step, such as a lock wait's
+// watch slice stuck for an hour after a step back of an hour.
+int64_t steady_ms() noexcept {
+  return steady_now_ns() / 1'000'000;
+}
 
 bool key_byte(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '/' ||
@@ -228,7 +237,7 @@ struct NatsStore::Connection {
   // values on the same socket.
   struct Slot {
     std::shared_ptr<Link> link;
-    int64_t last_try = 0;
+    int64_t last_try = std::numeric_limits<int64_t>::min() / 2;  // never: the first call connects
   };
   enum Use { requests = 0, writes = 1 };
   std::mutex mu;  // guards slots
@@ -256,7 +265,7 @@ struct NatsStore::Connection {
 
   // Connect anew. The caller holds mu.
   Result<std::shared_ptr<Link>> connect_locked(Slot& slot) {
-    slot.last_try = nats_Now();
+    slot.last_try = steady_ms();
     auto fresh = std::make_shared<Link>();
     natsStatus s = natsConnection_Connect(&fresh->nc, opts);
     if (s != NATS_OK) {
@@ -350,7 +359,7 @@ struct NatsStore::Connection {
     Slot& slot = slots[use];
     if (slot.link && natsConnection_Status(slot.link->nc) == NATS_CONN_STATUS_CONNECTED) return slot.link;
     dropped = std::move(slot.link);
-    if (nats_Now() - slot.last_try < reconnect_ms) {
+    if (steady_ms() - slot.last_try < reconnect_ms) {
       return Error{Errc::store, fmt::format("the NATS bucket {} at {}: the connection to the server was lost; "
                                             "reconnecting",
                                             bucket, servers)};
@@ -488,7 +497,7 @@ struct NatsStore::Connection {
   // written since), else the last sequence the stream's leader gives; a miss of that
   // alone, the key still at last, tried again with a growing pause within request_ms.
   Published serial(const Link& l, std::string_view key, std::string_view value, Revision last, bool marker) const {
-    const int64_t until = nats_Now() + request_ms;
+    const int64_t until = steady_ms() + request_ms;
     Revision expected_stream = last;
     int64_t pause = 0;
     thread_local std::minstd_rand jitter(std::random_device{}());
@@ -503,7 +512,7 @@ struct NatsStore::Connection {
         return p;
       }
       if (msg.p == nullptr || natsMsg_GetSequence(msg.p) != last) return p;  // the key moved: changed
-      if (nats_Now() >= until) {
+      if (steady_ms() >= until) {
         p.said = Error{Errc::store, fmt::format("other writes to the NATS bucket {} kept moving its stream for {} ms "
                                                 "({} tries); the key {} is still at revision {} and the write did "
                                                 "not land",
@@ -580,11 +589,11 @@ struct NatsStore::Connection {
   template <typename Restart, typename Visit>
   natsStatus walk(const Link& l, bool meta_only, Restart&& restart, Visit&& visit) const {
     std::string filter = prefix + ">";
-    int64_t start = nats_Now();
+    int64_t start = steady_ms();
     for (int attempt = 0;; ++attempt) {
       int64_t patience = std::min(list_ms, request_ms * (1 + attempt / 3));
       natsStatus s = walk_once(l, filter, meta_only, patience, start, visit);
-      if (s != NATS_TIMEOUT || nats_Now() - start >= list_ms) return s;
+      if (s != NATS_TIMEOUT || steady_ms() - start >= list_ms) return s;
       restart();
     }
   }
@@ -620,7 +629,7 @@ struct NatsStore::Connection {
       return NATS_OK;
     }
     for (;;) {
-      int64_t left = list_ms - (nats_Now() - start);
+      int64_t left = list_ms - (steady_ms() - start);
       if (left <= 0) return NATS_TIMEOUT;
       int64_t wait = std::min(left, patience);
       // Never ask for more than is pending: a pull request waits for its batch to
@@ -944,7 +953,7 @@ class NatsPipeline final : public WritePipeline {
         hooks_(std::move(hooks)) {
     if (hooks_.replicated) {
       serial_now_ = hooks_.replicated();
-      checked_ms_ = nats_Now();
+      checked_ms_ = steady_ms();
     }
     jsOptions jo;
     jsOptions_Init(&jo);
@@ -1211,9 +1220,9 @@ class NatsPipeline final : public WritePipeline {
   // second has passed since the last read; once replicated, always.
   bool serial_due() {
     if (!hooks_.serial) return false;
-    if (!serial_now_ && nats_Now() - checked_ms_ >= kReplicasCheckMs) {
+    if (!serial_now_ && steady_ms() - checked_ms_ >= kReplicasCheckMs) {
       serial_now_ = hooks_.replicated();
-      checked_ms_ = nats_Now();
+      checked_ms_ = steady_ms();
     }
     return serial_now_;
   }
@@ -1336,7 +1345,7 @@ Status NatsStore::scan(std::string_view prefix, const ScanSink& sink, const Scan
   // the read's time before the first value comes).
   const bool one_per_key = si.p->Config != nullptr && si.p->Config->MaxMsgsPerSubject == 1;
   const std::string filter = fmt::format("{}>", prefix);
-  const int64_t start = nats_Now();
+  const int64_t start = steady_ms();
   auto say = [&](std::string line) {
     if (*note) (*note)(line);
   };
@@ -1348,7 +1357,7 @@ Status NatsStore::scan(std::string_view prefix, const ScanSink& sink, const Scan
   for (int attempt = 1;; ++attempt) {
     s = kvStore_Watch(&w.p, *kv, filter.c_str(), &wo);
     if (s == NATS_OK) break;
-    if (s != NATS_TIMEOUT || nats_Now() - start >= c_->list_ms)
+    if (s != NATS_TIMEOUT || steady_ms() - start >= c_->list_ms)
       return c_->failure(fmt::format("{} the bucket", doing), s, kNoJsError);
     ++st.retries;
     say(fmt::format("{} the NATS bucket {}: the server did not start the read within {} ms (try {}); asking again",
@@ -1366,7 +1375,7 @@ Status NatsStore::scan(std::string_view prefix, const ScanSink& sink, const Scan
     EntryHandle e;
     s = kvWatcher_Next(&e.p, w.p, std::min<int64_t>(kNoteAfterMs, c_->request_ms));
     if (s == NATS_TIMEOUT) {
-      int64_t waited = nats_Now() - start;
+      int64_t waited = steady_ms() - start;
       ++st.waits;
       if (waited >= c_->list_ms) {
         return Status(Errc::store, fmt::format("{} the NATS bucket {} at {}: not complete within {} ms ({} keys read)",
@@ -1422,19 +1431,19 @@ class NatsKeyWatch final : public KeyWatch {
 
   Status next(std::vector<KeyChange>& out, std::int64_t wait_ns) override {
     if (!broken_.ok()) return broken_;
-    const int64_t until = nats_Now() + std::max<int64_t>(wait_ns / 1000000, 0);
+    const int64_t until = steady_ms() + std::max<int64_t>(wait_ns / 1000000, 0);
     const std::size_t had = out.size();
     for (;;) {
       // nats.c leaves a closed connection's subscription quiet: ask the connection.
       if (natsConnection_Status(link_->nc) != NATS_CONN_STATUS_CONNECTED)
         return broken_ = Status(Errc::store, fmt::format("{}: the connection to the server was lost", doing_));
-      int64_t left = until - nats_Now();
+      int64_t left = until - steady_ms();
       // Once a change came, what follows it at once comes in the same call.
       int64_t ms = out.size() > had ? 1 : std::clamp<int64_t>(left, 1, 250);
       EntryHandle e;
       natsStatus s = kvWatcher_Next(&e.p, w.p, ms);
       if (s == NATS_TIMEOUT) {
-        if (out.size() > had || nats_Now() >= until) return Status::success();
+        if (out.size() > had || steady_ms() >= until) return Status::success();
         continue;
       }
       if (s != NATS_OK) return broken_ = failure_(s);
