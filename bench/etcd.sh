@@ -10,15 +10,26 @@
 #   etcd-scan-raw  the node's keys in one range read at one revision (EtcdStore::scan),
 #                  handed to nothing: the bulk read alone
 #   etcd-dry-run   end_stale with dry_run: the same read + the plan
-#   etcd-sweep     end_stale: the same, and its ends and deletes as txns, pipelined
+#   etcd-sweep     end_stale: the same, and its ends and deletes pipelined in txns of
+#                  many keys (the store's default size, 128), 1024 writes in flight (a
+#                  sweep's --window: 8 txns)
+#   etcd-sweep-w256  the same with the sweep's default window, 256 writes: 2 txns
+#   etcd-sweep-txn1  the same sweep with a txn a write (--txn-keys 1), 256 in flight:
+#                  the write path before txns of many keys
 #   etcd-per-key   keys() + a get and a txn alone per key (the first round only)
 #   go-etcd-seed   the seed's EndStale in Go over clientv3: Keys, then a Get and a Txn
 #                  per key (the first round only; golang-etcd-server-dev)
+#   etcd-import    the command's step import of the whole state under a new prefix,
+#                  every key created (the first round only)
+#   etcd-reimport  the same import again: every key already holds a value
+#   go-etcd-load   the Go loader (go-etcd-seed -load: txns of 128 puts, 8 at once) of
+#                  the whole state under a new prefix: what an import is held to
 # With bench/run --etcd-unsafe-no-fsync (etcd_no_fsync=1) the read, dry run and
 # sweep run again on a cluster started with etcd's --unsafe-no-fsync, labelled
 # etcd-nofsync: what the members' fsyncs cost, never the default. Every contender's
 # decisions are checked against the Go baseline's. The members' CPU time is read around
-# the bulk read and the sweep of round 1.
+# the bulk read and the sweeps of round 1. A sweep's txns (how many, keys a txn, most in
+# flight, writes sent again) are in its stderr, "etcd-txns {...}".
 
 . "$src/bench/store_rows.sh"
 
@@ -93,10 +104,22 @@ etcd_round() {
   nats_contender "$label-dry-run" "$n" "${be[@]}" --contender etcd-dry-run "${sweep_args[@]}" "${o[@]}"
   mapfile -t o < <(dec "$label-sweep")
   c0=$(members_cpu)
-  nats_contender "$label-sweep" "$n" "${be[@]}" --contender etcd-sweep "${sweep_args[@]}" "${o[@]}"
+  nats_contender "$label-sweep" "$n" "${be[@]}" --contender etcd-sweep --window 1024 "${sweep_args[@]}" "${o[@]}"
   ((round == 1)) && echo "$(($(members_cpu) - c0))" >"$runs/$label-cpu-sweep"
   load || return 1
+  mapfile -t o < <(dec "$label-sweep-w256")
+  c0=$(members_cpu)
+  nats_contender "$label-sweep-w256" "$n" "${be[@]}" --contender etcd-sweep --window 256 "${sweep_args[@]}" "${o[@]}"
+  ((round == 1)) && echo "$(($(members_cpu) - c0))" >"$runs/$label-cpu-sweep-w256"
+  load || return 1
+  mapfile -t o < <(dec "$label-sweep-txn1")
+  c0=$(members_cpu)
+  nats_contender "$label-sweep-txn1" "$n" "${be[@]}" --contender etcd-sweep --window 256 --txn-keys 1 \
+    --txns-in-flight 256 "${sweep_args[@]}" "${o[@]}"
+  ((round == 1)) && echo "$(($(members_cpu) - c0))" >"$runs/$label-cpu-sweep-txn1"
+  load || return 1
   ((round == 1)) && [ "$label" = etcd ] || return 0
+  etcd_import "$state" || return 1
   nats_contender etcd-per-key "$n" "${be[@]}" --contender etcd-per-key "${sweep_args[@]}" \
     --decisions "$ed/$label/etcd-per-key.tsv"
   load || return 1
@@ -105,6 +128,49 @@ etcd_round() {
       -decisions "$ed/$label/go-etcd-seed.tsv"
     load || return 1
   fi
+}
+
+# etcd_import STATE: the command's step import of the state under a new prefix (row
+# etcd-import: keys created over its time), the same import again (etcd-reimport: keys
+# that already held a value over its time), and the Go loader under another new prefix
+# (go-etcd-load). Each prefix is removed after, untimed.
+etcd_import() {
+  local state=$1 url=etcd://$etcd_endpoints p=import$RANDOM g=goload$RANDOM
+  [ -x "$build/leasejudge" ] || { loud "the command is not built: no etcd-import rows"; return; }
+  etcd_timed etcd-import "$state" 's/.*: \([0-9]*\) keys\{0,1\} created,.*/\1/p' - \
+    "$build/leasejudge" step import --store "$url/$p" "$state" || return 1
+  etcd_timed etcd-reimport "$state" 's/.*created, \([0-9]*\) already held a value.*/\1/p' - \
+    "$build/leasejudge" step import --store "$url/$p" "$state" || return 1
+  if [ -n "$go_etcd_seed" ]; then
+    etcd_timed go-etcd-load "$state" 's/.*"loaded":\([0-9]*\).*/\1/p' put_s \
+      "$go_etcd_seed" -etcd "$etcd_endpoints" -prefix "$g" -load -state "$state" || return 1
+  fi
+  "$bench/leasejudge-bench-etcd" --endpoints "$etcd_endpoints" --prefix "$p" --contender clear >/dev/null 2>&1
+  "$bench/leasejudge-bench-etcd" --endpoints "$etcd_endpoints" --prefix "$g" --contender clear >/dev/null 2>&1
+  return 0
+}
+
+# etcd_timed NAME STATE SED FIELD COMMAND...: one timed run of COMMAND; its row's keys
+# are what SED finds in its stdout and stderr, its time the JSON field FIELD of its stdout
+# ("-": the whole run's), its writes/s the keys over that time.
+etcd_timed() {
+  local name=$1 state=$2 sed_keys=$3 time_field=$4 t0 t1 keys seconds err=$runs/$1.err
+  shift 4
+  printf '  %-18s %2s thread(s) ... ' "$name" 1 >&2
+  t0=$(date +%s.%N)
+  if ! "$@" >"$runs/$name.out" 2>"$err"; then
+    echo "FAILED" >&2
+    loud "$name failed: $(tail -3 "$err")"
+    failures=$((failures + 1))
+    return 1
+  fi
+  t1=$(date +%s.%N)
+  keys=$(cat "$runs/$name.out" "$err" | sed -n "$sed_keys" | head -1)
+  seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+  [ "$time_field" = - ] || seconds=$(field "$(cat "$runs/$name.out")" "$time_field")
+  printf '%s\t1\t%s\t%s\t%s\t-\t-\t-\t1\t-/-/-\t%s\t%s\n' "$name" "${keys:-0}" "$seconds" "$(stat -c %s "$state")" \
+    "${round:-1}" "$(awk -v k="${keys:-0}" -v s="$seconds" 'BEGIN { printf "%.0f", k / s }')" >>"$results"
+  awk -v s="$seconds" -v n="${keys:-0}" 'BEGIN { printf "%.3f s, %.0f keys/s\n", s, n / s }' >&2
 }
 
 etcd_sweeps() {
@@ -150,29 +216,37 @@ etcd_targets() {
   echo "node's keys a sweep reads. etcd-scan-raw is the bulk read alone (a range read at one revision,"
   echo "page by page, handed to nothing): the ceiling of any sweep of these keys."
   echo
-  echo "| contender | read s | plan s | apply s | writes | max in flight | waits |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
+  echo "| contender | read s | plan s | apply s | writes | max in flight | waits | txns | keys a txn | most txns in flight | sent again |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for j in "$runs"/etcd-*.json "$runs"/go-etcd-seed.json; do
     [ -s "$j" ] || continue
-    local x
+    local x t name
     x=$(cat "$j")
-    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$(basename "$j" .json)" "$(field "$x" read_s)" \
+    name=$(basename "$j" .json)
+    t=$(sed -n 's/^etcd-txns //p' "$runs/$name.err" 2>/dev/null)
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$(field "$x" read_s)" \
       "$(field "$x" plan_s)" "$(field "$x" apply_s)" "$(field "$x" writes)" "$(field "$x" max_in_flight)" \
-      "$(field "$x" waits)"
+      "$(field "$x" waits)" "$(field "$t" txns)" "$(field "$t" txn_keys)" "$(field "$t" most_in_flight)" \
+      "$(field "$t" resent)"
   done
   echo
   awk -F'\t' -f "$src/bench/round_ratios.awk" -f "$src/bench/etcd_targets.awk" "$results"
   echo
   tick=$(getconf CLK_TCK)
-  echo "The members' CPU (user + system, all three), from round 1:"
+  echo "The members' CPU (user + system, all three), from round 1 (a sweep's CPU beyond a bulk read's, over its"
+  echo "writes and over its txns):"
   echo
-  echo "| cluster | keys read | CPU per key read | writes | CPU per write |"
-  echo "|---|---:|---:|---:|---:|"
-  for l in etcd etcd-nofsync; do
-    [ -s "$runs/$l-cpu-read" ] && [ -s "$runs/$l-cpu-sweep" ] && [ -s "$runs/$l-sweep.json" ] || continue
-    awk -v l="$l" -v r="$(cat "$runs/$l-cpu-read")" -v s="$(cat "$runs/$l-cpu-sweep")" \
-      -v k="$(field "$(cat "$runs/$l-sweep.json")" keys)" -v w="$(field "$(cat "$runs/$l-sweep.json")" writes)" \
-      -v t="$tick" 'BEGIN { pw = w > 0 ? (s - r) / t / w * 1e6 : 0
-        printf "| %s | %d | %.1f us | %d | %.1f us |\n", l, k, (k > 0 ? r / t / k * 1e6 : 0), w, (pw > 0 ? pw : 0) }'
+  echo "| sweep | keys read | CPU per key read | writes | txns | CPU per write | CPU per txn |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  for l in etcd-sweep etcd-sweep-w256 etcd-sweep-txn1 etcd-nofsync-sweep etcd-nofsync-sweep-w256 \
+    etcd-nofsync-sweep-txn1; do
+    local c=${l%-sweep*}
+    [ -s "$runs/$c-cpu-read" ] && [ -s "$runs/$c-cpu${l#"$c"}" ] && [ -s "$runs/$l.json" ] || continue
+    awk -v l="$l" -v r="$(cat "$runs/$c-cpu-read")" -v s="$(cat "$runs/$c-cpu${l#"$c"}")" \
+      -v k="$(field "$(cat "$runs/$l.json")" keys)" -v w="$(field "$(cat "$runs/$l.json")" writes)" \
+      -v x="$(field "$(sed -n 's/^etcd-txns //p' "$runs/$l.err")" txns)" \
+      -v t="$tick" 'BEGIN { c = (s - r) / t * 1e6; if (c < 0) c = 0
+        printf "| %s | %d | %.1f us | %d | %d | %.1f us | %.0f us |\n", l, k, (k > 0 ? r / t / k * 1e6 : 0), w, x, \
+          (w > 0 ? c / w : 0), (x > 0 ? c / x : 0) }'
   done
 }

@@ -13,6 +13,7 @@
 #   go-nats-seed  the seed's EndStale in Go over nats.go's KV (the first round only)
 #   nats-import   the command's step import of the whole state into a new bucket, its
 #                 creates through the store's pipeline (the first round only)
+#   nats-reimport the same import again: every key already holds a value
 #   nats-go-consumer  a bare nats.go ordered consumer reading the node's keys: the
 #                 server's own delivery rate (with nats.go)
 # then the same read, dry run, sweep and consumer on a three-node cluster with an R3
@@ -160,8 +161,9 @@ nats_fleet() {
 }
 
 # nats_import URL STATE: the command's step import of the state (its keys NATS can hold)
-# into a new bucket of the server (every key created, through the store's pipeline); one
-# row, nats-import, whose keys and writes/s are the keys created.
+# into a new bucket of the server (every key created, through the store's pipeline): row
+# nats-import, whose keys and writes/s are the keys created; then the same import again,
+# nats-reimport, whose keys are those that already held a value.
 nats_import() {
   local url=$1 err=$runs/nats-import.err bucket=import$RANDOM t0 t1 keys seconds
   [ -x "$build/leasejudge" ] || { loud "the command is not built: no nats-import row"; return; }
@@ -182,20 +184,26 @@ with open(sys.argv[1], "rb") as f:
             sys.stdout.buffer.write(line)
 PY
   fi
-  printf '  %-18s %2s thread(s) ... ' nats-import 1 >&2
-  t0=$(date +%s.%N)
-  if ! "$build/leasejudge" step import --store "$url/$bucket" --create-bucket "$state" >/dev/null 2>"$err"; then
-    echo "FAILED" >&2
-    loud "nats-import failed: $(tail -3 "$err")"
-    failures=$((failures + 1))
-    return 1
-  fi
-  t1=$(date +%s.%N)
-  keys=$(sed -n 's/.*: \([0-9]*\) keys\{0,1\} created,.*/\1/p' "$err")
-  seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
-  printf '%s\t1\t%s\t%s\t%s\t-\t-\t-\t1\t-/-/-\t%s\t%s\n' nats-import "$keys" "$seconds" "$(stat -c %s "$state")" \
-    "${round:-1}" "$(awk -v k="$keys" -v s="$seconds" 'BEGIN { printf "%.0f", k / s }')" >>"$results"
-  awk -v s="$seconds" -v n="$keys" 'BEGIN { printf "%.3f s, %.0f keys/s created\n", s, n / s }' >&2
+  local name counted
+  for name in nats-import nats-reimport; do
+    counted='s/.*: \([0-9]*\) keys\{0,1\} created,.*/\1/p'
+    [ "$name" = nats-import ] || counted='s/.*created, \([0-9]*\) already held a value.*/\1/p'
+    err=$runs/$name.err
+    printf '  %-18s %2s thread(s) ... ' "$name" 1 >&2
+    t0=$(date +%s.%N)
+    if ! "$build/leasejudge" step import --store "$url/$bucket" --create-bucket "$state" >/dev/null 2>"$err"; then
+      echo "FAILED" >&2
+      loud "$name failed: $(tail -3 "$err")"
+      failures=$((failures + 1))
+      return 1
+    fi
+    t1=$(date +%s.%N)
+    keys=$(sed -n "$counted" "$err")
+    seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+    printf '%s\t1\t%s\t%s\t%s\t-\t-\t-\t1\t-/-/-\t%s\t%s\n' "$name" "$keys" "$seconds" "$(stat -c %s "$state")" \
+      "${round:-1}" "$(awk -v k="$keys" -v s="$seconds" 'BEGIN { printf "%.0f", k / s }')" >>"$results"
+    awk -v s="$seconds" -v n="$keys" 'BEGIN { printf "%.3f s, %.0f keys/s\n", s, n / s }' >&2
+  done
 }
 
 # nats_contender NAME KEYS command...: run_contender for a row whose keys are the node's

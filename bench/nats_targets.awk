@@ -38,6 +38,12 @@ END {
     printf "- NATS dry run peak RSS: %.0f MiB for %.0f MB of the node's keys and values (target within 2x: %s)\n", \
       rss["nats-dry-run"] / 1024, bytes["nats-dry-run"] / 1e6, \
       verdict(rss["nats-dry-run"] * 1024 <= 2 * bytes["nats-dry-run"])
+  im = in_round("nats-import", 1); re = in_round("nats-reimport", 1)
+  if (im > 0)
+    printf "- NATS step import of new keys: %.0f keys/s (33k before: %s)", im, verdict(im >= 33000)
+  if (im > 0 && re > 0)
+    printf "; a re-import of keys that exist %.0f keys/s, its time a key %.2fx the import's", re, im / re
+  if (im > 0) printf "\n"
   split("nats nats-2.10 nats-r3 nats-r3-2.10", labels, " ")
   for (i = 1; i <= 4; i++) {
     l = labels[i]

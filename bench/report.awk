@@ -66,10 +66,10 @@ function verdict(ok) { return ok ? "met" : "**missed**" }
 # baseline's keys/s, the y of the line between references and leasejudge's contenders).
 # A store's rows: LABEL-scan-raw (its bulk read, the baseline) and LABEL-*, as bench/nats.sh
 # and bench/etcd.sh name them; the seed over nats.go runs on the one-server bucket, nats,
-# the seed over clientv3 on the etcd cluster, etcd.
+# the seed over clientv3 and the Go loader (its txns of 128 puts) on the etcd cluster, etcd.
 function store_of(c,   i, p, l, best) {
   if (c == "go-nats-seed") return ("nats-scan-raw" SUBSEP 1) in seen ? "nats" : ""
-  if (c == "go-etcd-seed") return ("etcd-scan-raw" SUBSEP 1) in seen ? "etcd" : ""
+  if (c == "go-etcd-seed" || c == "go-etcd-load") return ("etcd-scan-raw" SUBSEP 1) in seen ? "etcd" : ""
   best = ""
   for (i = 1; i <= nseries; i++) {
     split(order[i], p, SUBSEP)
@@ -108,7 +108,7 @@ function store_chart(l,   i, p, q, key, n, g) {
     for (key in kps) {  # a store's rows have one size each
       split(key, q, SUBSEP)
       if (q[1] != p[1] || q[2] != p[2]) continue
-      g = p[1] == l "-scan-raw" ? 0 : (p[1] == l "-go-consumer" || p[1] ~ /^go-(nats|etcd)-seed$/) ? 1 : 2
+      g = p[1] == l "-scan-raw" ? 0 : (p[1] == l "-go-consumer" || p[1] ~ /^go-(nats|etcd)-(seed|load)$/) ? 1 : 2
       entry(p[1], p[2], q[3] + 0, g)
       if (g == 0) n = q[3] + 0
     }

@@ -39,7 +39,9 @@ inline std::string etcd_path() {
 
 class EtcdCluster {
  public:
-  explicit EtcdCluster(int members) : exe_(etcd_path()), dir_(make_temp_dir("etcd")) {
+  // extra: more flags for every member (e.g. {"--max-txn-ops", "8"}).
+  explicit EtcdCluster(int members, std::vector<std::string> extra = {})
+      : exe_(etcd_path()), dir_(make_temp_dir("etcd")), extra_(std::move(extra)) {
     for (int i = 0; i < members; ++i) {
       client_.push_back(free_port());
       peer_.push_back(free_port());
@@ -81,7 +83,9 @@ class EtcdCluster {
   }
   bool start_member(std::size_t i) {
     if (pid_[i] > 0) return true;
-    pid_t pid = spawn_logged(member_args(i), dir_ + "/member" + std::to_string(i) + ".log");
+    std::vector<std::string> args = member_args(i);
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    pid_t pid = spawn_logged(args, dir_ + "/member" + std::to_string(i) + ".log");
     if (pid == 0) return false;
     pid_[i] = pid;
     return true;
@@ -198,6 +202,7 @@ class EtcdCluster {
   }
 
   std::string exe_, dir_;
+  std::vector<std::string> extra_;
   std::vector<int> client_, peer_;
   std::vector<pid_t> pid_;
 };

@@ -1,5 +1,6 @@
 // The NATS store against real nats-server processes the tests start themselves.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <atomic>
 #include <chrono>
@@ -335,6 +336,57 @@ TEST_SUITE("nats store") {
     REQUIRE(server.start());
     auto store = open_store(options_for(server.url()));
     test::contract_pipeline_create(*store);
+  }
+
+  TEST_CASE("a re-import: creates of keys that hold a value are exists, markers are written over, each key once") {
+    SKIP_WITHOUT_NATS_SERVER();
+    NatsServer server;
+    REQUIRE(server.start());
+    auto store = open_store(options_for(server.url(), "steps"));
+    auto key = [](int i) { return fmt::format("k.{:03}", i); };
+    std::vector<Revision> held;
+    for (int i = 0; i < 300; ++i) held.push_back(*store->create(key(i), "old"));
+    REQUIRE(store->remove(key(10), held[10]).ok());  // our marker
+    REQUIRE(store->remove(key(20), held[20]).ok());
+    natsConnection* nc = nullptr;  // nats.c's delete and purge, as another program writes them
+    jsCtx* js = nullptr;
+    kvStore* kv = nullptr;
+    REQUIRE(natsConnection_ConnectTo(&nc, server.url().c_str()) == NATS_OK);
+    REQUIRE(natsConnection_JetStream(&js, nc, nullptr) == NATS_OK);
+    REQUIRE(js_KeyValue(&kv, js, "steps") == NATS_OK);
+    CHECK(kvStore_Delete(kv, key(30).c_str()) == NATS_OK);
+    CHECK(kvStore_Purge(kv, key(40).c_str(), nullptr) == NATS_OK);
+    kvStore_Destroy(kv);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    const std::set<int> markers = {10, 20, 30, 40};
+
+    PipelineOptions po;
+    po.window = 512;
+    auto p = store->pipeline(po);
+    for (int i = 0; i < 350; ++i) p->create(key(i), "new");
+    std::vector<WriteOutcome> out;
+    while (auto o = p->next()) out.push_back(*o);
+    REQUIRE(out.size() == 350);
+    int exists = 0, done = 0;
+    for (int i = 0; i < 350; ++i) {
+      const bool holds = i < 300 && markers.count(i) == 0;
+      auto got = store->get(key(i));
+      REQUIRE(got.ok());
+      REQUIRE(got->has_value());
+      if (holds) {
+        exists += out[i].kind == WriteOutcome::Kind::changed && out[i].error.code == Errc::exists;
+        CHECK((**got).value == "old");
+        CHECK((**got).revision == held[i]);
+      } else {
+        done += out[i].kind == WriteOutcome::Kind::done;
+        CHECK((**got).value == "new");
+        CHECK((**got).revision == out[i].revision);
+      }
+    }
+    CHECK(exists == 296);
+    CHECK(done == 54);
+    CHECK_FALSE(p->broken());
   }
 
   TEST_CASE("markers written by other clients") {

@@ -1,11 +1,6 @@
 // The etcd store (leasejudge/store/etcd.hpp): etcd's v3 JSON gateway over libcurl.
 #include "leasejudge/store/etcd.hpp"
 
-// libcurl is loaded when the first etcd store opens (dlopen), not linked: a process
-// that never opens one never loads libcurl and its chain of libraries (TLS, Kerberos,
-// LDAP...). Each curl_ call below goes through the table curl_api() fills.
-#define CURL_DISABLE_TYPECHECK 1
-#include <curl/curl.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <openssl/evp.h>
@@ -16,14 +11,12 @@
 #include <deque>
 #include <mutex>
 
+#include "etcd_wire.hpp"
 #include "leasejudge/json_text.hpp"
 
 namespace leasejudge {
 
-namespace {
-
-namespace dom = simdjson::dom;
-using Clock = std::chrono::steady_clock;
+namespace etcd_wire {
 
 // --- bytes: base64 (libcrypto), the JSON fields etcd reads -----------------------
 
@@ -115,26 +108,6 @@ std::string_view string_field(dom::element object, std::string_view name) {
 
 // --- libcurl, loaded on first use ---------------------------------------------------------
 
-struct CurlApi {
-  CURLcode (*global_init)(long);
-  CURL* (*easy_init)();
-  void (*easy_cleanup)(CURL*);
-  CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
-  CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
-  CURLcode (*easy_perform)(CURL*);
-  const char* (*easy_strerror)(CURLcode);
-  CURLM* (*multi_init)();
-  CURLMcode (*multi_cleanup)(CURLM*);
-  CURLMcode (*multi_add_handle)(CURLM*, CURL*);
-  CURLMcode (*multi_remove_handle)(CURLM*, CURL*);
-  CURLMcode (*multi_perform)(CURLM*, int*);
-  CURLMcode (*multi_poll)(CURLM*, struct curl_waitfd*, unsigned int, int, int*);
-  CURLMsg* (*multi_info_read)(CURLM*, int*);
-  CURLMcode (*multi_setopt)(CURLM*, CURLMoption, ...);
-  struct curl_slist* (*slist_append)(struct curl_slist*, const char*);
-  void (*slist_free_all)(struct curl_slist*);
-};
-
 // The table, or nullptr with why in *error when libcurl.so.4 cannot be loaded.
 const CurlApi* load_curl(std::string* error) {
   static CurlApi api{};
@@ -182,46 +155,12 @@ const CurlApi* load_curl(std::string* error) {
   return &api;
 }
 
-const CurlApi& curl() { return *load_curl(nullptr); }  // after open() has loaded it
-
-#define curl_easy_init curl().easy_init
-#define curl_easy_cleanup curl().easy_cleanup
-#undef curl_easy_setopt
-#define curl_easy_setopt curl().easy_setopt
-#undef curl_easy_getinfo
-#define curl_easy_getinfo curl().easy_getinfo
-#define curl_easy_perform curl().easy_perform
-#define curl_easy_strerror curl().easy_strerror
-#define curl_multi_init curl().multi_init
-#define curl_multi_cleanup curl().multi_cleanup
-#define curl_multi_add_handle curl().multi_add_handle
-#define curl_multi_remove_handle curl().multi_remove_handle
-#define curl_multi_perform curl().multi_perform
-#define curl_multi_poll curl().multi_poll
-#define curl_multi_info_read curl().multi_info_read
-#undef curl_multi_setopt
-#define curl_multi_setopt curl().multi_setopt
-#define curl_slist_append curl().slist_append
-#define curl_slist_free_all curl().slist_free_all
-
 // --- one HTTP exchange --------------------------------------------------------------
 
 std::size_t append_to_string(char* data, std::size_t size, std::size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
   return size * n;
 }
-
-// What became of one request: curl's code (and its sentence), the HTTP status, and
-// whether curl sent it again (it resends a request on a fresh connection when the
-// reused one it was sent on died before any answer: the first copy may have reached
-// the server).
-struct Transfer {
-  CURLcode code = CURLE_OK;
-  long http = 0;
-  bool reconnected = false;
-  bool sent = false;  // curl wrote request bytes
-  std::string error;
-};
 
 // Counts the requests curl sends for one transfer (CURLOPT_PREREQFUNCTION: called
 // each time a request is about to go out on a connection, a resend included).
@@ -230,24 +169,12 @@ int count_request(void* sends, char*, char*, int, int) {
   return CURL_PREREQFUNC_OK;
 }
 
-// A keep-alive easy handle with its own answer buffer.
-struct Http {
-  CURL* easy = nullptr;
-  std::string response;
-  char errbuf[CURL_ERROR_SIZE] = {};
-  bool warm = false;  // its last request went through: the next may reuse the connection
-  // Requests sent for the transfer under way, where libcurl counts them (7.80 on);
-  // else a connection made by a warm handle is taken for a resend.
-  int sends = 0;
-  bool counts_sends = false;
-  Http() : easy(curl_easy_init()) {
-    counts_sends = curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, count_request) == CURLE_OK &&
-                   curl_easy_setopt(easy, CURLOPT_PREREQDATA, static_cast<void*>(&sends)) == CURLE_OK;
-  }
-  ~Http() { curl_easy_cleanup(easy); }
-  Http(const Http&) = delete;
-  Http& operator=(const Http&) = delete;
-};
+Http::Http() : easy(curl_easy_init()) {
+  counts_sends = curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, count_request) == CURLE_OK &&
+                 curl_easy_setopt(easy, CURLOPT_PREREQDATA, static_cast<void*>(&sends)) == CURLE_OK;
+}
+
+Http::~Http() { curl_easy_cleanup(easy); }
 
 Transfer transfer_of(Http& h, CURLcode code) {
   Transfer t;
@@ -327,7 +254,7 @@ Result<Revision> txn_result(const Transfer& t, const std::string& response, dom:
 // The body of a txn: compare the key's MOD (or CREATE) revision, then put (bound to
 // lease, when not 0) or delete.
 void txn_body(std::string& out, std::string& scratch, std::string_view key, bool create, Revision revision,
-              const std::string_view* value, std::int64_t lease = 0) {
+              const std::string_view* value, std::int64_t lease) {
   out.clear();
   out += "{\"compare\":[{";
   append_bytes_field(out, "key", key, scratch);
@@ -382,43 +309,11 @@ void prepare_easy(Http& h, const std::string& url, curl_slist* headers, const Et
   out.clear();
 }
 
-}  // namespace
+}  // namespace etcd_wire
+
+using namespace etcd_wire;
 
 // --- the connection -------------------------------------------------------------------
-
-struct EtcdStore::Connection {
-  EtcdOptions o;
-  std::vector<std::string> endpoints;
-  std::string key_prefix;  // "<prefix>/"
-  mutable std::mutex mu;   // the fields below
-  std::size_t current = 0;
-  std::string token;
-  Http http;
-  curl_slist* headers = nullptr;
-  std::string body, scratch, decoded;
-  dom::parser parser;
-
-  ~Connection() { curl_slist_free_all(headers); }
-
-  std::string full_key(std::string_view key) const { return key_prefix + std::string(key); }
-  std::string where(std::string_view what) const {
-    return fmt::format("etcd at {} (prefix {}): {}", endpoints[current], o.prefix, what);
-  }
-  void set_headers();
-  void prepare(Http& h, std::string_view path, const std::string& request, std::chrono::milliseconds timeout) const;
-  Transfer exchange(std::string_view path, const std::string& request, std::chrono::milliseconds timeout);
-  Status post(std::string_view path, const std::string& request, bool write, std::chrono::milliseconds timeout,
-              std::string_view what, Transfer* out = nullptr);
-  Status authenticate();
-  Result<Revision> txn(std::string_view key, bool create, Revision revision, const std::string_view* value,
-                       std::string_view what, Errc lost_race, std::int64_t lease = 0);
-  Result<dom::element> lease_call(std::string_view path, StoreLeaseId lease, std::string_view what, bool write);
-  Status range_page(std::string_view start, std::string_view end, Revision at, std::size_t limit, bool keys_only,
-                    std::string& out, std::string_view what);
-  template <typename OnKv>
-  Status range_all(std::string_view prefix, std::size_t limit, bool keys_only, std::string_view what, OnKv&& on_kv,
-                   Revision* read_at = nullptr);
-};
 
 void EtcdStore::Connection::set_headers() {
   curl_slist_free_all(headers);
@@ -515,6 +410,9 @@ Result<std::unique_ptr<EtcdStore>> EtcdStore::open(const EtcdOptions& options) {
       options.list_timeout.count() <= 0) {
     return Error{Errc::invalid_argument, "etcd store timeouts must be positive"};
   }
+  if (options.txn_keys == 0 || options.txns_in_flight == 0) {
+    return Error{Errc::invalid_argument, "an etcd store's txn_keys and txns_in_flight must be at least 1"};
+  }
   std::string no_curl;
   if (load_curl(&no_curl) == nullptr) return Error{Errc::unsupported, no_curl};
   auto c = std::make_unique<Connection>();
@@ -526,6 +424,7 @@ Result<std::unique_ptr<EtcdStore>> EtcdStore::open(const EtcdOptions& options) {
   }
   if (c->endpoints.empty()) c->endpoints.push_back(endpoint_url("127.0.0.1:2379", tls));
   c->key_prefix = options.prefix + "/";
+  c->txn_keys = options.txn_keys;
   if (c->http.easy == nullptr) return Error{Errc::no_memory, "curl_easy_init failed"};
   c->set_headers();
   std::lock_guard lock(c->mu);
@@ -816,191 +715,7 @@ Status EtcdStore::scan(std::string_view prefix, const ScanSink& sink, const Scan
 }
 
 
-// --- the pipeline: txns in flight on a curl multi handle -------------------------------
-
 namespace {
-
-// A multi handle and the easy handles it drives, with the endpoint and headers of the
-// store's connection when it opened.
-struct Multi {
-  CURLM* multi = curl_multi_init();
-  std::string url;
-  curl_slist* headers = nullptr;
-  EtcdOptions o;
-  Multi(const EtcdStore::Connection& c, std::string_view path);
-  ~Multi() {
-    curl_multi_cleanup(multi);
-    curl_slist_free_all(headers);
-  }
-  Multi(const Multi&) = delete;
-  Multi& operator=(const Multi&) = delete;
-  // Run transfers, waiting up to wait_ms for one to move; then each finished one to done.
-  template <typename Done>
-  void drive(int wait_ms, Done&& done) {
-    int running = 0;
-    curl_multi_perform(multi, &running);
-    if (wait_ms > 0 && running > 0) {
-      curl_multi_poll(multi, nullptr, 0, wait_ms, nullptr);
-      curl_multi_perform(multi, &running);
-    }
-    int left = 0;
-    while (CURLMsg* m = curl_multi_info_read(multi, &left)) {
-      if (m->msg != CURLMSG_DONE) continue;
-      CURL* easy = m->easy_handle;
-      CURLcode code = m->data.result;
-      curl_multi_remove_handle(multi, easy);
-      done(easy, code);
-    }
-  }
-};
-
-class EtcdPipeline final : public WritePipeline {
- public:
-  EtcdPipeline(const EtcdStore::Connection& c, const PipelineOptions& options);
-  ~EtcdPipeline() override;
-  void update(std::string_view key, std::string_view value, Revision revision) override {
-    send(key, &value, revision);
-  }
-  void remove(std::string_view key, Revision revision) override { send(key, nullptr, revision); }
-  // A txn comparing the key's create_revision with 0: it lands only where none is.
-  void create(std::string_view key, std::string_view value) override { send(key, &value, 0, true); }
-  std::size_t in_flight() const override { return slots_.size(); }
-  std::size_t ready() const override;
-  bool broken() const override { return broken_; }
-  std::optional<WriteOutcome> next() override;
-
- private:
-  struct Slot {
-    std::string key, body, response;
-    bool remove = false, create = false, started = false, done = false;
-    Http* http = nullptr;
-    Transfer t;
-    std::optional<WriteOutcome> early;  // known without a request
-  };
-  void send(std::string_view key, const std::string_view* value, Revision revision, bool create = false);
-  void start_pending();
-  void finish(CURL* easy, CURLcode code);
-  WriteOutcome outcome(Slot& slot);
-
-  Multi m_;
-  std::string key_prefix_, scratch_;
-  PipelineOptions options_;
-  std::deque<Slot> slots_;
-  std::vector<std::unique_ptr<Http>> handles_;
-  std::vector<Http*> free_;
-  dom::parser parser_;
-  bool broken_ = false, noted_slow_ = false;
-  // Creates in flight at once, at most: 16 import as fast as 256 into one member
-  // (20,000 keys: 3.4k/s against 2.9k/s, a re-import 4.2k/s against 3.2k/s), and hold
-  // fewer connections open.
-  static constexpr std::size_t kCreatesInFlight = 16;
-  std::size_t creates_in_flight_ = 0;
-};
-
-EtcdPipeline::EtcdPipeline(const EtcdStore::Connection& c, const PipelineOptions& options)
-    : m_(c, "/v3/kv/txn"), key_prefix_(c.key_prefix), options_(options) {
-  options_.window = std::max<std::size_t>(options_.window, 1);
-  curl_multi_setopt(m_.multi, CURLMOPT_MAXCONNECTS, static_cast<long>(options_.window + 4));
-}
-
-EtcdPipeline::~EtcdPipeline() {
-  for (Slot& s : slots_) {
-    if (s.http != nullptr) curl_multi_remove_handle(m_.multi, s.http->easy);
-  }
-}
-
-void EtcdPipeline::send(std::string_view key, const std::string_view* value, Revision revision, bool create) {
-  Slot& s = slots_.emplace_back();
-  s.key = std::string(key);
-  s.remove = value == nullptr;
-  s.create = create;
-  if (key.empty() || (revision == 0 && !create)) {
-    Errc code = key.empty() ? Errc::invalid_argument : Errc::changed;
-    s.early = WriteOutcome{key.empty() ? WriteOutcome::Kind::failed : WriteOutcome::Kind::changed, 0,
-                           Error{code, key.empty() ? "an etcd store key is empty"
-                                                   : fmt::format("the key {} is not at revision 0", key)}};
-    s.done = true;
-    return;
-  }
-  txn_body(s.body, scratch_, key_prefix_ + s.key, create, revision, value);
-  start_pending();
-  m_.drive(0, [this](CURL* easy, CURLcode code) { finish(easy, code); });
-}
-
-void EtcdPipeline::start_pending() {
-  for (Slot& s : slots_) {
-    if (broken_) return;
-    if (s.started || s.done) continue;
-    if (s.create && creates_in_flight_ >= kCreatesInFlight) return;
-    if (free_.empty()) {
-      if (handles_.size() >= options_.window) return;
-      handles_.push_back(std::make_unique<Http>());
-      free_.push_back(handles_.back().get());
-    }
-    s.http = free_.back();
-    free_.pop_back();
-    prepare_easy(*s.http, m_.url, m_.headers, m_.o, s.body, m_.o.request_timeout);
-    curl_easy_setopt(s.http->easy, CURLOPT_PRIVATE, static_cast<void*>(&s));
-    curl_multi_add_handle(m_.multi, s.http->easy);
-    s.started = true;
-    if (s.create) ++creates_in_flight_;
-  }
-}
-
-void EtcdPipeline::finish(CURL* easy, CURLcode code) {
-  void* p = nullptr;
-  curl_easy_getinfo(easy, CURLINFO_PRIVATE, &p);
-  Slot& s = *static_cast<Slot*>(p);
-  s.t = transfer_of(*s.http, code);
-  std::swap(s.response, s.http->response);
-  free_.push_back(s.http);
-  s.http = nullptr;
-  s.done = true;
-  if (s.create) --creates_in_flight_;
-  if (s.t.code != CURLE_OK || s.t.http != 200) broken_ = true;
-  start_pending();
-}
-
-std::size_t EtcdPipeline::ready() const {
-  std::size_t n = 0;
-  for (const Slot& s : slots_) {
-    if (!s.done && !(broken_ && !s.started)) break;
-    ++n;
-  }
-  return n;
-}
-
-WriteOutcome EtcdPipeline::outcome(Slot& s) {
-  if (s.early) return *s.early;
-  std::string where = fmt::format("etcd at {}: the {} of {}", m_.url,
-                                  s.remove ? "deletion" : s.create ? "creation" : "update", s.key);
-  if (!s.started) {
-    return WriteOutcome{WriteOutcome::Kind::failed, 0,
-                        Error{Errc::store, where + ": not sent (an earlier write of the pipeline failed)"}};
-  }
-  auto r = txn_result(s.t, s.response, parser_, where, s.create ? Errc::exists : Errc::changed);
-  if (r) return WriteOutcome{WriteOutcome::Kind::done, s.remove ? 0 : *r, Error{Errc::ok, {}}};
-  Error e = std::move(r).error();
-  WriteOutcome::Kind kind = e.code == Errc::changed || e.code == Errc::exists ? WriteOutcome::Kind::changed
-                            : e.code == Errc::unknown_outcome ? WriteOutcome::Kind::unknown
-                                                              : WriteOutcome::Kind::failed;
-  return WriteOutcome{kind, 0, std::move(e)};
-}
-
-std::optional<WriteOutcome> EtcdPipeline::next() {
-  if (slots_.empty()) return std::nullopt;
-  auto began = Clock::now();
-  while (!slots_.front().done && !(broken_ && !slots_.front().started)) {
-    m_.drive(100, [this](CURL* easy, CURLcode code) { finish(easy, code); });
-    if (!noted_slow_ && options_.note && Clock::now() - began > std::chrono::seconds(1)) {
-      noted_slow_ = true;
-      options_.note(fmt::format("etcd at {}: a write's answer is slower than a second", m_.url));
-    }
-  }
-  WriteOutcome o = outcome(slots_.front());
-  slots_.pop_front();
-  return o;
-}
 
 // --- the watch: /v3/watch, a stream of JSON lines ----------------------------------------
 
@@ -1186,15 +901,15 @@ Status EtcdWatch::resume_after_compaction(std::vector<KeyChange>& out) {
 
 }  // namespace
 
+namespace etcd_wire {
+
 Multi::Multi(const EtcdStore::Connection& c, std::string_view path) : o(c.o) {
   std::lock_guard lock(c.mu);
   url = c.endpoints[c.current] + std::string(path);
   headers = make_headers(c.token);
 }
 
-std::unique_ptr<WritePipeline> EtcdStore::pipeline(const PipelineOptions& options) {
-  return std::make_unique<EtcdPipeline>(*c_, options);
-}
+}  // namespace etcd_wire
 
 Result<std::unique_ptr<KeyWatch>> EtcdStore::watch(std::string_view prefix, const KeyWatchOptions& options) {
   if (options.from_revision > static_cast<Revision>(INT64_MAX)) {

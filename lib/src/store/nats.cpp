@@ -14,9 +14,12 @@
 
 #include <fmt/format.h>
 #include <nats/nats.h>
+#include <openssl/evp.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -172,6 +175,38 @@ bool is_marker(natsMsg* msg) {
   }
   const char* reason = nullptr;
   return natsMsgHeader_Get(msg, kMarkerReasonHeader, &reason) == NATS_OK;
+}
+
+// What a JetStream message get (STREAM.MSG.GET) answered, as JSON: true when it holds
+// a message that is no delete marker (the key holds a value), its sequence in found;
+// false for a marker, no message, or an answer that is not one of these.
+bool holds_value(std::string_view answer, simdjson::dom::parser& parser, Revision& found) {
+  simdjson::dom::element doc, message;
+  if (parser.parse(answer.data(), answer.size()).get(doc) != simdjson::SUCCESS ||
+      doc["message"].get(message) != simdjson::SUCCESS || message["seq"].get(found) != simdjson::SUCCESS) {
+    return false;
+  }
+  std::string_view hdrs;
+  if (message["hdrs"].get(hdrs) != simdjson::SUCCESS || hdrs.empty()) return true;
+  if (hdrs.size() % 4 != 0) return false;
+  std::string block(hdrs.size() / 4 * 3, '\0');
+  if (EVP_DecodeBlock(reinterpret_cast<unsigned char*>(block.data()),
+                      reinterpret_cast<const unsigned char*>(hdrs.data()), static_cast<int>(hdrs.size())) < 0) {
+    return false;
+  }
+  // "NATS/1.0\r\nName: value\r\n...": the names matched exactly, as nats.c matches them.
+  std::string_view rest(block);
+  for (std::size_t eol; (eol = rest.find("\r\n")) != std::string_view::npos; rest.remove_prefix(eol + 2)) {
+    std::string_view line = rest.substr(0, eol);
+    std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view name = line.substr(0, colon), value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+    if (name == kOperationHeader && (value == kDeleteOperation || value == kPurgeOperation)) return false;
+    if (name == kMarkerReasonHeader) return false;
+  }
+  return true;
 }
 
 // The server list as messages show it: a user and password riding in a URL are
@@ -931,9 +966,14 @@ constexpr int64_t kNoteAfterMs = 1000;
 // and each through `serial`, when it is sent, from the moment it has more.
 //
 // A create is sent expecting no message on the key's subject. When the subject holds
-// one, the pipeline hands the create to `create` (the store's own create, on the
-// caller's thread, when next() reaches it): a delete marker is written over at its
-// revision, a value is the key's existence. Nothing that may have landed goes there.
+// one, whether it is a value (the key exists: the create's outcome) or a delete marker
+// is read with a JetStream message get of the subject's last message, sent to an inbox
+// of the pipeline's without waiting, all the refused creates' reads at once, their
+// answers taken on the caller's thread as next() reaches them: an import of keys that
+// exist waits about one read, not one a key. A marker, no message, or a read that
+// failed hands the create to `create` (the store's own create, on the caller's
+// thread): a delete marker is written over at its revision, a value is the key's
+// existence. Nothing that may have landed goes there.
 struct SerialHooks {
   std::function<WriteOutcome(std::string_view key, std::string_view value, Revision revision, bool marker)> serial;
   std::function<bool()> replicated;
@@ -972,6 +1012,10 @@ class NatsPipeline final : public WritePipeline {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return sent_.empty(); });  // a callback in progress finishes
     lock.unlock();
+    if (reads_ != nullptr) {
+      natsSubscription_Unsubscribe(reads_);
+      natsSubscription_Destroy(reads_);
+    }
     jsCtx_Destroy(js_);
   }
 
@@ -1020,24 +1064,117 @@ class NatsPipeline final : public WritePipeline {
         lock.lock();
       }
     }
+    if (slots_.front().lookup != Lookup::none) {
+      const std::uint64_t seq = slots_.front().seq;
+      lock.unlock();
+      look_up(seq);
+      lock.lock();
+    }
     Slot slot = std::move(slots_.front());
     slots_.pop_front();
     lock.unlock();
+    if (slot.lookup == Lookup::value) {
+      return WriteOutcome{
+          WriteOutcome::Kind::changed, 0,
+          Error{Errc::exists, fmt::format("the key {} already holds a value (revision {})", slot.key, slot.found)}};
+    }
     if (slot.create && slot.outcome.kind == WriteOutcome::Kind::changed && hooks_.create) {
-      return hooks_.create(slot.key, slot.value);  // a marker or a value on the subject
+      return hooks_.create(slot.key, slot.value);  // a marker, or the read failed
     }
     return std::move(slot.outcome);
   }
 
  private:
+  // Where the read of a refused create's subject is: wanted (refused, not asked
+  // yet), asked, answered with a value (found: its revision), or with anything else.
+  enum class Lookup : std::uint8_t { none, wanted, asked, value, other };
+
   struct Slot {
     std::uint64_t seq = 0;
     std::string key;
     std::string value;  // a create's, kept for its second try
     bool create = false;
     bool resolved = false;
+    Lookup lookup = Lookup::none;
+    Revision found = 0;
     WriteOutcome outcome;
   };
+
+  // The slot of seq while it is in flight; nullptr once next() gave it. Under mu_.
+  Slot* slot_of(std::uint64_t seq) {
+    if (slots_.empty() || seq < slots_.front().seq || seq - slots_.front().seq >= slots_.size()) return nullptr;
+    return &slots_[seq - slots_.front().seq];
+  }
+
+  // The answers to the reads of refused creates, until seq's came (or request_ms
+  // passed, or the connection failed: the store's own create then reads again). Every
+  // read wanted is asked first.
+  void look_up(std::uint64_t seq) {
+    ask_wanted();
+    const int64_t until = nats_Now() + request_ms_;
+    for (;;) {
+      {
+        std::lock_guard lock(mu_);
+        const Slot* slot = slot_of(seq);
+        if (slot == nullptr || slot->lookup != Lookup::asked) return;
+      }
+      const int64_t left = until - nats_Now();
+      natsMsg* reply = nullptr;
+      if (left <= 0 || reads_ == nullptr || natsSubscription_NextMsg(&reply, reads_, left) != NATS_OK) return;
+      take_answer(reply);
+      natsMsg_Destroy(reply);
+    }
+  }
+
+  // Send the reads of the creates refused since the last call: a JetStream message get
+  // of the subject's last message, answered to the inbox, under the slot's sequence.
+  void ask_wanted() {
+    std::vector<std::pair<std::uint64_t, std::string>> ask;
+    {
+      std::lock_guard lock(mu_);
+      for (std::uint64_t seq : wanted_)
+        if (const Slot* slot = slot_of(seq); slot != nullptr) ask.emplace_back(seq, slot->key);
+      wanted_.clear();
+    }
+    if (ask.empty()) return;
+    if (reads_ == nullptr) {
+      natsInbox* inbox = nullptr;
+      if (natsInbox_Create(&inbox) != NATS_OK) return;
+      inbox_ = inbox;
+      natsInbox_Destroy(inbox);
+      if (natsConnection_SubscribeSync(&reads_, link_->nc, (inbox_ + ".*").c_str()) != NATS_OK) {
+        reads_ = nullptr;
+        return;
+      }
+    }
+    const std::string api = "$JS.API.STREAM.MSG.GET." + stream_;
+    for (const auto& [seq, key] : ask) {
+      std::string body = fmt::format(R"({{"last_by_subj":"{}{}"}})", prefix_, key);
+      std::string reply = fmt::format("{}.{}", inbox_, seq);
+      if (natsConnection_PublishRequestString(link_->nc, api.c_str(), reply.c_str(), body.c_str()) != NATS_OK) continue;
+      std::lock_guard lock(mu_);
+      if (Slot* slot = slot_of(seq); slot != nullptr) slot->lookup = Lookup::asked;
+    }
+  }
+
+  // An answer to a read: the slot its subject names learns whether its key holds a
+  // value (a message that is no delete marker).
+  void take_answer(natsMsg* reply) {
+    std::string_view subject = natsMsg_GetSubject(reply);
+    std::uint64_t seq = 0;
+    if (subject.size() <= inbox_.size() + 1) return;
+    subject.remove_prefix(inbox_.size() + 1);
+    if (std::from_chars(subject.data(), subject.data() + subject.size(), seq).ec != std::errc()) return;
+    Revision found = 0;
+    const bool value =
+        holds_value(std::string_view(natsMsg_GetData(reply), static_cast<std::size_t>(natsMsg_GetDataLength(reply))),
+                    parser_, found);
+    std::lock_guard lock(mu_);
+    if (Slot* slot = slot_of(seq); slot != nullptr && slot->lookup == Lookup::asked) {
+      slot->lookup = value ? Lookup::value : Lookup::other;
+      slot->found = found;
+    }
+  }
 
   void send(std::string_view key, std::string_view value, Revision revision, bool marker, bool create = false) {
     const bool serial = serial_due();
@@ -1128,6 +1265,11 @@ class NatsPipeline final : public WritePipeline {
           o.revision = pa->Sequence;
         } else {
           o = self->refused(msg, pae);
+          Slot* slot = self->slot_of(it->second);
+          if (o.kind == WriteOutcome::Kind::changed && slot != nullptr && slot->create && self->hooks_.create) {
+            slot->lookup = Lookup::wanted;
+            self->wanted_.push_back(it->second);
+          }
         }
         self->resolve_locked(it->second, std::move(o));
         self->sent_.erase(it);
@@ -1243,6 +1385,10 @@ class NatsPipeline final : public WritePipeline {
   std::deque<Slot> slots_;  // in the order sent
   std::uint64_t next_seq_ = 0;
   std::unordered_map<natsMsg*, std::uint64_t> sent_;  // handed to nats.c, not resolved yet
+  std::vector<std::uint64_t> wanted_;                 // refused creates whose reads are not sent yet (under mu_)
+  natsSubscription* reads_ = nullptr;                 // the reads' answers (the caller's thread only)
+  std::string inbox_;
+  simdjson::dom::parser parser_;
 };
 
 }  // namespace

@@ -26,6 +26,10 @@
 //   compare is Errc::changed (Errc::exists for create), never an overwrite. A key gone
 //   has mod_revision 0: changed. update() and remove() at revision 0 are changed
 //   without a request (no stored value is at revision 0).
+// - A pipeline (a sweep's ends and deletes, an import's creates) sends its writes in
+//   txns of many keys, each key with its own compare; a key that moved is changed and
+//   the others go again, known not written. The single-key calls (a lock's writes)
+//   stay one txn each.
 // - A write that was sent and got no answer (a time-out, a dropped connection, the
 //   cluster saying it timed out or lost its leader meanwhile) is
 //   Errc::unknown_outcome: it may have landed, and nothing resends it. A write the
@@ -43,6 +47,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -68,8 +73,25 @@ struct EtcdOptions {
   std::chrono::milliseconds connect_timeout{2000};
   std::chrono::milliseconds request_timeout{5000};  // each get and write
   std::chrono::milliseconds list_timeout{60000};    // each page of a keys() listing or scan
+  // A pipeline's writes go to the cluster in txns of up to txn_keys keys (1: a txn a
+  // write), at most txns_in_flight at once. etcd commits a txn as one raft entry, so
+  // a txn of many keys costs the members about what one of a key costs. etcd refuses
+  // a txn of more operations than its --max-txn-ops (128 by default): the store then
+  // lowers txn_keys for good and sends the refused writes again in smaller txns.
+  std::size_t txn_keys = 128;
+  std::size_t txns_in_flight = 16;
   // Slow answers, endpoints passed over.
   StoreNote note;
+};
+
+// What the store's pipelines did, since it opened.
+struct EtcdWriteStats {
+  std::uint64_t txns = 0;            // txns sent (a txn sent again counted again)
+  std::uint64_t writes = 0;          // writes sent in them (a write sent again counted again)
+  std::uint64_t resent = 0;          // writes sent again: their txn failed on another key's compare
+  std::uint64_t split = 0;           // txns the cluster refused as too large, sent again in parts
+  std::uint64_t most_in_flight = 0;  // txns in flight at once, at most
+  std::size_t txn_keys = 0;          // keys a txn holds at most now
 };
 
 class EtcdStore final : public Store, public StoreLeases {
@@ -94,10 +116,22 @@ class EtcdStore final : public Store, public StoreLeases {
   // scan (Errc::store, saying so): the caller scans again.
   Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options = {},
               ScanStats* stats = nullptr) override;
-  // Txns in flight at once on a connection each (a curl multi handle), at most
-  // options.window; outcomes in the order sent. A failed compare is changed; a
-  // refusal failed; a lost answer or a time-out unknown. Nothing is resent.
+  // Writes grouped into txns of up to txn_keys keys, in the order sent, at most
+  // txns_in_flight txns at once on a connection each (a curl multi handle); outcomes
+  // in the order sent. A txn's success branch writes every key of it: an update or a
+  // delete where the key's mod_revision is still the one read, a create where its
+  // create_revision is 0 (none). When a compare fails nothing of the txn is written,
+  // and its failure branch reads each key's revisions (keys only) at that same
+  // revision: a key that moved is changed (Errc::exists for a create), and the others,
+  // known not written, go again in a txn of their own. A txn is sent once it is full,
+  // or when next() waits for one of its writes. A txn the cluster refuses as too
+  // large goes again in parts. A txn whose answer is lost (a time-out, a dropped
+  // connection, a request curl sent again) makes each of its writes unknown, never
+  // sent again; a refusal (no space left) makes each failed. Either breaks the
+  // pipeline: writes not sent yet fail, unsent.
   std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {}) override;
+  // What the store's pipelines did so far.
+  EtcdWriteStats write_stats() const;
   // An etcd watch of the prefix from options.from_revision, or (0) from the revision
   // after the one the cluster is at when the watch is created (the call returns once
   // etcd confirmed it). A start revision etcd has compacted away cannot be watched
