@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "leasejudge/store_lease.hpp"
 #include "lock_fixtures.hpp"
 
 using namespace leasejudge;
@@ -400,6 +401,107 @@ TEST_SUITE("lock") {
       std::lock_guard<std::mutex> g(mu);
       CHECK(lost_code == Errc::changed);
     }
+  }
+
+  // How long after `since` the renewal first said its lease had ended (its loss, as a
+  // caller polling expired() sees it), in ms; -1 when not within 5 s.
+  std::int64_t expired_after(const LockRenewal& renewal, std::chrono::steady_clock::time_point since) {
+    while (!renewal.expired()) {
+      if (elapsed_ms(since) > 5000) return -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return elapsed_ms(since);
+  }
+
+  TEST_CASE("a heartbeat started late counts the lease from the acquisition's write") {
+    // The store counts the lease from the acquisition: a heartbeat started 450 ms after
+    // it, whose renewals all fail, reports the loss 600 ms after the acquisition, not
+    // 600 ms after its own start (when a judge may have broken the lock already).
+    MemoryStore inner;
+    FlakyStore store(inner);
+    store.failing = -1;
+    LockRequest r = request_for("deploy", "id-1");
+    r.holder = ProcessHolder{600};
+    const auto asked = std::chrono::steady_clock::now();
+    auto got = acquire_lock(store, "k", r, now);
+    REQUIRE(got.ok());
+    CHECK(got->lock.lease_from_ns > 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(450));
+    LockRenewal renewal(store, got->lock, fixed_clock(now), [](const Error&) {});
+    const std::int64_t took = expired_after(renewal, asked);
+    CHECK(took >= 600);
+    CHECK(took < 1000);
+    renewal.stop();
+  }
+
+  // A memory store with store leases that it never ends by itself; keep-alives and
+  // updates fail while `unreachable` (the holder cut off from the store).
+  class LeasedStore final : public Store, public StoreLeases {
+   public:
+    std::atomic<bool> unreachable{false};
+    Result<std::vector<std::string>> keys() override { return inner_.keys(); }
+    Result<std::optional<StoreEntry>> get(std::string_view key) override { return inner_.get(key); }
+    Result<Revision> update(std::string_view key, std::string_view value, Revision revision) override {
+      if (unreachable) return Error{Errc::timeout, "no answer from the store"};
+      return inner_.update(key, value, revision);
+    }
+    Result<Revision> create(std::string_view key, std::string_view value) override { return inner_.create(key, value); }
+    Status remove(std::string_view key, Revision revision) override { return inner_.remove(key, revision); }
+    StoreLeases* leases() override { return this; }
+    Result<StoreLease> grant(std::int64_t lease_ms) override { return StoreLease{++granted_, store_lease_seconds(lease_ms)}; }
+    Result<std::int64_t> keep_alive(StoreLeaseId) override {
+      if (unreachable) return Error{Errc::timeout, "no answer from the store"};
+      return std::int64_t{1};
+    }
+    Status revoke(StoreLeaseId) override { return Status::success(); }
+    Result<StoreLeaseLife> life(StoreLeaseId) override { return StoreLeaseLife{false, 1, 1, "TTL 1 of 1 s"}; }
+    Result<Revision> create_bound(std::string_view key, std::string_view value, StoreLeaseId) override {
+      return create(key, value);
+    }
+    Result<Revision> update_bound(std::string_view key, std::string_view value, Revision revision,
+                                  StoreLeaseId) override {
+      return update(key, value, revision);
+    }
+
+   private:
+    MemoryStore inner_;
+    StoreLeaseId granted_ = 0;
+  };
+
+  TEST_CASE("a lock bound to a store lease is lost a margin before the store can end the lease") {
+    // A lease of 1 s: a store lease of 1 s, which the store may end 1 s after the
+    // acquisition, the key deleted at once and taken by the next holder. Cut off from
+    // the store from the start, the holder reports the loss store_lease_margin_ms
+    // before, not at the same moment (its report, and the work it stops, would race
+    // the next holder's acquisition).
+    LeasedStore store;
+    LockRequest r = request_for("deploy", "id-1");
+    r.holder = ProcessHolder{1000};
+    const auto asked = std::chrono::steady_clock::now();
+    auto got = acquire_lock(store, "k", r, now);
+    REQUIRE(got.ok());
+    CHECK(got->lock.store_lease == 1);
+    CHECK(got->lock.store_lease_s == 1);
+    store.unreachable = true;
+    LockRenewal renewal(store, got->lock, fixed_clock(now), [](const Error&) {});
+    const std::int64_t took = expired_after(renewal, asked);
+    CHECK(store_lease_margin_ms == 250);
+    CHECK(took >= 1000 - store_lease_margin_ms);
+    CHECK(took < 1000);
+    renewal.stop();
+    // A lease of 1.5 s has a store lease of 2 s: the margin is already there.
+    store.unreachable = false;
+    r.holder = ProcessHolder{1500};
+    const auto again = std::chrono::steady_clock::now();
+    auto longer = acquire_lock(store, "k2", r, now);
+    REQUIRE(longer.ok());
+    CHECK(longer->lock.store_lease_s == 2);
+    store.unreachable = true;
+    LockRenewal second(store, longer->lock, fixed_clock(now), [](const Error&) {});
+    const std::int64_t took2 = expired_after(second, again);
+    CHECK(took2 >= 1500);
+    CHECK(took2 < 1750);
+    second.stop();
   }
 
   TEST_CASE("waiting for a lock: a deadline, a cancel, a holder that goes") {

@@ -10,6 +10,11 @@ namespace leasejudge {
 
 namespace {
 
+std::int64_t steady_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 std::int64_t lease_of(const LockHolder& holder) {
   if (const auto* process = std::get_if<ProcessHolder>(&holder)) return process->lease_ms;
   if (const auto* execution = std::get_if<ExecutionHolder>(&holder)) return execution->max_runtime_ms;
@@ -31,11 +36,13 @@ Error lost_lock(const HeldLock& lock) {
                                           lock.key, lock.revision)};
 }
 
-// A key written for a lock: its revision (the fencing token) and the store lease it
-// is bound to (none: id 0).
+// A key written for a lock: its revision (the fencing token), the store lease it is
+// bound to (none: id 0), and when its write (and the lease's grant) was sent, on the
+// steady clock: the lease runs from then at the latest.
 struct Written {
   Revision revision = 0;
   StoreLease lease;
+  std::int64_t sent_ns = 0;
 };
 
 // Create the lock's key; on a store with leases, a process holder's key bound to a
@@ -43,12 +50,13 @@ struct Written {
 // judge, not a heartbeat's). A lease whose create did not land is revoked (nothing
 // is bound to it), unless the create's outcome is unknown (it may be bound).
 Result<Written> create_entry(Store& store, std::string_view key, std::string_view body, const LockHolder& holder) {
+  const std::int64_t sent = steady_ns();
   const auto* process = std::get_if<ProcessHolder>(&holder);
   StoreLeases* leases = store.leases();
   if (leases == nullptr || process == nullptr || process->lease_ms <= 0) {
     auto created = store.create(key, body);
     if (!created) return std::move(created).error();
-    return Written{*created, {}};
+    return Written{*created, {}, sent};
   }
   auto lease = leases->grant(process->lease_ms);
   if (!lease) return std::move(lease).error();
@@ -57,7 +65,7 @@ Result<Written> create_entry(Store& store, std::string_view key, std::string_vie
     if (created.code() != Errc::unknown_outcome) (void)leases->revoke(lease->id);
     return std::move(created).error();
   }
-  return Written{*created, StoreLease{lease->id, store_lease_seconds(process->lease_ms)}};
+  return Written{*created, StoreLease{lease->id, store_lease_seconds(process->lease_ms)}, sent};
 }
 
 // A renewed body at our revision, on a key bound to a store lease: the lease kept
@@ -122,6 +130,7 @@ Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockR
   auto taken = [&](const Written& w, std::optional<LockVerdict> verdict, Revision broke_at) {
     Acquisition a = outcome_of(Acquisition::Outcome::acquired, std::move(verdict), broke_at);
     a.lock = HeldLock{std::string(key), id, *body, w.revision, lease_of(request.holder), w.lease.id, w.lease.ttl_s};
+    a.lock.lease_from_ns = w.sent_ns;
     return a;
   };
 
@@ -169,6 +178,7 @@ Result<Acquisition> acquire_lock(Store& store, std::string_view key, const LockR
 
 Status renew_lock(Store& store, HeldLock& lock, Instant now) {
   if (lock.lease_ms <= 0) return Error{Errc::invalid_argument, "a lock without a lease has nothing to renew"};
+  const std::int64_t sent = steady_ns();
   auto body = parse_lock_body(lock.body);
   if (!body) return Error{Errc::invalid_argument, "the held lock's body is not readable: " + body.error().message};
   auto renewed = renewed_lock_body(*body, now, lock.lease_ms);
@@ -182,6 +192,7 @@ Status renew_lock(Store& store, HeldLock& lock, Instant now) {
   }
   lock.body = std::move(*renewed);
   lock.revision = *revision;
+  lock.lease_from_ns = sent;
   return Status::success();
 }
 
@@ -253,9 +264,13 @@ Result<HeldLock> held_lock(Store& store, std::string_view key, std::string_view 
 
 namespace {
 
-std::int64_t steady_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+// How long the holder counts its lease from the start of the write that set it: the
+// lease; on a store lease, no longer than the store's TTL less the margin, so that
+// the loss is reported before the store can end the lease and delete the key.
+std::int64_t counted_lease_ns(const HeldLock& lock) {
+  if (lock.store_lease == 0) return lock.lease_ms * 1'000'000;
+  const std::int64_t ttl_ms = (lock.store_lease_s > 0 ? lock.store_lease_s : store_lease_seconds(lock.lease_ms)) * 1000;
+  return std::max<std::int64_t>(1, std::min(lock.lease_ms, ttl_ms - store_lease_margin_ms)) * 1'000'000;
 }
 
 }  // namespace
@@ -267,7 +282,15 @@ LockRenewal::LockRenewal(Store& store, HeldLock lock, Clock clock, std::function
       on_lost_(std::move(on_lost)) {
   // A lock without a lease (the machine-local kind) has nothing to renew.
   if (lock_.lease_ms <= 0) return;
-  lease_end_ns_.store(steady_ns() + lock_.lease_ms * 1'000'000);
+  // The lease runs from its acquisition's (or last renewal's) write, not from now: the
+  // store counts it from then, however long the caller took to start this heartbeat.
+  // A lease that had run out by then (or whose write time is unknown) is counted from
+  // now, as before: its first renewal's revision check finds out whether the lock is
+  // still ours.
+  const std::int64_t started = steady_ns();
+  if (lock_.lease_from_ns == 0 || lock_.lease_from_ns + counted_lease_ns(lock_) <= started)
+    lock_.lease_from_ns = started;
+  lease_end_ns_.store(lock_.lease_from_ns + counted_lease_ns(lock_));
   thread_ = std::thread([this] { run(); });
 }
 
@@ -318,9 +341,8 @@ void LockRenewal::run() {
   using std::chrono::nanoseconds;
   using std::chrono::steady_clock;
   std::unique_lock<std::mutex> guard(mu_);
-  const std::int64_t lease_ns = lock_.lease_ms * 1'000'000;
   const auto every = interval(lock_.lease_ms), retry = retry_interval(lock_.lease_ms);
-  auto next = steady_clock::now() + every;
+  auto next = steady_clock::time_point(nanoseconds(lock_.lease_from_ns)) + every;
   Error last{Errc::internal, ""};
   while (true) {
     if (cv_.wait_until(guard, next, [this] { return stopping_; })) return;
@@ -334,7 +356,7 @@ void LockRenewal::run() {
     // Renew while holding mu_: lock() readers wait for a consistent revision.
     Status renewed = renew_lock(store_, lock_, clock_());
     if (renewed) {
-      lease_end_ns_.store(tried_at + lease_ns);
+      lease_end_ns_.store(tried_at + counted_lease_ns(lock_));
       renewals_.fetch_add(1);
       next = steady_clock::time_point(nanoseconds(tried_at)) + every;
       continue;

@@ -50,7 +50,19 @@ struct HeldLock {
   std::int64_t lease_ms = 0;  // for renewal (0: nothing to renew)
   std::int64_t store_lease = 0;    // the store lease the key is bound to (0: none)
   std::int64_t store_lease_s = 0;  // the length it was granted for, in whole seconds
+  // When the write that set the lease was sent (the acquisition's create, or the last
+  // renewal that succeeded), on the steady clock in ns; 0: unknown (a lock read back
+  // from the store), and a heartbeat counts from its own start.
+  std::int64_t lease_from_ns = 0;
 };
+
+// A heartbeat counts a lock bound to a store lease as lost this long before the store
+// can end that lease at the earliest (its TTL from the start of the write that kept
+// it): the store counts the TTL from the keep-alive's arrival and may delete the key
+// the moment it has run, so the holder's report of the loss, and the work it stops,
+// must come before, not at the same time. A body's lease needs none: judges add
+// lease_skew_ms to it.
+inline constexpr std::int64_t store_lease_margin_ms = 250;
 
 struct Acquisition {
   enum class Outcome : std::uint8_t {
@@ -137,10 +149,12 @@ Result<Acquisition> acquire_lock_wait(Store& store, std::string_view key, const 
 // The heartbeat: renews a held lock every third of its lease on a thread of its
 // own until stopped or lost. A renewal that fails is tried again every retry
 // interval while the lease still runs (the lease counted from the start of the last
-// renewal that succeeded, or from the heartbeat's start, without the skew judges
-// add): one failed renewal is no loss. The lock is lost when a renewal finds it
-// changed (someone else's body now), or when the lease ends without a renewal that
-// succeeded; on_lost then runs once, on that thread. A try again is an update at
+// write that set it, the acquisition's or a renewal's, or from the heartbeat's start
+// when that is unknown or a lease ago, without the skew judges add; on a store
+// lease, ending store_lease_margin_ms before the store's TTL from that start can):
+// one failed renewal is no loss. The lock is lost when a renewal finds it changed (someone
+// else's body now), or when the lease ends without a renewal that succeeded;
+// on_lost then runs once, on that thread. A try again is an update at
 // the revision last seen, never a blind write: when it finds the key moved, the
 // key is read, and a body with our acquisition id (a renewal of ours that landed
 // while its answer was lost) is taken at its revision and renewed on the next
