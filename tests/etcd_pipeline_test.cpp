@@ -228,7 +228,7 @@ TEST_SUITE("etcd pipeline") {
 
   TEST_CASE("a txn larger than the cluster's --max-txn-ops is split, not refused") {
     SKIP_WITHOUT_ETCD();
-    EtcdCluster c(3, {"--max-txn-ops", "8"});
+    EtcdCluster c(3, {}, {"--max-txn-ops", "8"});
     REQUIRE(c.start());
     const std::string prefix = fresh_etcd_prefix("b");
     auto s = open_on(c.endpoints(), prefix, 64);

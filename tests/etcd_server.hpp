@@ -1,5 +1,6 @@
 // Test fixture: a cluster of 1 or 3 etcd members (/usr/bin/etcd, never the packaged
-// service) on free 127.0.0.1 ports, each with its data in a temporary directory,
+// service) on free 127.0.0.1 ports, or each in a network namespace of its own
+// (ServerPlace, tests/nemesis.sh), each with its data in a temporary directory,
 // started, killed (SIGKILL, also when the test fails: the destructor) and restarted.
 // Private to the tests. leader() needs the test linked with libcurl
 // (LEASEJUDGE_ETCD_STATUS); the others do not.
@@ -39,12 +40,16 @@ inline std::string etcd_path() {
 
 class EtcdCluster {
  public:
+  // places: where each member runs (none: every one here, on 127.0.0.1 and free
+  // ports; in a place of its own, on its address and the usual ports 2379 and 2380);
   // extra: more flags for every member (e.g. {"--max-txn-ops", "8"}).
-  explicit EtcdCluster(int members, std::vector<std::string> extra = {})
-      : exe_(etcd_path()), dir_(make_temp_dir("etcd")), extra_(std::move(extra)) {
+  explicit EtcdCluster(int members, std::vector<ServerPlace> places = {}, std::vector<std::string> extra = {})
+      : exe_(etcd_path()), dir_(make_temp_dir("etcd")), places_(std::move(places)), extra_(std::move(extra)) {
+    places_.resize(static_cast<std::size_t>(members));
     for (int i = 0; i < members; ++i) {
-      client_.push_back(free_port());
-      peer_.push_back(free_port());
+      const bool here = places_[static_cast<std::size_t>(i)].here();
+      client_.push_back(here ? free_port() : 2379);
+      peer_.push_back(here ? free_port() : 2380);
       pid_.push_back(0);
     }
   }
@@ -59,7 +64,7 @@ class EtcdCluster {
   }
 
   std::size_t size() const { return client_.size(); }
-  std::string endpoint(std::size_t i) const { return "127.0.0.1:" + std::to_string(client_[i]); }
+  std::string endpoint(std::size_t i) const { return places_[i].address + ":" + std::to_string(client_[i]); }
   std::vector<std::string> endpoints() const {
     std::vector<std::string> out;
     for (std::size_t i = 0; i < size(); ++i) out.push_back(endpoint(i));
@@ -85,7 +90,7 @@ class EtcdCluster {
     if (pid_[i] > 0) return true;
     std::vector<std::string> args = member_args(i);
     args.insert(args.end(), extra_.begin(), extra_.end());
-    pid_t pid = spawn_logged(args, dir_ + "/member" + std::to_string(i) + ".log");
+    pid_t pid = spawn_logged(placed(places_[i], std::move(args)), dir_ + "/member" + std::to_string(i) + ".log");
     if (pid == 0) return false;
     pid_[i] = pid;
     return true;
@@ -165,10 +170,10 @@ class EtcdCluster {
   std::vector<std::string> member_args(std::size_t i) const {
     std::string cluster;
     for (std::size_t j = 0; j < size(); ++j) {
-      cluster += (j > 0 ? "," : "") + name(j) + "=http://127.0.0.1:" + std::to_string(peer_[j]);
+      cluster += (j > 0 ? "," : "") + name(j) + "=" + peer_url(j);
     }
     std::string client = "http://" + endpoint(i);
-    std::string peer = "http://127.0.0.1:" + std::to_string(peer_[i]);
+    std::string peer = peer_url(i);
     return {exe_,
             "--name",
             name(i),
@@ -200,8 +205,12 @@ class EtcdCluster {
   static std::string name(std::size_t i) {
     return "m" + std::to_string(i);
   }
+  std::string peer_url(std::size_t i) const {
+    return "http://" + places_[i].address + ":" + std::to_string(peer_[i]);
+  }
 
   std::string exe_, dir_;
+  std::vector<ServerPlace> places_;
   std::vector<std::string> extra_;
   std::vector<int> client_, peer_;
   std::vector<pid_t> pid_;

@@ -85,6 +85,12 @@ struct History {
   std::vector<std::int64_t> errors;   // times of acquisitions that failed with an error, or were killed
   std::map<pid_t, std::int64_t> killed;
   std::vector<Pause> pauses;
+  // The lease in real time: a holder held up longer than it was paused past it.
+  std::int64_t lease_ns = lease_real_ns;
+  // Whether the store ends a body with its store lease (etcd): a body left is then
+  // taken by the store once its holder stops renewing, and the next acquisition finds
+  // it gone, with no break.
+  bool store_leases = false;
 };
 
 // One holder's log into sections. A section its holder did not end was ended by
@@ -103,7 +109,7 @@ inline void read_log(const std::string& path, pid_t pid, History& h) {
       s.pid = pid;
       ls >> s.token >> s.start >> s.broke_at;
       if (!(ls >> s.asked)) s.asked = 0;
-      if (s.asked != 0 && s.start - s.asked > lease_real_ns) h.pauses.push_back({pid, s.asked, s.start});
+      if (s.asked != 0 && s.start - s.asked > h.lease_ns) h.pauses.push_back({pid, s.asked, s.start});
       s.last = s.token;
       s.end = s.start;
       s.how = "killed";
@@ -117,7 +123,7 @@ inline void read_log(const std::string& path, pid_t pid, History& h) {
       std::int64_t asked = 0;
       ls >> open->last >> open->end;
       // A renewal the store held up past the lease: a pause of its holder.
-      if (ls >> asked && open->end - asked > lease_real_ns) h.pauses.push_back({pid, asked, open->end});
+      if (ls >> asked && open->end - asked > h.lease_ns) h.pauses.push_back({pid, asked, open->end});
     } else if (kind == 'F' && open) {
       ls >> open->end;
       open->how = "releasing";
@@ -151,7 +157,7 @@ inline void read_log(const std::string& path, pid_t pid, History& h) {
 // Whether pid was paused past its lease after from and before to.
 inline bool paused_past_lease(const History& h, pid_t pid, std::int64_t from, std::int64_t to) {
   for (const Pause& p : h.pauses) {
-    if (p.pid == pid && p.from >= from && p.from <= to && p.to - p.from > lease_real_ns) return true;
+    if (p.pid == pid && p.from >= from && p.from <= to && p.to - p.from > h.lease_ns) return true;
   }
   return false;
 }
@@ -232,6 +238,7 @@ inline std::vector<std::string> check(History h) {
     const Section &c = s[i], &n = s[i + 1];
     if (c.how == "released" || c.how.rfind("error", 0) == 0 || c.how == "killed-releasing" || broken.count(i) > 0)
       continue;
+    if (h.store_leases) continue;  // its store lease ran out: the store took the body
     if (!error_between(h, c.start, n.start)) {
       bad.push_back("the section at " + std::to_string(c.token) + " ended " + c.how + ", and the next acquisition at " +
                     std::to_string(n.token) + " came with no break of its body");
@@ -270,6 +277,15 @@ struct Run {
   // the lock beside the holders, a body whose lease is long past: each create that
   // lands is a section of its own, left for the holders to break.
   bool plain_client = false;
+  // Each of the fleet's partitions (Fleet::partitions) injected this many times.
+  int partition_rounds = 0;
+};
+
+// A fault of the run and when it was in place: from its start to the next fault's (the
+// heal and the time after it included).
+struct FaultWindow {
+  std::string kind;
+  std::int64_t from = 0, to = 0;
 };
 
 struct Outcome {
@@ -279,7 +295,20 @@ struct Outcome {
   int bad_exits = 0;
   bool rescaled = false;
   int plain_creates = 0;
+  std::map<std::string, int> partitions;  // by kind: how many were injected
+  std::vector<FaultWindow> windows;       // of the partitions
 };
+
+// The acquisitions made while each kind of partition was in place (or healing), by kind.
+inline std::map<std::string, std::size_t> handoffs_by_fault(const Outcome& out) {
+  std::map<std::string, std::size_t> by;
+  for (const FaultWindow& w : out.windows) {
+    by[w.kind] += 0;
+    for (const Section& s : out.history.sections)
+      if (!s.plain && s.start >= w.from && s.start < w.to) ++by[w.kind];
+  }
+  return by;
+}
 
 class Holders {
  public:
@@ -292,7 +321,22 @@ class Holders {
         t0_(t0_ms),
         deadline_(deadline_ms) {}
 
+  // Where each holder runs: the words put before its command line for its slot (the
+  // first free of 0, 1, ...: a holder spawned after one was killed takes its slot);
+  // and more arguments for it (its lease).
+  void place(std::function<std::vector<std::string>(int slot)> launch, std::vector<std::string> extra) {
+    launch_ = std::move(launch);
+    extra_ = std::move(extra);
+  }
+  // The slot of a live holder; -1 for none.
+  int slot_of(pid_t pid) const {
+    auto it = slots_.find(pid);
+    return it != slots_.end() && ours(pid) ? it->second : -1;
+  }
+
   bool spawn() {
+    int slot = 0;
+    while (std::any_of(live_.begin(), live_.end(), [&](pid_t p) { return slots_.at(p) == slot; })) ++slot;
     std::string log = dir_ + "/holder-" + std::to_string(logs_.size()) + ".log";
     std::vector<std::string> args = {LEASEJUDGE_HISTORY_HOLDER,
                                      urls_,
@@ -305,6 +349,11 @@ class Holders {
                                      stop_file(),
                                      mode_,
                                      std::to_string(logs_.size() * 7919 + 17)};
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    if (launch_) {
+      auto words = launch_(slot);
+      args.insert(args.begin(), words.begin(), words.end());
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -312,6 +361,7 @@ class Holders {
     if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return false;
     logs_.emplace_back(pid, log);
     live_.push_back(pid);
+    slots_[pid] = slot;
     return true;
   }
   std::string stop_file() const { return dir_ + "/stop"; }
@@ -359,6 +409,17 @@ class Holders {
   std::int64_t t0_, deadline_;
   std::vector<std::pair<pid_t, std::string>> logs_;
   std::vector<pid_t> live_;
+  std::function<std::vector<std::string>(int slot)> launch_;
+  std::vector<std::string> extra_;
+  std::map<pid_t, int> slots_;
+};
+
+// A network partition the run throws (tests/nemesis.sh): its kind, and what injects
+// it, holds it a while and heals it, given the slot of the holder that holds the lock
+// now (-1: none found); false when it could not be injected now (no leader found).
+struct Partition {
+  std::string kind;
+  std::function<bool(int holder_slot)> inject;
 };
 
 // The cluster the holders take the lock on, as the run's faults act on it.
@@ -372,11 +433,17 @@ struct Fleet {
   std::function<bool()> rescale;              // to three replicas
   std::function<void()> after_spawn;          // once the first holders run
   std::function<void(Outcome&)> before_read;  // once every holder ended
+  // Where the holders run (Holders::place; none: here), and more arguments for them.
+  std::function<std::vector<std::string>(int slot)> place_holder;
+  std::vector<std::string> holder_args;
+  // The partitions thrown in turn after the faults above, run.partition_rounds each.
+  std::vector<Partition> partitions;
 };
 
 // Run the holders on the fleet, with faults, one every 1.5 s or so, in turn: kill the
-// holder, pause it past its lease, kill and restart the leader, pause the leader; until
-// the goals are met or the run's limit. Then read their logs into out.history.
+// holder, pause it past its lease, kill and restart the leader, pause the leader, then
+// the fleet's partitions; until the goals are met or the run's limit. Then read their
+// logs into out.history.
 inline void drive_history(const Run& run, Fleet& fleet, Outcome& out) {
   const std::string dir = make_temp_dir("history");
   REQUIRE(!dir.empty());
@@ -384,6 +451,7 @@ inline void drive_history(const Run& run, Fleet& fleet, Outcome& out) {
   const std::int64_t t0 = real_ns() / 1000000;
   Holders holders(dir, fleet.urls, fleet.bucket, run.mode, t0,
                   t0 + std::chrono::duration_cast<std::chrono::milliseconds>(run.limit).count());
+  if (fleet.place_holder || !fleet.holder_args.empty()) holders.place(fleet.place_holder, fleet.holder_args);
   for (int i = 0; i < run.holders; ++i) REQUIRE(holders.spawn());
   if (fleet.after_spawn) fleet.after_spawn();
 
@@ -401,11 +469,27 @@ inline void drive_history(const Run& run, Fleet& fleet, Outcome& out) {
       std::this_thread::sleep_for(50ms);
       continue;
     }
+    const int base = run.leader_pauses > 0 ? 4 : 3;
+    const int kinds = base + static_cast<int>(fleet.partitions.size());
+    auto partition_done = [&](int what) {
+      return out.partitions[fleet.partitions[static_cast<std::size_t>(what - base)].kind] >= run.partition_rounds;
+    };
+    bool partitions_done = true;
+    for (int k = base; k < kinds; ++k) partitions_done = partitions_done && partition_done(k);
     const bool faults_done = out.kills >= run.kills && out.pauses >= run.pauses &&
-                             out.leader_restarts >= run.leader_restarts && out.leader_pauses >= run.leader_pauses;
+                             out.leader_restarts >= run.leader_restarts &&
+                             out.leader_pauses >= run.leader_pauses && partitions_done;
     if (faults_done && out.handoffs >= run.handoffs) break;
     if (std::chrono::steady_clock::now() >= next_fault && !faults_done) {
-      const int what = turn++ % (run.leader_pauses > 0 ? 4 : 3);
+      int what = turn++ % kinds;
+      // With partitions, the kinds done are passed over (a run of partitions alone
+      // waits for none of the others).
+      while (!fleet.partitions.empty() && (what >= base ? partition_done(what)
+                                                         : (what == 0   ? out.kills >= run.kills
+                                                            : what == 1 ? out.pauses >= run.pauses
+                                                            : what == 2 ? out.leader_restarts >= run.leader_restarts
+                                                                        : out.leader_pauses >= run.leader_pauses)))
+        what = turn++ % kinds;
       if (what == 0 && out.kills < run.kills) {
         pid_t pid = holder_now(*fleet.store);
         if (pid > 0 && holders.ours(pid)) {
@@ -428,6 +512,14 @@ inline void drive_history(const Run& run, Fleet& fleet, Outcome& out) {
         if (fleet.restart_leader(holders.live(), out.history)) ++out.leader_restarts;
       } else if (what == 3 && out.leader_pauses < run.leader_pauses) {
         if (fleet.pause_leader(holders.live(), out.history)) ++out.leader_pauses;
+      } else if (what >= base) {
+        const Partition& p = fleet.partitions[static_cast<std::size_t>(what - base)];
+        if (!out.windows.empty() && out.windows.back().to == 0) out.windows.back().to = real_ns();
+        FaultWindow w{p.kind, real_ns(), 0};
+        if (p.inject(holders.slot_of(holder_now(*fleet.store)))) {
+          ++out.partitions[p.kind];
+          out.windows.push_back(w);
+        }
       }
       next_fault = std::chrono::steady_clock::now() + 1500ms;
     }
@@ -441,6 +533,7 @@ inline void drive_history(const Run& run, Fleet& fleet, Outcome& out) {
     std::this_thread::sleep_for(20ms);
   }
   REQUIRE_FALSE(holders.any_live());
+  if (!out.windows.empty() && out.windows.back().to == 0) out.windows.back().to = real_ns();
   if (fleet.before_read) fleet.before_read(out);
   holders.read(out.history);
   out.handoffs = out.history.sections.size();

@@ -30,7 +30,11 @@
  * With BUCKET "-", URLS is a store URL (etcd://host:port,.../PREFIX) opened by
  * lj_store_open_url, the one grammar of every door.
  *
- * usage: lock_history_holder URLS BUCKET KEY LOG T0_MS SCALE DEADLINE_MS STOPFILE MODE SEED */
+ * LEASE_MS, when given, is the lease the lock is taken with, renewed every third of
+ * it of real time: a store that binds the lock's key to a store lease (etcd) counts
+ * that lease in real time, whatever the lock's clock says.
+ *
+ * usage: lock_history_holder URLS BUCKET KEY LOG T0_MS SCALE DEADLINE_MS STOPFILE MODE SEED [LEASE_MS] */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <stdarg.h>
@@ -45,6 +49,7 @@
 
 static int log_fd = -1;
 static int64_t t0_ms, scale;
+static int64_t renew_scale; /* scale, or 1 for a lease of real time */
 static unsigned seed;
 
 static int64_t real_ns(void) {
@@ -134,7 +139,7 @@ static int broken_remove(const char *key, size_t key_len, uint64_t revision, voi
  * releases it, logging each step. */
 static void critical_section(lj_lock_t *lock) {
   int writes = rnd(0, 15) == 0 ? rnd(80, 120) : rnd(1, 4);
-  int64_t interval_ns = lj_lock_renew_interval_ms(lock) / scale * 1000000;
+  int64_t interval_ns = lj_lock_renew_interval_ms(lock) / renew_scale * 1000000;
   int64_t renewed = real_ns(), end = 0, asked;
   const char *how = "released";
   char how_buf[32];
@@ -178,13 +183,15 @@ static void critical_section(lj_lock_t *lock) {
 
 int main(int argc, char **argv) {
   lj_nats_options_t o = LJ_NATS_OPTIONS_INIT;
+  lj_lock_holder_t holder = LJ_LOCK_HOLDER_INIT;
+  const lj_lock_holder_t *taken_as = NULL; /* the default: a process, the default lease */
   lj_store_t *opened = NULL, *store = NULL;
   int64_t deadline_ms;
   const char *key, *stop_file;
   int broken;
 
-  if (argc != 11) {
-    fprintf(stderr, "usage: %s URLS BUCKET KEY LOG T0_MS SCALE DEADLINE_MS STOPFILE MODE SEED\n", argv[0]);
+  if (argc != 11 && argc != 12) {
+    fprintf(stderr, "usage: %s URLS BUCKET KEY LOG T0_MS SCALE DEADLINE_MS STOPFILE MODE SEED [LEASE_MS]\n", argv[0]);
     return 2;
   }
   o.urls = argv[1];
@@ -202,7 +209,13 @@ int main(int argc, char **argv) {
   stop_file = argv[8];
   broken = strcmp(argv[9], "broken") == 0;
   seed = (unsigned)strtoul(argv[10], NULL, 10) ^ (unsigned)getpid();
-  if (log_fd < 0 || scale <= 0) return 2;
+  renew_scale = scale;
+  if (argc == 12) {
+    holder.lease_ms = strtoll(argv[11], NULL, 10);
+    taken_as = &holder;
+    renew_scale = 1;
+  }
+  if (log_fd < 0 || scale <= 0 || holder.lease_ms <= 0) return 2;
 
   while ((strcmp(argv[2], "-") == 0 ? lj_store_open_url(&opened, argv[1], strlen(argv[1]), NULL, NULL)
                                     : lj_nats_store_open(&opened, &o, NULL)) != LJ_OK) {
@@ -225,7 +238,7 @@ int main(int argc, char **argv) {
     lj_lock_acquisition_t a;
     lj_error_t *err = NULL;
     int64_t asked = real_ns();
-    int rc = lj_lock_acquire(&lock, &a, store, key, strlen(key), "history", 7, NULL, lock_now_ms(), NULL, &err);
+    int rc = lj_lock_acquire(&lock, &a, store, key, strlen(key), "history", 7, taken_as, lock_now_ms(), NULL, &err);
     lj_error_destroy(err);
     if (rc != LJ_OK) {
       say("X %lld %d", (long long)real_ns(), rc);

@@ -1,6 +1,7 @@
 // Test fixture: a nats-server with JetStream that a test starts on a free 127.0.0.1
 // port with its own temporary store directory, stops, kills and restarts; and a
-// three-node cluster of them on loopback routes. Private to the tests.
+// three-node cluster of them on loopback routes, or each node in a network namespace
+// of its own (ServerPlace, tests/nemesis.sh). Private to the tests.
 //
 // nats-server is looked up in LEASEJUDGE_NATS_SERVER, then PATH, then /usr/sbin and
 // /usr/local/sbin (Debian installs it in /usr/sbin, not always on a user's PATH).
@@ -45,10 +46,13 @@ inline std::string nats_server_path() {
 // restarts, so a restarted server finds its streams again.
 class NatsServer {
  public:
-  // extra: more command-line arguments (cluster settings). dir: the store directory
-  // to use (empty: a new temporary one, removed at the end).
-  explicit NatsServer(std::vector<std::string> extra = {}, int port = 0)
-      : exe_(nats_server_path()), port_(port != 0 ? port : free_port()), extra_(std::move(extra)) {
+  // extra: more command-line arguments (cluster settings). port: the client port (0:
+  // a free one here, 4222 in a place of its own). place: where it runs.
+  explicit NatsServer(std::vector<std::string> extra = {}, int port = 0, ServerPlace place = {})
+      : exe_(nats_server_path()),
+        port_(port != 0 ? port : place.here() ? free_port() : 4222),
+        extra_(std::move(extra)),
+        place_(std::move(place)) {
     dir_ = make_temp_dir("nats");
   }
   NatsServer(const NatsServer&) = delete;
@@ -67,17 +71,18 @@ class NatsServer {
   bool jetstream = true;
 
   int port() const { return port_; }
-  std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return "nats://" + place_.address + ":" + std::to_string(port_); }
   const std::string& dir() const { return dir_; }
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
   // Start and wait (up to 15 s) until the client port accepts connections.
   bool start() {
     if (exe_.empty() || dir_.empty() || port_ == 0 || pid_ > 0) return false;
-    std::vector<std::string> args = {exe_, "-a", "127.0.0.1", "-p", std::to_string(port_)};
+    std::vector<std::string> args = {exe_, "-a", place_.address, "-p", std::to_string(port_)};
     if (jetstream) args.insert(args.end(), {"-js", "-sd", dir_ + "/store"});
     args.insert(args.end(), extra_.begin(), extra_.end());
-    pid_t pid = spawn_logged(std::move(args), dir_ + "/server.log");
+    pid_t pid = spawn_logged(placed(place_, std::move(args)), dir_ + "/server.log");
     if (pid == 0) return false;
     pid_ = pid;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
@@ -87,7 +92,7 @@ class NatsServer {
         pid_ = 0;
         return false;
       }
-      if (port_accepts(port_)) return true;
+      if (place_.here() ? port_accepts(port_) : port_accepts(place_.address, port_)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     kill();
@@ -112,26 +117,29 @@ class NatsServer {
   std::string exe_;
   int port_ = 0;
   std::vector<std::string> extra_;
+  ServerPlace place_;
   std::string dir_;
   pid_t pid_ = 0;
 };
 
-// Three JetStream servers routed to each other on 127.0.0.1.
+// Three JetStream servers routed to each other on 127.0.0.1; or each in a place of
+// its own (a network namespace and address), on the usual ports 4222 and 6222.
 class NatsCluster {
  public:
   static constexpr int kNodes = 3;
 
-  NatsCluster() {
+  explicit NatsCluster(std::vector<ServerPlace> places = {}) {
+    places.resize(kNodes);
     int client[kNodes];
     int route[kNodes];
     for (int i = 0; i < kNodes; ++i) {
-      client[i] = free_port();
-      route[i] = free_port();
+      client[i] = places[i].here() ? free_port() : 4222;
+      route[i] = places[i].here() ? free_port() : 6222;
     }
     std::string routes;
     for (int i = 0; i < kNodes; ++i) {
       if (!routes.empty()) routes += ',';
-      routes += "nats://127.0.0.1:" + std::to_string(route[i]);
+      routes += "nats://" + places[i].address + ":" + std::to_string(route[i]);
     }
     for (int i = 0; i < kNodes; ++i) {
       std::vector<std::string> extra = {"-n",
@@ -139,10 +147,10 @@ class NatsCluster {
                                         "--cluster_name",
                                         "leasejudge",
                                         "--cluster",
-                                        "nats://127.0.0.1:" + std::to_string(route[i]),
+                                        "nats://" + places[i].address + ":" + std::to_string(route[i]),
                                         "--routes",
                                         routes};
-      nodes_.push_back(std::make_unique<NatsServer>(std::move(extra), client[i]));
+      nodes_.push_back(std::make_unique<NatsServer>(std::move(extra), client[i], places[i]));
     }
   }
 

@@ -1,18 +1,20 @@
 // Test fixture: what every server a test starts by hand needs (nats-server, etcd):
 // the executable looked up by name, a free 127.0.0.1 port, a temporary directory, the
-// process spawned with its output in a log file, and ended by a signal and reaped.
-// Private to the tests.
+// process spawned with its output in a log file (here, or in a network namespace of
+// its own: ServerPlace), and ended by a signal and reaped. Private to the tests.
 #pragma once
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -72,6 +74,41 @@ inline bool port_accepts(int port) {
   bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   ::close(fd);
   return ok;
+}
+
+// Whether address:port accepts a TCP connection within 500 ms (an address behind a cut
+// link answers nothing: a blocking connect would wait minutes).
+inline bool port_accepts(const std::string& address, int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, address.c_str(), &a.sin_addr) != 1) return false;
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  if (fd < 0) return false;
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  if (!ok && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int error = 0;
+    socklen_t len = sizeof error;
+    ok = ::poll(&p, 1, 500) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == 0 && error == 0;
+  }
+  ::close(fd);
+  return ok;
+}
+
+// Where a server runs: here, on 127.0.0.1 and free ports (the default); or in a
+// network namespace of its own (tests/nemesis.sh), `launch` put before its command
+// line to run it there, bound to `address` on the server's usual ports.
+struct ServerPlace {
+  std::vector<std::string> launch;
+  std::string address = "127.0.0.1";
+  bool here() const { return launch.empty(); }
+};
+
+// args run at place: the place's launch words first.
+inline std::vector<std::string> placed(const ServerPlace& place, std::vector<std::string> args) {
+  args.insert(args.begin(), place.launch.begin(), place.launch.end());
+  return args;
 }
 
 inline std::string make_temp_dir(const char* what) {
