@@ -14,9 +14,7 @@ lj=$build/leasejudge
 
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+. "$src/tests/tap.sh"
 
 python3 - "$w/lines.jsonl" <<'PY'
 import sys

@@ -25,15 +25,7 @@ cleanup() {
   rm -rf "$w"
 }
 trap cleanup EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-same() {
-  if [ "$2" = "$3" ]; then ok "$1"; else
-    notok "$1"
-    { echo "expected:"; printf '%s\n' "$2"; echo "actual:"; printf '%s\n' "$3"; } | sed 's/^/# /'
-  fi
-}
+. "$src/tests/tap.sh"
 run() { "$lj" "$@" >"$w/out" 2>"$w/err" </dev/null; echo $?; }
 
 start_nats_server "$w/nats" || exit 1

@@ -43,14 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() {
-  n=$((n + 1))
-  failed=1
-  echo "not ok $n - $1"
-}
+. "$src/tests/tap.sh"
 check() { # check NAME EXPECTED ACTUAL
   if [ "$2" = "$3" ]; then ok "$1"; else notok "$1 (expected '$2', got '$3')"; fi
 }
@@ -400,4 +393,4 @@ echo "# Clock offsets and steps (judgments of a live holder; every break here br
 echo "# $(printf '%-44s %9s %6s %6s %8s %s' case judgments held break unknown "breaks of a live holder")"
 for r in "${rows[@]}"; do echo "# $r"; done
 echo "1..$n"
-exit $failed
+[ "$failed" -eq 0 ]

@@ -14,15 +14,7 @@ done
 
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-same() {
-  if [ "$2" = "$3" ]; then ok "$1"; else
-    notok "$1"
-    { echo "expected:"; printf '%s\n' "$2"; echo "actual:"; printf '%s\n' "$3"; } | sed 's/^/# /'
-  fi
-}
+. "$src/tests/tap.sh"
 
 if ! cpack -G DEB --config "$build/CPackConfig.cmake" -B "$w/pkg" >"$w/cpack.log" 2>&1; then
   notok "cpack -G DEB"

@@ -42,19 +42,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// One lab for the program, made before any other thread starts: 3 members, a client
-// namespace for each of the 3 holders, and one more for a sweep.
-Lab& lab() {
-  static Lab l(3, 4);
-  return l;
-}
-
-// In a test case, first: the lab made (or the case skipped, failed under CI), and no
-// fault of a case before that failed left in place.
-#define REQUIRE_LAB()                                                                     \
-  LJ_REQUIRE_OR_SKIP(lab().ok(), "no lab of network namespaces: " << lab().error()); \
-  lab().clear()
-
 EtcdCluster& cluster() {
   static std::unique_ptr<EtcdCluster> c;
   if (!c) {

@@ -67,29 +67,6 @@ std::map<std::string, Revision> seed(const EtcdCluster& cluster, const std::vect
   return out;
 }
 
-// The store's keys now: value and revision by key.
-// Every key and its entry; the whole read tried again for up to 10 s while the members
-// elect a leader (only reads: nothing is written twice).
-std::map<std::string, StoreEntry> read_all(Store& store) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    std::string failed;
-    std::map<std::string, StoreEntry> out;
-    auto keys = store.keys();
-    if (!keys.ok()) failed = keys.error().message;
-    for (std::size_t i = 0; failed.empty() && i < keys->size(); ++i) {
-      auto e = store.get((*keys)[i]);
-      if (!e.ok())
-        failed = e.error().message;
-      else if (e->has_value())
-        out[(*keys)[i]] = **e;
-    }
-    if (failed.empty()) return out;
-    REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, failed);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-}
-
 }  // namespace
 
 TEST_SUITE("etcd sweep") {
@@ -124,7 +101,7 @@ TEST_SUITE("etcd sweep") {
     for (std::size_t i = 0; i < cluster.size(); ++i)
       if (static_cast<int>(i) != leader) left.push_back(cluster.endpoint(i));
     auto reader = open_on(left);
-    const auto after = read_all(*reader);
+    const auto after = read_every_key(*reader);
 
     std::map<std::string, SweepOutcome> reported;
     for (const auto& w : first.writes) reported[std::string(w.key)] = w.outcome;
@@ -165,7 +142,7 @@ TEST_SUITE("etcd sweep") {
       last = end_stale(*reader, node, before, {}, sweep_options());
     } while (!last->status.ok() && std::chrono::steady_clock::now() < deadline);
     REQUIRE_MESSAGE(last->status.ok(), (last->status.ok() ? std::string() : last->status.error().message));
-    const auto settled = read_all(*reader);
+    const auto settled = read_every_key(*reader);
     std::size_t present = 0;
     for (const auto& p : state) {
       auto it = settled.find(p.key);

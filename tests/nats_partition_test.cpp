@@ -45,19 +45,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// One lab for the program, made before any other thread starts: 3 members, a client
-// namespace for each of the 3 holders, and one more for a sweep.
-Lab& lab() {
-  static Lab l(3, 4);
-  return l;
-}
-
-// In a test case, first: the lab made (or the case skipped, failed under CI), and no
-// fault of a case before that failed left in place.
-#define REQUIRE_LAB()                                                                     \
-  LJ_REQUIRE_OR_SKIP(lab().ok(), "no lab of network namespaces: " << lab().error()); \
-  lab().clear()
-
 // The nats-server this run is registered for (LEASEJUDGE_NATS_SERVER, of version
 // LEASEJUDGE_NATS_VERSION: "2.10.27", or "2.11+" for 2.11 or later) is there; "" when
 // it is, else why not. Without them, the one nats-server_path() finds.

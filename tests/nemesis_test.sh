@@ -36,10 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
+. "$src/tests/tap.sh"
 check() { # check NAME EXPECTED ACTUAL
   if [ "$2" = "$3" ]; then ok "$1"; else notok "$1 (expected '$2', got '$3')"; fi
 }
@@ -222,4 +219,4 @@ check "down ends what ran in the lab" "" "$(pgrep -f "$work/serve.py" || true)"
 check "down leaves no state" "" "$(ls -d "${LEASEJUDGE_NEMESIS_DIR:-/run/leasejudge-nemesis}/$lab" 2>/dev/null)"
 refused "a lab taken down" "there is no lab $lab" down "$lab"
 echo "1..$n"
-exit "$failed"
+[ "$failed" -eq 0 ]

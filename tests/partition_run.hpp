@@ -21,8 +21,22 @@
 
 #include "lock_history.hpp"
 #include "nemesis.hpp"
+#include "skip.hpp"
 
 namespace leasejudge::test {
+
+// One lab for the program, made before any other thread starts: 3 members, a client
+// namespace for each of the 3 holders, and one more for a sweep.
+inline Lab& lab() {
+  static Lab l(3, 4);
+  return l;
+}
+
+// In a test case, first: the lab made (or the case skipped, failed under CI), and no
+// fault of a case before that failed left in place.
+#define REQUIRE_LAB()                                                                     \
+  LJ_REQUIRE_OR_SKIP(lab().ok(), "no lab of network namespaces: " << lab().error()); \
+  lab().clear()
 
 // The partitions of a history run, in turn, each held for `hold` and then healed:
 // a member that does not lead isolated; the leader isolated; a split with the leader

@@ -31,15 +31,7 @@ cleanup() {
   rm -rf "$w"
 }
 trap cleanup EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-same() {
-  if [ "$2" = "$3" ]; then ok "$1"; else
-    notok "$1"
-    { echo "expected:"; printf '%s\n' "$2"; echo "actual:"; printf '%s\n' "$3"; } | sed 's/^/# /'
-  fi
-}
+. "$src/tests/tap.sh"
 # Without the sanitizers' runtime the test's environment may preload for our programs:
 # what runs here is Debian's python3 loading the wheel's library, built plainly.
 clean() { env -i PATH=/usr/bin:/bin HOME="$w" LANG=C.UTF-8 "$@"; }

@@ -39,9 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ $# -gt 1 ] && echo "$2" | sed 's/^/# /'; }
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 check() { if [ "$2" = "$3" ]; then ok "$1"; else notok "$1" "expected: $2"$'\n'"actual:   $3"; fi; }
 
 # The unit as installed, its ExecStart the build's command.

@@ -3,11 +3,17 @@
 // Private to the tests.
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <chrono>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "leasejudge/store.hpp"
 #include "leasejudge/sweep.hpp"
 
 namespace leasejudge::test {
@@ -120,6 +126,28 @@ inline Expected count(const std::vector<Planted>& state) {
     if (p.expect == Expect::remove) ++e.removes;
   }
   return e;
+}
+
+// Every key and its entry; the whole read tried again for up to 10 s while the
+// cluster settles (a leader elected, a partition healed) (only reads: nothing is written twice).
+inline std::map<std::string, StoreEntry> read_every_key(Store& store) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    std::string failed;
+    std::map<std::string, StoreEntry> out;
+    auto keys = store.keys();
+    if (!keys.ok()) failed = keys.error().message;
+    for (std::size_t i = 0; failed.empty() && i < keys->size(); ++i) {
+      auto e = store.get((*keys)[i]);
+      if (!e.ok())
+        failed = e.error().message;
+      else if (e->has_value())
+        out[(*keys)[i]] = **e;
+    }
+    if (failed.empty()) return out;
+    REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, failed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 }  // namespace leasejudge::test

@@ -120,28 +120,6 @@ inline std::map<std::string, Revision> revisions_now(Store& store, const std::ve
   return out;
 }
 
-// Every key and its entry; the whole read tried again for up to 10 s while the
-// cluster settles (only reads: nothing is written twice).
-inline std::map<std::string, StoreEntry> read_every_key(Store& store) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    std::string failed;
-    std::map<std::string, StoreEntry> out;
-    auto keys = store.keys();
-    if (!keys.ok()) failed = keys.error().message;
-    for (std::size_t i = 0; failed.empty() && i < keys->size(); ++i) {
-      auto e = store.get((*keys)[i]);
-      if (!e.ok())
-        failed = e.error().message;
-      else if (e->has_value())
-        out[(*keys)[i]] = **e;
-    }
-    if (failed.empty()) return out;
-    REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, failed);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-}
-
 inline void sweep_under_partition(Lab& lab, const std::string& client, const SweepUnderPartition& s) {
   const Expected expected = count(s.state);
   std::map<std::string, const Planted*> by_key;
