@@ -200,7 +200,7 @@ static void test_plan_one(void) {
   bad = o;
   bad.node_len = 0;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EINVAL, &err,
-                     "the plan options name no node"));
+                     "the rules name no node"));
   bad.node = "a.b";
   bad.node_len = 3;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EINVAL, &err, NULL));
