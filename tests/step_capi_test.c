@@ -274,6 +274,16 @@ static void test_batch(void) {
   CHECK(out[5].action == LJ_STEP_LEAVE && out[5].reason == LJ_STEP_OTHER_NODE);
   CHECK(sum.ends == 1 && sum.deletes == 1 && sum.leaves == 1 && sum.no_step == 2 && sum.other_node == 1 &&
         sum.malformed == 0);
+  {
+    /* lj_step_plan_entries, without the deprecated padding: the same verdicts. */
+    lj_step_action_t again[6];
+    lj_step_plan_summary_t sum2;
+    memset(again, 0xCD, sizeof again);
+    CHECK(lj_step_plan_entries(again, 6, &sum2, buffer, len, entries, 6, &o, &err) == LJ_OK);
+    CHECK(memcmp(again, out, sizeof again) == 0 && memcmp(&sum2, &sum, sizeof sum) == 0);
+    CHECK(expect_error(lj_step_plan_entries(again, 5, NULL, buffer, len, entries, 6, &o, &err), LJ_EINVAL, &err,
+                       NULL));
+  }
   o.threads = 2;
   CHECK(lj_step_plan_batch(out, 6, NULL, buffer, len, 0, entries, 6, &o, NULL) == LJ_OK);
   CHECK(out[1].action == LJ_STEP_DELETE);

@@ -308,7 +308,16 @@ static void test_sweep_v2(void) {
   memset(&o, 0, sizeof o);
   opts = options(&o);
   opts.dry_run = 1;
-  CHECK(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &opts, &err) == LJ_OK);
+  CHECK(lj_sweep_stale(&report, store, S("n1"), &opts, &err) == LJ_OK);
+  CHECK(o.keys == 30 && o.planned == 10 && o.left == 20 && o.done == 0);
+  lj_sweep_report_destroy(report);
+  /* The deprecated lj_sweep_end_stale: its before_ns stands for the options'; LJ_TIME_DEFAULT leaves theirs. */
+  memset(&o, 0, sizeof o);
+  CHECK(lj_sweep_end_stale(&report, store, S("n1"), opts.before_ns, &opts, &err) == LJ_OK);
+  CHECK(o.keys == 30 && o.planned == 10 && o.left == 20 && o.done == 0);
+  lj_sweep_report_destroy(report);
+  memset(&o, 0, sizeof o);
+  CHECK(lj_sweep_end_stale(&report, store, S("n1"), LJ_TIME_DEFAULT, &opts, &err) == LJ_OK);
   CHECK(o.keys == 30 && o.planned == 10 && o.left == 20 && o.done == 0);
   CHECK(strcmp(o.last_why, "the build module restarted while it ran") == 0);
   CHECK(lj_sweep_report_counts(&counts, report) == LJ_OK && counts.ends == 10 && counts.leaves == 20);

@@ -105,7 +105,7 @@ type PlanSummary struct {
 }
 
 // PlanOptions say whose steps a plan judges and by which rules. Zero fields are the
-// package's: Owner, Boot for before, the system clock, StepBound, RuleNotSelf, a start
+// package's: Owner, Boot for before, the system clock, StepBound, RuleByOwner, a start
 // tolerance of 5 s, owners judged on this node, one thread.
 type PlanOptions struct {
 	Node string // required: the node whose keys are judged

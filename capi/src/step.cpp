@@ -220,6 +220,13 @@ LJ_API int lj_step_plan_batch(lj_step_action_t* out, size_t out_count, lj_step_p
                               const char* buffer, size_t buffer_len, size_t buffer_padding,
                               const lj_step_entry_t* entries, size_t entry_count, const lj_step_plan_options_t* opts,
                               lj_error_t** err) {
+  (void)buffer_padding;  // kept in the deprecated signature; nothing past buffer_len is read
+  return lj_step_plan_entries(out, out_count, summary, buffer, buffer_len, entries, entry_count, opts, err);
+}
+
+LJ_API int lj_step_plan_entries(lj_step_action_t* out, size_t out_count, lj_step_plan_summary_t* summary,
+                                const char* buffer, size_t buffer_len, const lj_step_entry_t* entries,
+                                size_t entry_count, const lj_step_plan_options_t* opts, lj_error_t** err) {
   reset(err);
   return guard(err, [&] {
     std::string_view buf;
@@ -228,7 +235,6 @@ LJ_API int lj_step_plan_batch(lj_step_action_t* out, size_t out_count, lj_step_p
       return fail(err, LJ_EINVAL, "entries and out must not be NULL");
     if (out_count < entry_count)
       return fail(err, LJ_EINVAL, fmt::format("out holds {} actions for {} entries", out_count, entry_count));
-    (void)buffer_padding;  // kept in the signature; nothing past buffer_len is read
     StepRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;

@@ -275,6 +275,18 @@ LJ_API void lj_sweep_report_destroy(lj_sweep_report_t* report) {
 
 LJ_API int lj_sweep_end_stale(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
                               int64_t before_ns, const lj_sweep_options_t* opts, lj_error_t** err) {
+  if (before_ns == LJ_TIME_DEFAULT) return lj_sweep_stale(out, store, node, node_len, opts, err);
+  lj_sweep_options_t with = LJ_SWEEP_OPTIONS_INIT;
+  reset(err);
+  if (out != nullptr) *out = nullptr;
+  if (int rc = read_options(with, opts, sweep_options_versions, err); rc != LJ_OK) return rc;
+  with.version = LJ_SWEEP_OPTIONS_VERSION;
+  with.before_ns = before_ns;  // the argument stands for the options' before, as it always did
+  return lj_sweep_stale(out, store, node, node_len, &with, err);
+}
+
+LJ_API int lj_sweep_stale(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
+                          const lj_sweep_options_t* opts, lj_error_t** err) {
   reset(err);
   if (out != nullptr) *out = nullptr;
   return guard(err, [&] {
@@ -284,7 +296,7 @@ LJ_API int lj_sweep_end_stale(lj_sweep_report_t** out, lj_store_t* store, const 
     SweepCall call;
     if (int rc = call_of(call, n, opts, false, err); rc != LJ_OK) return rc;
     StoppableStore s = stoppable(*store->store, call);
-    SweepReport report = end_stale(s, n, time_of_ns(before_ns), call.log, call.options);
+    SweepReport report = end_stale(s, n, std::nullopt, call.log, call.options);
     return finish(out, std::move(report), call.stopped, err);
   });
 }
