@@ -566,6 +566,27 @@ def test_plan_lines_over_bytes():
     assert lj.plan_lines(b"", **PLAN) == lj.LinesPlan(b"", lj.PlanSummary())
 
 
+def test_rules_built_once_for_plan_and_sweep():
+    # One Rules for a plan and a sweep alike: the same verdicts as the fields named one by one.
+    rules = lj.Rules(owner=ME, before=BEFORE, now=NOW)
+    theirs = STEP % ("theirs", "running", THEM)
+    assert lj.plan_step(NODE + ".theirs", theirs, node=NODE, rules=rules) == \
+        lj.plan_step(NODE + ".theirs", theirs, **PLAN)
+    # A field named beside the rules stands for theirs.
+    v = lj.plan_step(NODE + ".theirs", theirs, node=NODE, rules=rules, rule="provably-dead",
+                     owner_state=lambda t: lj.HolderState.ALIVE)
+    assert (v.action, v.reason) == (lj.StepAction.LEAVE, lj.StepReason.OWNER_ALIVE)
+    # Left None, the library's defaults: no owner named, so the rule by-owner is provably-dead.
+    v = lj.plan_step(NODE + ".theirs", theirs, node=NODE, rules=lj.Rules(now=NOW, owner_state=lambda t: lj.HolderState.ALIVE))
+    assert v.reason is lj.StepReason.OWNER_ALIVE
+    store = lj.callback_store(DictBackend())
+    store.create(NODE + ".theirs", theirs)
+    report = lj.sweep(store, NODE, rules=rules)
+    assert report.ended == ["theirs"]
+    with pytest.raises(TypeError, match="rules must be Rules"):
+        lj.plan_step(NODE + ".x", theirs, node=NODE, rules=PLAN)
+
+
 def test_plan_bad_input():
     junk = b"\xff\x00{\n" * (4 << 20)  # 16 MiB of lines that are no entry
     plan = lj.plan_lines(junk, **PLAN)

@@ -275,6 +275,7 @@ PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "lj_sweep_report_write": (_int, [c_void_pp, c_size_p, c_int_p, c_int_p, _P(_u64), _vp, _sz]),
     "lj_sweep_report_destroy": (None, [_vp]),
     "lj_sweep_end_stale": (_int, [c_void_pp, _vp, _cp, _sz, _i64, _P(SweepOptions), _ERR]),
+    "lj_sweep_stale": (_int, [c_void_pp, _vp, _cp, _sz, _P(SweepOptions), _ERR]),
     "lj_sweep_end_one": (_int, [c_void_pp] + _OUT_STR + [_vp, _cp, _sz, _cp, _sz, _cp, _sz, _P(SweepOptions),
                                                          _ERR]),
     "lj_step_destroy": (None, [_vp]),
