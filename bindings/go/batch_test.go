@@ -14,7 +14,7 @@ import (
 )
 
 func planOpts(t testing.TB) *PlanOptions {
-	return &PlanOptions{Node: node, Owner: self, Before: at0(t, before0), Now: at0(t, nowISO)}
+	return &PlanOptions{Node: node, Rules: testRules(t)}
 }
 
 func stateBatch() *Batch {
@@ -250,8 +250,8 @@ func benchmarkPlanBatch(b *testing.B, n int) {
 		bytes += int64(batch.Entries[i].ValueLen)
 	}
 	out := make([]Action, batch.Len())
-	opts := &PlanOptions{Node: node, Owner: self, Before: time.Date(2024, 6, 1, 11, 50, 0, 0, time.UTC),
-		Now: time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)}
+	opts := &PlanOptions{Node: node, Rules: Rules{Owner: self, Before: time.Date(2024, 6, 1, 11, 50, 0, 0, time.UTC),
+		Now: time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)}}
 	if _, err := PlanBatch(batch.Buffer, batch.Entries, out, opts); err != nil {
 		b.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func conformancePlan(s conformanceScenario) any {
 	for _, l := range s.Lines {
 		in.WriteString(strings.ReplaceAll(l, "{{SELF}}", Owner) + "\n")
 	}
-	opts := PlanOptions{Node: s.Node, Now: conformanceTime(s.Now), Before: conformanceTime(s.Before)}
+	opts := PlanOptions{Node: s.Node, Rules: Rules{Now: conformanceTime(s.Now), Before: conformanceTime(s.Before)}}
 	if s.Owner != nil {
 		opts.Owner = *s.Owner
 	}

@@ -70,8 +70,14 @@ func at0(t testing.TB, iso string) time.Time {
 	return v
 }
 
+// testRules are the rules every plan and sweep here judges by: built once, handed to
+// both (planOpts, sweepOpts).
+func testRules(t testing.TB) Rules {
+	return Rules{Owner: self, Now: at0(t, nowISO), Before: at0(t, before0)}
+}
+
 func sweepOpts(t testing.TB) *SweepOptions {
-	return &SweepOptions{Owner: self, Now: at0(t, nowISO), Boot: at0(t, before0)}
+	return &SweepOptions{Rules: testRules(t)}
 }
 
 // scanOf is the Scan of a memBackend, as a module's own state would give it.
@@ -299,7 +305,7 @@ func TestEndStaleErrors(t *testing.T) {
 	if _, err := EndStale(scanOf(m), "a.b", Boot, nil); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a node holding '.': %v", err)
 	}
-	if _, err := EndStaleWith(scanOf(m), node, Boot, nil, &SweepOptions{Bound: time.Millisecond}); !errors.Is(err, ErrInvalid) {
+	if _, err := EndStaleWith(scanOf(m), node, Boot, nil, &SweepOptions{Rules: Rules{Bound: time.Millisecond}}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a bound under a second: %v", err)
 	}
 }
