@@ -497,7 +497,7 @@ static void case_step_names_and_texts(void) {
 
   CHECK(strcmp(lj_step_action_name(-1), "") == 0 && strcmp(lj_step_action_name(3), "") == 0);
   CHECK(strcmp(lj_step_action_name(INT_MAX), "") == 0 && strcmp(lj_step_action_name(INT_MIN), "") == 0);
-  CHECK(strcmp(lj_step_reason_name(-1), "") == 0 && strcmp(lj_step_reason_name(13), "") == 0);
+  CHECK(strcmp(lj_step_reason_name(-1), "") == 0 && strcmp(lj_step_reason_name(14), "") == 0);
   CHECK(strcmp(lj_step_reason_name(INT_MAX), "") == 0);
   CHECK(strcmp(lj_step_leave_why(INT_MAX), "") == 0 && strcmp(lj_step_leave_why(INT_MIN), "") == 0);
 
@@ -506,7 +506,7 @@ static void case_step_names_and_texts(void) {
   REFUSED(lj_step_why(why, sizeof why, &len, NULL, &err), LJ_EINVAL);
   REFUSED(lj_step_why(why, LJ_STEP_WHY_MAX - 1, &len, &a, &err), LJ_EINVAL);
   REFUSED(lj_step_why(why, 0, &len, &a, &err), LJ_EINVAL);
-  a.reason = 13;
+  a.reason = 14;
   REFUSED(lj_step_why(why, sizeof why, &len, &a, &err), LJ_EINVAL);
   a.reason = 255;
   REFUSED(lj_step_why(why, sizeof why, &len, &a, &err), LJ_EINVAL);
@@ -533,7 +533,7 @@ static void case_step_names_and_texts(void) {
   REFUSED(lj_step_said(&out, &len, &a, NULL, 1, S("s"), &err), LJ_EINVAL);
   REFUSED(lj_step_said(&out, &len, &a, S("o"), NULL, 1, &err), LJ_EINVAL);
   CHECK(out == NULL);
-  a.reason = 13;
+  a.reason = 14;
   REFUSED(lj_step_said(&out, &len, &a, S("o"), S("s"), &err), LJ_EINVAL);
   a.reason = LJ_STEP_OWNER_NOT_SELF;
   a.action = 9;

@@ -196,7 +196,8 @@ TEST_SUITE("step_rules") {
     CHECK(std::string(step_reason_name(StepReason::other_node)) == "other-node");
     CHECK(std::string(step_reason_name(StepReason::started_since)) == "started-since");
     CHECK(static_cast<int>(StepReason::ask_past_bound) == 10);
-    CHECK(step_reason_count == 13);
+    CHECK(std::string(step_reason_name(StepReason::under_min_age)) == "under-min-age");
+    CHECK(step_reason_count == 14);
   }
 
   TEST_CASE("the batch plan agrees with the plan of each value, on one thread and on two") {

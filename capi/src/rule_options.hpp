@@ -27,7 +27,8 @@ inline std::optional<Instant> time_of_ns(std::int64_t ns) {
 // out from the rule fields of c (either options struct), as given. The owner judge
 // marks stopped when its callback asks to stop. LJ_OK or a code (err set) for what C
 // cannot say in StepRules: a NULL owner with a length, a bound in seconds past the
-// range of nanoseconds, a rule that is no lj_step_rule_t, a negative tolerance.
+// range of nanoseconds, a rule that is no lj_step_rule_t, a negative tolerance, a
+// minimum age in ms past the range of nanoseconds.
 template <typename C>
 int step_rules_of(StepRules& out, const C& c, std::atomic<bool>* stopped, lj_error_t** err) {
   std::string_view owner;
@@ -38,12 +39,16 @@ int step_rules_of(StepRules& out, const C& c, std::atomic<bool>* stopped, lj_err
     return fail(err, LJ_EINVAL, fmt::format("no rule {}", c.rule));
   // A negative tolerance would take every live owner for another process.
   if (c.start_tolerance_ms < 0) return fail(err, LJ_EINVAL, "start_tolerance_ms is negative");
+  if (c.min_age_ms > std::numeric_limits<std::int64_t>::max() / 1000000 ||
+      c.min_age_ms < std::numeric_limits<std::int64_t>::min() / 1000000)
+    return fail(err, LJ_EINVAL, fmt::format("a minimum age of {} ms is out of range", c.min_age_ms));
   out.owner = std::string(owner);
   out.before = time_of_ns(c.before_ns);
   out.now = time_of_ns(c.now_ns);
   out.bound_ns = c.bound_seconds * 1000000000;
   out.rule = static_cast<OwnerRule>(c.rule);
   out.judge = owner_judge_of(c.owner_state, c.payload, c.start_tolerance_ms, stopped);
+  out.min_age_ns = c.min_age_ms * 1000000;  // a negative one is resolve()'s to refuse
   return LJ_OK;
 }
 

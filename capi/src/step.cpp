@@ -37,14 +37,16 @@ static_assert(static_cast<int>(StepReason::started_since) == LJ_STEP_STARTED_SIN
 static_assert(static_cast<int>(StepReason::ask_past_bound) == LJ_STEP_ASK_PAST_BOUND);
 static_assert(static_cast<int>(StepReason::owner_gone) == LJ_STEP_OWNER_GONE);
 static_assert(static_cast<int>(StepAction::remove) == LJ_STEP_DELETE);
-static_assert(step_reason_count == LJ_STEP_STARTED_SINCE + 1);
+static_assert(step_reason_count == LJ_STEP_UNDER_MIN_AGE + 1);
 
 namespace {
 
 thread_local StepCodec codec;
 
-const OptionsVersions<lj_step_plan_options_t, 1> plan_options_versions{
-    "lj_step_plan_options_t", LJ_STEP_PLAN_OPTIONS_INIT, {sizeof(lj_step_plan_options_t)}};
+const OptionsVersions<lj_step_plan_options_t, 2> plan_options_versions{
+    "lj_step_plan_options_t",
+    LJ_STEP_PLAN_OPTIONS_INIT,
+    {offsetof(lj_step_plan_options_t, min_age_ms), sizeof(lj_step_plan_options_t)}};
 
 // The plan options as rules, resolved (out of process: the plan's caller is no owner).
 // LJ_OK or a code (err set).

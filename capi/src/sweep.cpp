@@ -43,10 +43,10 @@ struct lj_sweep_key_t {
 
 namespace {
 
-const OptionsVersions<lj_sweep_options_t, 2> sweep_options_versions{
+const OptionsVersions<lj_sweep_options_t, 3> sweep_options_versions{
     "lj_sweep_options_t",
     LJ_SWEEP_OPTIONS_INIT,
-    {offsetof(lj_sweep_options_t, write_window), sizeof(lj_sweep_options_t)}};
+    {offsetof(lj_sweep_options_t, write_window), offsetof(lj_sweep_options_t, min_age_ms), sizeof(lj_sweep_options_t)}};
 
 }  // namespace
 

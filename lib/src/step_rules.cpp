@@ -63,6 +63,8 @@ Result<StepRules> resolve(StepRules given, bool in_process, std::string* why) {
   }
   if (given.bound_ns <= 0)
     return Error{Errc::invalid_argument, fmt::format("the step bound of {} ns is out of range", given.bound_ns)};
+  if (given.min_age_ns < 0)
+    return Error{Errc::invalid_argument, fmt::format("the minimum age of {} ns is negative", given.min_age_ns)};
   auto rule = chosen_rule(given.rule, !given.owner.empty(), in_process, why);
   if (!rule) return rule.error();
   given.rule = *rule;
@@ -114,6 +116,8 @@ const char* step_reason_name(StepReason reason) noexcept {
       return "started-before";
     case StepReason::started_since:
       return "started-since";
+    case StepReason::under_min_age:
+      return "under-min-age";
   }
   return "unknown";
 }
@@ -149,6 +153,8 @@ namespace {
 StepVerdict judge_running_step(std::string_view key, const StepView& step, const StepRules& rules,
                                OwnerVerdicts* cache, HolderJudgement* judgement) {
   if (step.owner == rules.owner) return {StepAction::leave, StepReason::owned_by_self, {}};
+  if (rules.min_age_ns > 0 && rules.now.value_or(go_zero_time) < step.started.plus_ns(rules.min_age_ns))
+    return {StepAction::leave, StepReason::under_min_age, {}};
   bool ask = is_ask_step(key, step.tool);
   if (!step.owner.empty()) {
     // A pulled ask is deleted, never ended: its stream redelivers it, and an end
@@ -248,6 +254,8 @@ std::string_view step_leave_why(StepReason reason) noexcept {
       return "its asker still waits for it";
     case StepReason::started_since:
       return "it names no owner and started since this process began";
+    case StepReason::under_min_age:
+      return "it started less than the minimum age (--min-age) ago";
     default:
       return {};
   }

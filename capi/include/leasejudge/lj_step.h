@@ -73,7 +73,8 @@ typedef enum lj_step_reason_t {
   LJ_STEP_ASK_WITHIN_BOUND = 9,  /* no owner, an ask its asker still waits for: leave */
   LJ_STEP_ASK_PAST_BOUND = 10,   /* no owner, an ask past the step bound: end */
   LJ_STEP_STARTED_BEFORE = 11,   /* no owner, hand-started before `before`: end */
-  LJ_STEP_STARTED_SINCE = 12     /* no owner, started since `before`: leave */
+  LJ_STEP_STARTED_SINCE = 12,    /* no owner, started since `before`: leave */
+  LJ_STEP_UNDER_MIN_AGE = 13     /* started less than min_age_ms before now: leave, whoever owns it */
 } lj_step_reason_t;
 
 typedef enum lj_step_rule_t {
@@ -92,7 +93,7 @@ typedef enum lj_step_rule_t {
 LJ_API const char *lj_step_action_name(int action);
 /* "other-node", "no-value", "no-step", "not-running", "owned-by-self",
  * "owner-not-self", "owner-gone", "owner-alive", "owner-unknown",
- * "ask-within-bound", "ask-past-bound", "started-before", "started-since";
+ * "ask-within-bound", "ask-past-bound", "started-before", "started-since", "under-min-age";
  * "" for a number that names none. Static storage. */
 LJ_API const char *lj_step_reason_name(int reason);
 
@@ -124,7 +125,7 @@ LJ_API int lj_step_said(char **out, size_t *out_len, const lj_step_action_t *act
 
 /* --- plan options ------------------------------------------------------------------ */
 
-#define LJ_STEP_PLAN_OPTIONS_VERSION 1
+#define LJ_STEP_PLAN_OPTIONS_VERSION 2
 typedef struct lj_step_plan_options_t {
   uint32_t version;
   const char *node; /* required: the node whose keys are judged */
@@ -143,10 +144,14 @@ typedef struct lj_step_plan_options_t {
   int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
   void *payload;
   uint32_t threads; /* batch plans: split over this many threads; 0 or 1: one */
+  /* Version 2. */
+  /* A running step started less than this before now is left, whoever owns it
+   * (LJ_STEP_UNDER_MIN_AGE): a guard when a node's boot time is in doubt. 0: none; >= 0. */
+  int64_t min_age_ms;
 } lj_step_plan_options_t;
 #define LJ_STEP_PLAN_OPTIONS_INIT \
   {LJ_STEP_PLAN_OPTIONS_VERSION, NULL, 0, NULL, 0, LJ_TIME_DEFAULT, LJ_TIME_DEFAULT, 3600, \
-   LJ_STEP_RULE_BY_OWNER, 5000, NULL, NULL, 1}
+   LJ_STEP_RULE_BY_OWNER, 5000, NULL, NULL, 1, 0}
 LJ_API int lj_step_plan_options_init(lj_step_plan_options_t *opts, uint32_t version);
 
 /* --- one key ------------------------------------------------------------------------- */
@@ -345,7 +350,7 @@ typedef enum lj_sweep_outcome_t {
  * number that names none. Static storage. */
 LJ_API const char *lj_sweep_outcome_name(int outcome);
 
-#define LJ_SWEEP_OPTIONS_VERSION 2
+#define LJ_SWEEP_OPTIONS_VERSION 3
 typedef struct lj_sweep_options_t {
   uint32_t version;
   const char *owner; /* this process's owner token; NULL or empty: its own */
@@ -376,10 +381,12 @@ typedef struct lj_sweep_options_t {
    * delete when its outcome is known (planned, in a dry run). NULL: none. Non-zero:
    * the sweep stops before its next write (LJ_EUSER). */
   int (*on_key)(const lj_sweep_key_t *key, void *payload);
+  /* Version 3. */
+  int64_t min_age_ms; /* as in lj_step_plan_options_t: default 0 (none); >= 0 */
 } lj_sweep_options_t;
 #define LJ_SWEEP_OPTIONS_INIT \
   {LJ_SWEEP_OPTIONS_VERSION, NULL, 0, LJ_TIME_DEFAULT, LJ_TIME_DEFAULT, 3600, LJ_STEP_RULE_BY_OWNER, \
-   5000, NULL, NULL, NULL, NULL, 6, 5000, 256, 4096, 0, NULL}
+   5000, NULL, NULL, NULL, NULL, 6, 5000, 256, 4096, 0, NULL, 0}
 LJ_API int lj_sweep_options_init(lj_sweep_options_t *opts, uint32_t version);
 
 /* A key's texts (living as long as the call; NUL-terminated too); "" for a field the

@@ -63,8 +63,9 @@ enum class StepReason : std::uint8_t {
   ask_past_bound = 10,   // no owner, an ask past the step bound: ended
   started_before = 11,   // no owner, hand-started before this process: ended
   started_since = 12,    // no owner, started since this process began: may be ours
+  under_min_age = 13,    // started less than the rules' min_age before now: left, whoever owns it
 };
-inline constexpr int step_reason_count = 13;
+inline constexpr int step_reason_count = 14;
 
 // "leave", "end", "delete".
 const char* step_action_name(StepAction action) noexcept;
@@ -89,6 +90,9 @@ struct StepRules {
   std::int64_t bound_ns = default_step_bound_ns;  // how long an asker waits; > 0
   OwnerRule rule = OwnerRule::by_owner;
   OwnerJudge judge;               // empty: judge_owner_token with its default options
+  // A running step started less than min_age_ns before now is left, whoever owns it:
+  // a guard when a node's boot time or its owners' tokens are in doubt. 0: none; >= 0.
+  std::int64_t min_age_ns = 0;
 };
 
 // The rules given, resolved: the owner (empty: this process's token), before (this
@@ -98,7 +102,7 @@ struct StepRules {
 // rules by-owner and not-self then take its token). why (optional) receives the rule
 // chosen and why, as a person reads it. Errc::invalid_argument for a node that is
 // empty or holds a '.', an owner that is no owner token, a rule out of range, not-self
-// with no owner named out of process, and a bound out of range. The one place a
+// with no owner named out of process, a bound out of range and a negative min_age_ns. The one place a
 // default of the rules is decided, for every door.
 Result<StepRules> resolve(StepRules given, bool in_process, std::string* why = nullptr);
 
