@@ -122,6 +122,9 @@ type Rules struct {
 	// OwnerState judges an owner token under RuleProvablyDead; with Threads > 1 it is
 	// called from several threads at once.
 	OwnerState func(token string) HolderState
+	// MinAge: a running step started less than MinAge before now is left, whoever
+	// owns it (StepUnderMinAge): a guard when a node's boot time is in doubt.
+	MinAge time.Duration
 }
 
 // cRules are the rule fields of a C options struct (lj_step_plan_options_t and
@@ -134,6 +137,7 @@ type cRules struct {
 	bound     *C.int64_t
 	rule      *C.int
 	tolerance *C.int64_t
+	minAge    *C.int64_t
 }
 
 // into writes r into c, the package's variables standing for the zero fields it
@@ -164,6 +168,9 @@ func (r Rules) into(c cRules) (free func(), err error) {
 	if r.StartTolerance != 0 {
 		*c.tolerance = C.int64_t(r.StartTolerance / time.Millisecond)
 	}
+	if r.MinAge != 0 {
+		*c.minAge = C.int64_t(r.MinAge / time.Millisecond)
+	}
 	return free, nil
 }
 
@@ -184,7 +191,7 @@ func planOptions(opts *PlanOptions) (*C.lj_step_plan_options_t, *stepCallbacks, 
 	C.lj_step_plan_options_init(c, C.LJ_STEP_PLAN_OPTIONS_VERSION)
 	node := C.CString(o.Node)
 	freeRules, err := o.Rules.into(cRules{&c.owner, &c.owner_len, &c.before_ns, &c.now_ns, &c.bound_seconds, &c.rule,
-		&c.start_tolerance_ms})
+		&c.start_tolerance_ms, &c.min_age_ms})
 	free := func() {
 		freeRules()
 		C.free(unsafe.Pointer(node))

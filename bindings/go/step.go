@@ -439,7 +439,7 @@ func sweepOptions(opts *SweepOptions, logf func(string, ...any), live func(id st
 	c := (*C.lj_sweep_options_t)(C.malloc(C.sizeof_lj_sweep_options_t))
 	C.lj_sweep_options_init(c, C.LJ_SWEEP_OPTIONS_VERSION)
 	freeRules, err := o.Rules.into(cRules{&c.owner, &c.owner_len, &c.before_ns, &c.now_ns, &c.bound_seconds, &c.rule,
-		&c.start_tolerance_ms})
+		&c.start_tolerance_ms, &c.min_age_ms})
 	free := func() {
 		freeRules()
 		C.free(unsafe.Pointer(c))
@@ -881,6 +881,7 @@ const (
 	StepAskPastBound   = StepReason(C.LJ_STEP_ASK_PAST_BOUND)   // no owner, an ask past the step bound: end
 	StepStartedBefore  = StepReason(C.LJ_STEP_STARTED_BEFORE)   // no owner, hand-started before `before`: end
 	StepStartedSince   = StepReason(C.LJ_STEP_STARTED_SINCE)    // no owner, started since `before`: leave
+	StepUnderMinAge    = StepReason(C.LJ_STEP_UNDER_MIN_AGE)    // started less than Rules.MinAge ago: leave
 )
 
 // String is the reason's stable name ("owner-not-self").

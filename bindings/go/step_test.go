@@ -620,6 +620,7 @@ func TestStepConstantsMatchHeader(t *testing.T) {
 		"LJ_STEP_OWNER_ALIVE": StepOwnerAlive, "LJ_STEP_OWNER_UNKNOWN": StepOwnerUnknown,
 		"LJ_STEP_ASK_WITHIN_BOUND": StepAskWithinBound, "LJ_STEP_ASK_PAST_BOUND": StepAskPastBound,
 		"LJ_STEP_STARTED_BEFORE": StepStartedBefore, "LJ_STEP_STARTED_SINCE": StepStartedSince,
+		"LJ_STEP_UNDER_MIN_AGE": StepUnderMinAge,
 	}
 	// The enum lj_step_reason_t: the members between its braces.
 	text := headerText(t)
