@@ -8,6 +8,7 @@ import ctypes
 import datetime
 import gc
 import json
+from dataclasses import replace
 import os
 import re
 import socket
@@ -583,6 +584,14 @@ def test_rules_built_once_for_plan_and_sweep():
     store.create(NODE + ".theirs", theirs)
     report = lj.sweep(store, NODE, rules=rules)
     assert report.ended == ["theirs"]
+    # min_age_ms: a step another owner started a minute ago is left under two minutes.
+    young = STEP.replace("11:00:00Z", "11:59:00Z") % ("young", "running", THEM)
+    v = lj.plan_step(NODE + ".young", young, node=NODE, rules=lj.Rules(owner=ME, before=BEFORE, now=NOW,
+                                                                       min_age_ms=120000))
+    assert (v.action, v.reason, v.reason.code) == (lj.StepAction.LEAVE, lj.StepReason.UNDER_MIN_AGE, "under-min-age")
+    plan = lj.plan_lines(json.dumps({"key": NODE + ".young", "value": json.loads(young)}) + "\n", node=NODE,
+                         rules=replace(rules, min_age_ms=30000))
+    assert plan.lines()[0]["reason"] == "owner-not-self"
     with pytest.raises(TypeError, match="rules must be Rules"):
         lj.plan_step(NODE + ".x", theirs, node=NODE, rules=PLAN)
 

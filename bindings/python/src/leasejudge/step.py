@@ -49,6 +49,7 @@ class StepReason(IntEnum):
     ASK_PAST_BOUND = 10
     STARTED_BEFORE = 11
     STARTED_SINCE = 12
+    UNDER_MIN_AGE = 13
 
     @property
     def code(self) -> str:
@@ -136,6 +137,9 @@ class Rules:
     rule: "StepRule | str | None" = None
     start_tolerance_ms: Optional[int] = None
     owner_state: Optional[Callable[[str], HolderState]] = None
+    # A running step started less than this before now is left, whoever owns it
+    # (StepReason.UNDER_MIN_AGE): a guard when a node's boot time is in doubt.
+    min_age_ms: Optional[int] = None
 
     def _into(self, opts: Any, cb: _lib.Callbacks) -> list[bytes]:
         """The fields given written into opts (either options struct: the same names);
@@ -152,6 +156,8 @@ class Rules:
             opts.start_tolerance_ms = _lib.int64(self.start_tolerance_ms, "start_tolerance_ms")
         if self.owner_state is not None:
             opts.owner_state = cb.wrap(_lib.OWNER_STATE_FN, _owner_state(self.owner_state))
+        if self.min_age_ms is not None:
+            opts.min_age_ms = _lib.int64(self.min_age_ms, "min_age_ms")
         return [owner] if owner else []
 
 
@@ -169,7 +175,7 @@ class _Planning:
     def __init__(self, node: Text, rules: Rules, threads: int) -> None:
         self.cb = _lib.Callbacks()
         self.opts = _lib.PlanOptions()
-        _lib.call_plain("lj_step_plan_options_init", ctypes.byref(self.opts), 1)
+        _lib.call_plain("lj_step_plan_options_init", ctypes.byref(self.opts), 2)
         self.node = _lib.data(node, "node")
         self.opts.node, self.opts.node_len = self.node, len(self.node)
         self.kept = rules._into(self.opts, self.cb)
@@ -323,7 +329,7 @@ class _Sweeping:
                  on_key: Optional[Callable[[SweepKey], Any]] = None) -> None:
         self.cb = _lib.Callbacks()
         self.opts = _lib.SweepOptions()
-        _lib.call_plain("lj_sweep_options_init", ctypes.byref(self.opts), 2)
+        _lib.call_plain("lj_sweep_options_init", ctypes.byref(self.opts), 3)
         self.kept = rules._into(self.opts, self.cb)
         if write_window is not None:
             self.opts.write_window = _lib.integer(write_window, "write_window", 0, 2**32 - 1)
