@@ -24,6 +24,7 @@ type conformanceScenario struct {
 	Lines   []string        `json:"lines"`
 	Owner   *string         `json:"owner"`
 	Rule    *string         `json:"rule"`
+	MinAge  int64           `json:"min_age_ms"`
 	Now     string          `json:"now"`
 	Before  string          `json:"before"`
 	URL     string          `json:"url"`
@@ -93,6 +94,7 @@ func conformancePlan(s conformanceScenario) any {
 	if s.Rule != nil {
 		opts.Rule = conformanceRule(*s.Rule)
 	}
+	opts.MinAge = time.Duration(s.MinAge) * time.Millisecond
 	out, _, err := PlanLines([]byte(in.String()), &opts)
 	if err != nil {
 		return conformanceClass(err)
