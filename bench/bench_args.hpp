@@ -18,13 +18,18 @@ struct RuleArgs {
   bool have_now = false, have_before = false;
 };
 
-// The rule options of args: its bound, and the rule not-self (every benchmark names its
-// owner token, as the module's own sweep does).
-inline RuleOptions rule_options(const RuleArgs& args) {
-  RuleOptions o;
-  o.bound_ns = args.bound_s * 1000000000LL;
-  o.rule = OwnerRule::not_self;
-  return o;
+// The rules of args, built once for every contender: its node, owner, times and bound,
+// and the rule not-self (every benchmark names its owner token, as the module's own
+// sweep does).
+inline StepRules step_rules(const RuleArgs& args) {
+  StepRules r;
+  r.node = args.node;
+  r.owner = args.owner;
+  r.before = args.before;
+  r.now = args.now;
+  r.bound_ns = args.bound_s * 1000000000LL;
+  r.rule = OwnerRule::not_self;
+  return r;
 }
 
 // Prints why and the program's usage, and exits 2.

@@ -61,10 +61,7 @@ void run_end_stale(std::string_view program, Store& inner, const RuleArgs& o, st
   PerKey per_key(inner);
   Store& store = per_key_path ? static_cast<Store&>(per_key) : inner;
   SweepOptions opts;
-  static_cast<RuleOptions&>(opts) = rule_options(o);
-  opts.owner = o.owner;
-  opts.boot = o.before;
-  opts.clock = fixed_clock(o.now);
+  opts.rules = step_rules(o);
   opts.dry_run = o.contender.ends_with("-dry-run");
   opts.window = window;
   std::vector<std::string> decided;  // key \t action \t why \t said

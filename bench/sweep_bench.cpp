@@ -229,15 +229,7 @@ Outcome run_simdjson_raw(const Options& o, const StepLines& lines) {
 
 // --- decisions, for the agreement check --------------------------------------------
 
-StaleRules rules_of(const Options& o) {
-  StaleRules rules;
-  static_cast<RuleOptions&>(rules) = rule_options(o);
-  rules.node = o.node;
-  rules.self = o.owner;
-  rules.before = o.before;
-  rules.now = o.now;
-  return rules;
-}
+StepRules rules_of(const Options& o) { return step_rules(o); }
 
 // --- the plan-like floor: what the rules read, nothing checked ---------------------------
 
@@ -273,7 +265,7 @@ Outcome run_plan_floor(const Options& o, const StepLines& lines) {
   out.decided = true;
   simdjson::ondemand::parser parser;
   PaddedCopy copy;
-  StaleRules rules = rules_of(o);
+  StepRules rules = rules_of(o);
   BatchSummary sum;
   repeat(o, out, [&] {
     sum = BatchSummary{};
@@ -304,7 +296,7 @@ Outcome run_plan(const Options& o, const StepLines& lines, DecisionFile& decisio
   for (const StepLine& l : lines.lines)
     entries.push_back({l.key_offset, l.value_offset, l.key_len, l.value_len, l.revision});
   std::vector<BatchVerdict> verdicts(entries.size());
-  StaleRules rules = rules_of(o);
+  StepRules rules = rules_of(o);
   BatchSummary summary;
   Status status;
   repeat(o, out, [&] {
@@ -330,7 +322,7 @@ Outcome run_plan(const Options& o, const StepLines& lines, DecisionFile& decisio
       StepView view;
       codec.read(lines.value(lines.lines[i]), view);
       std::size_t n = step_why(v, why);
-      decisions.add(key, v.action, std::string_view(why, n), step_said(v, view.owner, rules.self));
+      decisions.add(key, v.action, std::string_view(why, n), step_said(v, view.owner, rules.owner));
     }
   }
   return out;
@@ -369,10 +361,7 @@ Outcome run_sweep_apply(const Options& o, const StepLines& lines, DecisionFile& 
   std::string log_text;
   std::vector<std::size_t> log_ends;
   SweepOptions opts;
-  static_cast<RuleOptions&>(opts) = rule_options(o);
-  opts.owner = o.owner;
-  opts.boot = o.before;
-  opts.clock = fixed_clock(o.now);
+  opts.rules = step_rules(o);
   SweepLog log = [&](std::string_view line) {
     log_text.append(line);
     log_ends.push_back(log_text.size());

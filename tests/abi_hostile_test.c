@@ -497,7 +497,7 @@ static void case_step_names_and_texts(void) {
 
   CHECK(strcmp(lj_step_action_name(-1), "") == 0 && strcmp(lj_step_action_name(3), "") == 0);
   CHECK(strcmp(lj_step_action_name(INT_MAX), "") == 0 && strcmp(lj_step_action_name(INT_MIN), "") == 0);
-  CHECK(strcmp(lj_step_reason_name(-1), "") == 0 && strcmp(lj_step_reason_name(13), "") == 0);
+  CHECK(strcmp(lj_step_reason_name(-1), "") == 0 && strcmp(lj_step_reason_name(14), "") == 0);
   CHECK(strcmp(lj_step_reason_name(INT_MAX), "") == 0);
   CHECK(strcmp(lj_step_leave_why(INT_MAX), "") == 0 && strcmp(lj_step_leave_why(INT_MIN), "") == 0);
 
@@ -506,7 +506,7 @@ static void case_step_names_and_texts(void) {
   REFUSED(lj_step_why(why, sizeof why, &len, NULL, &err), LJ_EINVAL);
   REFUSED(lj_step_why(why, LJ_STEP_WHY_MAX - 1, &len, &a, &err), LJ_EINVAL);
   REFUSED(lj_step_why(why, 0, &len, &a, &err), LJ_EINVAL);
-  a.reason = 13;
+  a.reason = 14;
   REFUSED(lj_step_why(why, sizeof why, &len, &a, &err), LJ_EINVAL);
   a.reason = 255;
   REFUSED(lj_step_why(why, sizeof why, &len, &a, &err), LJ_EINVAL);
@@ -533,7 +533,7 @@ static void case_step_names_and_texts(void) {
   REFUSED(lj_step_said(&out, &len, &a, NULL, 1, S("s"), &err), LJ_EINVAL);
   REFUSED(lj_step_said(&out, &len, &a, S("o"), NULL, 1, &err), LJ_EINVAL);
   CHECK(out == NULL);
-  a.reason = 13;
+  a.reason = 14;
   REFUSED(lj_step_said(&out, &len, &a, S("o"), S("s"), &err), LJ_EINVAL);
   a.reason = LJ_STEP_OWNER_NOT_SELF;
   a.action = 9;
@@ -597,6 +597,10 @@ static void case_step_plans(void) {
   e[0].key_len = 4;
   e[0].value_offset = 4;
   e[0].value_len = 2;
+  REFUSED(lj_step_plan_entries(NULL, 1, NULL, S("n1.x{}"), e, 1, &o, &err), LJ_EINVAL);
+  REFUSED(lj_step_plan_entries(acts, 0, NULL, S("n1.x{}"), e, 1, &o, &err), LJ_EINVAL);
+  REFUSED(lj_step_plan_entries(acts, 1, NULL, NULL, 6, e, 1, &o, &err), LJ_EINVAL);
+  REFUSED(lj_step_plan_entries(acts, 1, NULL, S("n1.x{}"), e, 1, NULL, &err), LJ_EINVAL);
   REFUSED(lj_step_plan_batch(NULL, 1, NULL, S("n1.x{}"), 0, e, 1, &o, &err), LJ_EINVAL);
   REFUSED(lj_step_plan_batch(acts, 1, NULL, S("n1.x{}"), 0, NULL, 1, &o, &err), LJ_EINVAL);
   REFUSED(lj_step_plan_batch(acts, 0, NULL, S("n1.x{}"), 0, e, 1, &o, &err), LJ_EINVAL);
@@ -755,6 +759,10 @@ static void bad_sweep_options(lj_store_t *store) {
   lj_sweep_options_t o = sweep_options();
   o.version = 0;
   REFUSED(lj_sweep_end_stale(&report, store, S("n1"), NOW_NS, &o, &err), LJ_EVERSION);
+  REFUSED(lj_sweep_stale(&report, store, S("n1"), &o, &err), LJ_EVERSION);
+  REFUSED(lj_sweep_stale(&report, NULL, S("n1"), NULL, &err), LJ_EINVAL);
+  REFUSED(lj_sweep_stale(&report, store, NULL, 2, NULL, &err), LJ_EINVAL);
+  REFUSED(lj_sweep_stale(&report, store, S("a.b"), NULL, &err), LJ_EINVAL);
   o.version = LJ_SWEEP_OPTIONS_VERSION + 1;
   REFUSED(lj_sweep_end_stale(&report, store, S("n1"), NOW_NS, &o, &err), LJ_EVERSION);
   o = sweep_options();
@@ -1832,6 +1840,7 @@ static const struct symbol_case cases[] = {
     {"lj_step_plan_options_init", case_step_plans},
     {"lj_step_plan", case_step_plans},
     {"lj_step_plan_batch", case_step_plans},
+    {"lj_step_plan_entries", case_step_plans},
     {"lj_step_plan_lines", case_step_plans},
     {"lj_step_key", case_step_keys_and_codec},
     {"lj_step_key_parse", case_step_keys_and_codec},
@@ -1846,6 +1855,7 @@ static const struct symbol_case cases[] = {
     {"lj_step_ask_what", case_step_keys_and_codec},
     {"lj_sweep_options_init", case_sweeps},
     {"lj_sweep_end_stale", case_sweeps},
+    {"lj_sweep_stale", case_sweeps},
     {"lj_sweep_end_one", case_sweeps},
     {"lj_sweep_end_stale_at_start", case_sweeps},
     {"lj_sweep_end_stale_round", case_sweeps},

@@ -93,6 +93,13 @@ interrupt_case() {
 
 case_ "step plan" 0 step plan --node n1 "$w/good.jsonl"
 case_ "step plan" 2 step plan --node n1 --threads 0 "$w/good.jsonl"
+case_ "step plan" 2 step plan --node n1 --min-age soon "$w/good.jsonl"
+# --min-age: a step another owner started a minute before --now is left, whoever owns it.
+echo '{"key":"n1.y","value":{"id":"y","tool":"t","state":"running","owner":"no-boot-id.7.z","started":"2024-05-01T11:59:00Z"}}' >"$w/young.jsonl"
+young=$("$lj" step plan --node n1 --owner no-boot-id.1.1 --rule not-self --now 2024-05-01T12:00:00Z --min-age 2m \
+  "$w/young.jsonl" 2>/dev/null)
+if [ "$young" = '{"key":"n1.y","action":"leave","reason":"under-min-age","why":"it started less than the minimum age (--min-age) ago"}' ]
+then ok "step plan --min-age 2m leaves a step started a minute ago"; else notok "step plan --min-age: got $young"; fi
 case_ "step plan" 4 step plan --node n1 --store "nats://127.0.0.1:1/x"
 case_ "step plan" 7 step plan --node n1 "$w/garbage"
 case_ "step plan" 7 step plan --node n1 "$w/nonexistent"

@@ -389,8 +389,8 @@ TEST_SUITE("memory store") {
     REQUIRE(adopted.adopt(layout.view(), ScanBuffer::padding, layout.entries).ok());
     for (const auto& [k, v] : kv) written.put(k, v);
     SweepOptions o;
-    o.owner = std::string(step_cases::self);
-    o.boot = step_cases::before;
+    o.rules.owner = std::string(step_cases::self);
+    o.rules.before = step_cases::before;
     o.clock = fixed_clock(step_cases::now);
     o.batch_keys = 500;
     std::vector<std::string> log_a, log_w;

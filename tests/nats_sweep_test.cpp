@@ -177,7 +177,7 @@ TEST_SUITE("nats sweep") {
     auto t1 = std::chrono::steady_clock::now();
     std::vector<SweepEntry> entries = sweep_entries(*held);
     SweepOptions opts = sweep_options();
-    StaleRules rules = stale_rules(node, before, opts);
+    StepRules rules = *sweep_rules(node, before, opts);
     SweepPlan plan = plan_sweep(entries, rules);
     auto t2 = std::chrono::steady_clock::now();
     const auto seeded = revisions_of(*held, state);
@@ -255,7 +255,7 @@ TEST_SUITE("nats sweep") {
     REQUIRE(held.ok());
     std::vector<SweepEntry> entries = sweep_entries(*held);
     SweepOptions opts = sweep_options();
-    SweepPlan plan = plan_sweep(entries, stale_rules(node, before, opts));
+    SweepPlan plan = plan_sweep(entries, *sweep_rules(node, before, opts));
     REQUIRE(!plan.actions.empty());
 
     // The writer restarts steps the sweep planned to end (a redelivered ask begun

@@ -8,6 +8,7 @@ import ctypes
 import datetime
 import gc
 import json
+from dataclasses import replace
 import os
 import re
 import socket
@@ -564,6 +565,35 @@ def test_plan_lines_over_bytes():
                                    "1 malformed line")
     assert lj.plan_lines(data, threads=2, **PLAN) == plan
     assert lj.plan_lines(b"", **PLAN) == lj.LinesPlan(b"", lj.PlanSummary())
+
+
+def test_rules_built_once_for_plan_and_sweep():
+    # One Rules for a plan and a sweep alike: the same verdicts as the fields named one by one.
+    rules = lj.Rules(owner=ME, before=BEFORE, now=NOW)
+    theirs = STEP % ("theirs", "running", THEM)
+    assert lj.plan_step(NODE + ".theirs", theirs, node=NODE, rules=rules) == \
+        lj.plan_step(NODE + ".theirs", theirs, **PLAN)
+    # A field named beside the rules stands for theirs.
+    v = lj.plan_step(NODE + ".theirs", theirs, node=NODE, rules=rules, rule="provably-dead",
+                     owner_state=lambda t: lj.HolderState.ALIVE)
+    assert (v.action, v.reason) == (lj.StepAction.LEAVE, lj.StepReason.OWNER_ALIVE)
+    # Left None, the library's defaults: no owner named, so the rule by-owner is provably-dead.
+    v = lj.plan_step(NODE + ".theirs", theirs, node=NODE, rules=lj.Rules(now=NOW, owner_state=lambda t: lj.HolderState.ALIVE))
+    assert v.reason is lj.StepReason.OWNER_ALIVE
+    store = lj.callback_store(DictBackend())
+    store.create(NODE + ".theirs", theirs)
+    report = lj.sweep(store, NODE, rules=rules)
+    assert report.ended == ["theirs"]
+    # min_age_ms: a step another owner started a minute ago is left under two minutes.
+    young = STEP.replace("11:00:00Z", "11:59:00Z") % ("young", "running", THEM)
+    v = lj.plan_step(NODE + ".young", young, node=NODE, rules=lj.Rules(owner=ME, before=BEFORE, now=NOW,
+                                                                       min_age_ms=120000))
+    assert (v.action, v.reason, v.reason.code) == (lj.StepAction.LEAVE, lj.StepReason.UNDER_MIN_AGE, "under-min-age")
+    plan = lj.plan_lines(json.dumps({"key": NODE + ".young", "value": json.loads(young)}) + "\n", node=NODE,
+                         rules=replace(rules, min_age_ms=30000))
+    assert plan.lines()[0]["reason"] == "owner-not-self"
+    with pytest.raises(TypeError, match="rules must be Rules"):
+        lj.plan_step(NODE + ".x", theirs, node=NODE, rules=PLAN)
 
 
 def test_plan_bad_input():

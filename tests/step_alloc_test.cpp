@@ -43,7 +43,7 @@ TEST_SUITE("step allocations") {
     std::vector<BatchEntry> entries(keys);
     for (std::size_t i = 0; i < keys; ++i) entries[i] = batch.entries[i % batch.entries.size()];
     std::vector<BatchVerdict> out(keys);
-    StaleRules rules = step_cases::rules();
+    StepRules rules = step_cases::rules();
     BatchSummary sum;
 
     {  // on a fresh thread, cold
@@ -84,7 +84,7 @@ TEST_SUITE("step allocations") {
     }
     auto batch = step_cases::batch_of(cases);
     std::vector<BatchVerdict> out(cases.size());
-    StaleRules rules = step_cases::rules();
+    StepRules rules = step_cases::rules();
     long n = 0;
     std::thread t(
         [&] { n = allocations_in([&] { REQUIRE(plan_batch(out, batch.buffer, batch.entries, rules, 1).ok()); }); });

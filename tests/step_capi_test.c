@@ -1,6 +1,7 @@
 /* The C ABI's step and sweep parts, from C: every entry point, NULL and bad
  * arguments included. TAP-style output, a closing "N passed, N failed" line. */
 #define _POSIX_C_SOURCE 200809L /* pipe, read, write, close */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,8 @@ static void test_names(void) {
   CHECK(strcmp(lj_step_leave_why(LJ_STEP_OWNER_GONE), "") == 0); /* an end's reason: no leave why */
   CHECK(strcmp(lj_step_leave_why(-1), "") == 0);
   CHECK(strcmp(lj_step_leave_why(1000), "") == 0);
-  CHECK(strcmp(lj_step_reason_name(13), "") == 0);
+  CHECK(strcmp(lj_step_reason_name(LJ_STEP_UNDER_MIN_AGE), "under-min-age") == 0);
+  CHECK(strcmp(lj_step_reason_name(14), "") == 0);
   CHECK(strcmp(lj_step_reason_name(-1), "") == 0);
   CHECK(sizeof(lj_step_action_t) == 16);
   CHECK(sizeof(lj_step_entry_t) == 32);
@@ -126,6 +128,21 @@ static int judge_stop(lj_holder_state_t *out, const char *token, size_t len, voi
   return 1;
 }
 
+/* lj_step_plan_options_t as version 1 of the header declared it. */
+typedef struct {
+  uint32_t version;
+  const char *node;
+  size_t node_len;
+  const char *owner;
+  size_t owner_len;
+  int64_t before_ns, now_ns, bound_seconds;
+  int rule;
+  int64_t start_tolerance_ms;
+  int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
+  void *payload;
+  uint32_t threads;
+} plan_options_v1;
+
 static void test_plan_one(void) {
   lj_step_plan_options_t o = plan_options(), bad;
   lj_step_action_t a;
@@ -167,6 +184,41 @@ static void test_plan_one(void) {
   CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1." ASK_ID), old_ask, strlen(old_ask), &o, NULL) == LJ_OK);
   CHECK(a.action == LJ_STEP_LEAVE && a.reason == LJ_STEP_ASK_WITHIN_BOUND && a.bound_sec == INT64_C(1714568399));
   o.bound_seconds = 3600;
+  /* min_age_ms: a step started less than that before now is left, whoever owns it (the
+   * ask started 10:59:59, now is 12:00:00). */
+  o.min_age_ms = INT64_C(3601001);
+  CHECK(lj_step_plan(&a, &why, NULL, NULL, NULL, S("n1." ASK_ID), old_ask, strlen(old_ask), &o, NULL) == LJ_OK);
+  CHECK(a.action == LJ_STEP_LEAVE && a.reason == LJ_STEP_UNDER_MIN_AGE);
+  CHECK(strcmp(why, "") == 0); /* a leave's why is its reason's (lj_step_leave_why) */
+  CHECK(strcmp(lj_step_leave_why(LJ_STEP_UNDER_MIN_AGE), "it started less than the minimum age (--min-age) ago") == 0);
+  lj_free(why);
+  o.min_age_ms = INT64_C(3601000); /* exactly its age: the minimum is met */
+  CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1." ASK_ID), old_ask, strlen(old_ask), &o, NULL) == LJ_OK);
+  CHECK(a.reason == LJ_STEP_ASK_PAST_BOUND);
+  o.min_age_ms = -1;
+  CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, strlen(other), &o, &err), LJ_EINVAL,
+                     &err, "the minimum age of -1000000 ns is negative"));
+  o.min_age_ms = INT64_MAX;
+  CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, strlen(other), &o, &err), LJ_EINVAL,
+                     &err, NULL));
+  {
+    /* A caller built against version 1: its struct ends before min_age_ms, and is read
+     * as it is, the same verdicts. */
+    plan_options_v1 *v1 = (plan_options_v1 *)malloc(sizeof(plan_options_v1)); /* exactly its size */
+    lj_step_action_t b;
+    CHECK(sizeof(plan_options_v1) == offsetof(lj_step_plan_options_t, min_age_ms));
+    o.min_age_ms = 0;
+    memcpy(v1, &o, sizeof *v1);
+    v1->version = 1;
+    CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1." ASK_ID), old_ask, strlen(old_ask),
+                       (const lj_step_plan_options_t *)v1, NULL) == LJ_OK);
+    CHECK(lj_step_plan(&b, NULL, NULL, NULL, NULL, S("n1." ASK_ID), old_ask, strlen(old_ask), &o, NULL) == LJ_OK);
+    CHECK(memcmp(&a, &b, sizeof a) == 0 && a.reason == LJ_STEP_ASK_PAST_BOUND);
+    memset(v1, 0x5a, sizeof *v1);
+    CHECK(lj_step_plan_options_init((lj_step_plan_options_t *)v1, 1) == LJ_OK && v1->version == 1 &&
+          v1->bound_seconds == 3600);
+    free(v1);
+  }
   /* Untouched: no value, no step, other node, and bytes that are not UTF-8. */
   CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), NULL, 0, &o, NULL) == LJ_OK);
   CHECK(a.action == LJ_STEP_LEAVE && a.reason == LJ_STEP_NO_VALUE);
@@ -195,12 +247,12 @@ static void test_plan_one(void) {
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), NULL, 3, &o, &err), LJ_EINVAL, &err, NULL));
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, NULL, &err), LJ_EINVAL, &err, NULL));
   bad = o;
-  bad.version = 2;
+  bad.version = LJ_STEP_PLAN_OPTIONS_VERSION + 1;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EVERSION, &err, NULL));
   bad = o;
   bad.node_len = 0;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EINVAL, &err,
-                     "the plan options name no node"));
+                     "the rules name no node"));
   bad.node = "a.b";
   bad.node_len = 3;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EINVAL, &err, NULL));
@@ -274,6 +326,16 @@ static void test_batch(void) {
   CHECK(out[5].action == LJ_STEP_LEAVE && out[5].reason == LJ_STEP_OTHER_NODE);
   CHECK(sum.ends == 1 && sum.deletes == 1 && sum.leaves == 1 && sum.no_step == 2 && sum.other_node == 1 &&
         sum.malformed == 0);
+  {
+    /* lj_step_plan_entries, without the deprecated padding: the same verdicts. */
+    lj_step_action_t again[6];
+    lj_step_plan_summary_t sum2;
+    memset(again, 0xCD, sizeof again);
+    CHECK(lj_step_plan_entries(again, 6, &sum2, buffer, len, entries, 6, &o, &err) == LJ_OK);
+    CHECK(memcmp(again, out, sizeof again) == 0 && memcmp(&sum2, &sum, sizeof sum) == 0);
+    CHECK(expect_error(lj_step_plan_entries(again, 5, NULL, buffer, len, entries, 6, &o, &err), LJ_EINVAL, &err,
+                       NULL));
+  }
   o.threads = 2;
   CHECK(lj_step_plan_batch(out, 6, NULL, buffer, len, 0, entries, 6, &o, NULL) == LJ_OK);
   CHECK(out[1].action == LJ_STEP_DELETE);

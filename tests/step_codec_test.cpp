@@ -25,7 +25,7 @@ TEST_SUITE("step_codec") {
     // letters as \u00XX: first, in the middle, last. JSON says both are the same step, so
     // the plan and what it read must be the same.
     StepCodec codec;
-    StaleRules rules = step_cases::rules();
+    StepRules rules = step_cases::rules();
     const std::string ask_key = "n1.6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f";
     struct Part {
       std::string name, text;
@@ -86,7 +86,7 @@ TEST_SUITE("step_codec") {
     // padding before them grows, each lands at every place of the 64-byte blocks the
     // escapes are looked for in, and at the value's last bytes.
     StepCodec codec;
-    StaleRules rules = step_cases::rules();
+    StepRules rules = step_cases::rules();
     const std::string self(step_cases::self);
     // What Go's scanner says of each: a valid escape, or broken JSON.
     const std::vector<std::pair<std::string, bool>> escapes = {

@@ -432,7 +432,7 @@ TEST_SUITE("step lines") {
     REQUIRE(text.size() > (std::size_t{2} << 20));
     std::mutex m;
     std::set<std::thread::id> judged_on;
-    StaleRules rules = step_cases::rules();
+    StepRules rules = step_cases::rules();
     rules.rule = OwnerRule::provably_dead;
     rules.judge = [&](std::string_view owner) {
       {
@@ -481,7 +481,7 @@ TEST_SUITE("step lines") {
   }
 
   TEST_CASE("a plan over threads: what the judge throws on any thread is thrown by feed, every thread waited for") {
-    StaleRules rules = step_cases::rules();
+    StepRules rules = step_cases::rules();
     rules.rule = OwnerRule::provably_dead;
     rules.judge = [](std::string_view owner) -> HolderJudgement {
       if (owner == "boom.1.2") throw std::runtime_error("the judge broke");

@@ -26,7 +26,7 @@ TEST_SUITE("step_rules") {
     auto cases = go_cases();
     REQUIRE(cases.size() > 400);
     StepCodec codec;
-    StaleRules rules = step_cases::rules();
+    StepRules rules = step_cases::rules();
     std::size_t steps = 0, ends = 0, deletes = 0;
     for (const auto& c : cases) {
       CAPTURE(c.key);
@@ -69,7 +69,7 @@ TEST_SUITE("step_rules") {
       CHECK(step_action_name(v.action) == c.action);
       CHECK(reason_agrees(v.reason, c.verdict));
       CHECK(step_why(v) == c.why);
-      CHECK(step_said(v, view.owner, rules.self, &judgement) == c.said);
+      CHECK(step_said(v, view.owner, rules.owner, &judgement) == c.said);
       ends += v.action == StepAction::end;
       deletes += v.action == StepAction::remove;
     }
@@ -81,7 +81,7 @@ TEST_SUITE("step_rules") {
 
   TEST_CASE("each rule branch at a fixed now, before and owner") {
     StepCodec codec;
-    StaleRules rules = step_cases::rules();
+    StepRules rules = step_cases::rules();
     const std::string ask = "n1.6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f";
     auto plan = [&](const std::string& key, const std::string& value) { return read_and_judge(key, value, rules, codec); };
     auto value = [](const std::string& tool, const std::string& owner, const std::string& started) {
@@ -97,7 +97,7 @@ TEST_SUITE("step_rules") {
     CHECK(v.action == StepAction::end);
     CHECK(v.reason == StepReason::owner_not_self);
     CHECK(step_why(v) == "the build module restarted while it ran");
-    CHECK(step_said(v, "o.1.2", rules.self) ==
+    CHECK(step_said(v, "o.1.2", rules.owner) ==
           std::string("its owner o.1.2 is not this process ") + std::string(step_cases::self));
     v = plan(ask, value("check ask", "o.1.2", "2030-01-01T00:00:00Z"));
     CHECK(v.action == StepAction::remove);
@@ -108,7 +108,7 @@ TEST_SUITE("step_rules") {
     CHECK(v.reason == StepReason::ask_past_bound);
     CHECK(v.bound_at == Instant{1714564799, 0});
     CHECK(step_why(v) == "past the step bound: its asker stopped waiting at 2024-05-01T11:59:59Z");
-    CHECK(step_said(v, "", rules.self) == "it names no owner (an older build wrote it)");
+    CHECK(step_said(v, "", rules.owner) == "it names no owner (an older build wrote it)");
     v = plan(ask, value("check ask", "", "2024-05-01T11:00:00Z"));  // bound == now: not before now
     CHECK(v.action == StepAction::leave);
     CHECK(v.reason == StepReason::ask_within_bound);
@@ -122,7 +122,7 @@ TEST_SUITE("step_rules") {
     v = plan("n1.h", value("go build", "", "2024-05-01T10:59:59.999999999Z"));
     CHECK(v.action == StepAction::end);
     CHECK(v.reason == StepReason::started_before);
-    CHECK(step_said(v, "", rules.self) ==
+    CHECK(step_said(v, "", rules.owner) ==
           "it names no owner (an older build wrote it) and started before this process");
     v = plan("n1.h", value("go build", "", "2024-05-01T11:00:00Z"));
     CHECK(v.action == StepAction::leave);
@@ -137,7 +137,7 @@ TEST_SUITE("step_rules") {
 
   TEST_CASE("rule provably-dead ends only owners proven gone") {
     StepCodec codec;
-    StaleRules rules = step_cases::rules();
+    StepRules rules = step_cases::rules();
     rules.rule = OwnerRule::provably_dead;
     HolderState answer = HolderState::alive;
     int asked = 0;
@@ -169,7 +169,7 @@ TEST_SUITE("step_rules") {
       CHECK(v.reason == row.reason);
       if (row.reason == StepReason::owner_gone) {
         CHECK(step_why(v) == "the build module restarted while it ran");
-        CHECK(step_said(v, "o.1.2", rules.self, &j) ==
+        CHECK(step_said(v, "o.1.2", rules.owner, &j) ==
               std::string("its owner o.1.2 is provably gone: judged ") + holder_state_name(row.state));
       } else {
         CHECK(step_why(v).empty());
@@ -196,13 +196,14 @@ TEST_SUITE("step_rules") {
     CHECK(std::string(step_reason_name(StepReason::other_node)) == "other-node");
     CHECK(std::string(step_reason_name(StepReason::started_since)) == "started-since");
     CHECK(static_cast<int>(StepReason::ask_past_bound) == 10);
-    CHECK(step_reason_count == 13);
+    CHECK(std::string(step_reason_name(StepReason::under_min_age)) == "under-min-age");
+    CHECK(step_reason_count == 14);
   }
 
   TEST_CASE("the batch plan agrees with the plan of each value, on one thread and on two") {
     auto cases = step_cases::corpus(12000, 7);
     auto batch = step_cases::batch_of(cases);
-    StaleRules rules = step_cases::rules();
+    StepRules rules = step_cases::rules();
     StepCodec codec;
     std::vector<StepVerdict> expected;
     for (const auto& c : cases) expected.push_back(read_and_judge(c.key, c.value, rules, codec));
@@ -241,8 +242,8 @@ TEST_SUITE("step_rules") {
     CHECK(plan_batch(one, batch.buffer, outside, rules).code() == Errc::invalid_argument);
     outside[0] = BatchEntry{~0ull, 0, 2, 3, 1};
     CHECK(plan_batch(one, batch.buffer, outside, rules).code() == Errc::invalid_argument);
-    StaleRules no_self = rules;
-    no_self.self.clear();
+    StepRules no_self = rules;
+    no_self.owner.clear();
     CHECK(plan_batch(one, batch.buffer, std::span<const BatchEntry>(batch.entries.data(), 1), no_self).code() ==
           Errc::invalid_argument);
     CHECK(plan_batch({}, batch.buffer, {}, rules).ok());

@@ -308,7 +308,16 @@ static void test_sweep_v2(void) {
   memset(&o, 0, sizeof o);
   opts = options(&o);
   opts.dry_run = 1;
-  CHECK(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &opts, &err) == LJ_OK);
+  CHECK(lj_sweep_stale(&report, store, S("n1"), &opts, &err) == LJ_OK);
+  CHECK(o.keys == 30 && o.planned == 10 && o.left == 20 && o.done == 0);
+  lj_sweep_report_destroy(report);
+  /* The deprecated lj_sweep_end_stale: its before_ns stands for the options'; LJ_TIME_DEFAULT leaves theirs. */
+  memset(&o, 0, sizeof o);
+  CHECK(lj_sweep_end_stale(&report, store, S("n1"), opts.before_ns, &opts, &err) == LJ_OK);
+  CHECK(o.keys == 30 && o.planned == 10 && o.left == 20 && o.done == 0);
+  lj_sweep_report_destroy(report);
+  memset(&o, 0, sizeof o);
+  CHECK(lj_sweep_end_stale(&report, store, S("n1"), LJ_TIME_DEFAULT, &opts, &err) == LJ_OK);
   CHECK(o.keys == 30 && o.planned == 10 && o.left == 20 && o.done == 0);
   CHECK(strcmp(o.last_why, "the build module restarted while it ran") == 0);
   CHECK(lj_sweep_report_counts(&counts, report) == LJ_OK && counts.ends == 10 && counts.leaves == 20);
@@ -360,7 +369,7 @@ static void test_sweep_v2(void) {
   opts = options(&o);
   opts.batch_keys = 0;
   CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &opts, &err), LJ_EINVAL, &err));
-  opts.version = 3;
+  opts.version = LJ_SWEEP_OPTIONS_VERSION + 1;
   CHECK(
       expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &opts, &err), LJ_EVERSION, &err));
   opts.version = 0;
@@ -407,7 +416,8 @@ static void test_sweep_v1(void) {
   CHECK(lj_sweep_options_init((lj_sweep_options_t*)v1, 1) == LJ_OK);
   CHECK(v1->version == 1 && v1->bound_seconds == 3600 && v1->attempts == 6 && v1->retry_ms == 5000);
   CHECK(lj_sweep_options_init(&v2, 2) == LJ_OK && v2.write_window == 256 && v2.batch_keys == 4096);
-  CHECK(lj_sweep_options_init(&v2, 3) == LJ_EVERSION && lj_sweep_options_init(&v2, 0) == LJ_EVERSION);
+  CHECK(lj_sweep_options_init(&v2, 3) == LJ_OK && v2.min_age_ms == 0);
+  CHECK(lj_sweep_options_init(&v2, 4) == LJ_EVERSION && lj_sweep_options_init(&v2, 0) == LJ_EVERSION);
   free(v1);
   lj_store_destroy(store);
 }

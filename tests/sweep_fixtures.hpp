@@ -28,8 +28,8 @@ inline const std::string ended_at = "2024-05-01T12:00:00Z";
 
 inline SweepOptions sweep_options() {
   SweepOptions o;
-  o.owner = self;
-  o.boot = before;
+  o.rules.owner = self;
+  o.rules.before = before;
   o.clock = fixed_clock(now);
   return o;
 }

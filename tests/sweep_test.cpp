@@ -25,8 +25,8 @@ const std::string ask3 = "8f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f";
 
 SweepOptions options() {
   SweepOptions o;
-  o.owner = self;
-  o.boot = step_cases::before;
+  o.rules.owner = self;
+  o.rules.before = step_cases::before;
   o.clock = fixed_clock(step_cases::now);
   o.retry_ns = 1000000;  // 1 ms: the tests do not wait for the seed's 5 s
   return o;
@@ -252,7 +252,7 @@ TEST_SUITE("sweep") {
     for (std::size_t i = 0; i < keys.size(); ++i)
       entries.push_back(SweepEntry{keys[i], read[i].revision, read[i].value});
 
-    SweepPlan plan = plan_sweep(entries, stale_rules("n1", step_cases::before, options()));
+    SweepPlan plan = plan_sweep(entries, *sweep_rules("n1", step_cases::before, options()));
     REQUIRE(plan.actions.size() == 4);
     CHECK(plan.counts.ends == 3);
     CHECK(plan.counts.deletes == 1);
@@ -335,7 +335,7 @@ TEST_SUITE("sweep") {
     std::vector<SweepEntry> entries;
     for (std::size_t i = 0; i < keys.size(); ++i)
       entries.push_back(SweepEntry{keys[i], read[i].revision, read[i].value});
-    SweepPlan plan = plan_sweep(entries, stale_rules("n1", step_cases::before, options()));
+    SweepPlan plan = plan_sweep(entries, *sweep_rules("n1", step_cases::before, options()));
     TestStore failing;
     fill(failing.mem);
     failing.fail_write = "n1.b-other";
@@ -465,11 +465,11 @@ TEST_SUITE("sweep") {
     MemoryStore store;
     fill(store);
     SweepOptions o = options();
-    o.rule = OwnerRule::provably_dead;
-    o.judge = [](std::string_view) { return HolderJudgement{HolderState::alive, "pid 2 runs"}; };
+    o.rules.rule = OwnerRule::provably_dead;
+    o.rules.judge = [](std::string_view) { return HolderJudgement{HolderState::alive, "pid 2 runs"}; };
     SweepReport r = end_stale(store, "n1", step_cases::before, {}, o);
     CHECK(r.ended == std::vector<std::string>{ask2, "c-old"});  // only steps with no owner
-    o.judge = [](std::string_view) { return HolderJudgement{HolderState::dead, "pid 2 is gone"}; };
+    o.rules.judge = [](std::string_view) { return HolderJudgement{HolderState::dead, "pid 2 is gone"}; };
     std::vector<std::string> log;
     r = end_stale(
         store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, o);
@@ -521,12 +521,12 @@ TEST_SUITE("sweep") {
     store.fail_get = "n1.c-old";
     refused("c-old", "w", Errc::io, "the read broke");
     store.fail_get.clear();
-    o.rule = OwnerRule::provably_dead;
-    o.judge = [](std::string_view) { return HolderJudgement{HolderState::unknown, "cannot read pid 2"}; };
+    o.rules.rule = OwnerRule::provably_dead;
+    o.rules.judge = [](std::string_view) { return HolderJudgement{HolderState::unknown, "cannot read pid 2"}; };
     refused("b-other", "w", Errc::refused,
             "the step n1.b-other is owned by o.1.2, which is not proven gone (unknown: cannot read pid 2); only a step "
             "a previous process left is ended");
-    o.rule = OwnerRule::not_self;
+    o.rules.rule = OwnerRule::not_self;
 
     // And ends what it may.
     auto done = end_one(store, "n1", "n1.b-other", "stuck for a day", {}, o);
@@ -626,7 +626,7 @@ TEST_SUITE("sweep") {
       SweepSignals signals;
       signals.serve();
       SweepOptions o = options();
-      o.owner = "no-boot-id.4242.lvq1g2a8";
+      o.rules.owner = "no-boot-id.4242.lvq1g2a8";
       std::vector<std::string> log;
       auto r = end_stale_at_start(
           store, "n1", step_cases::before, [&](std::string_view l) { log.emplace_back(l); }, signals, o);
@@ -649,7 +649,7 @@ TEST_SUITE("sweep") {
     CHECK(store.keys_calls == 0);
     signals.serve();
     SweepOptions o = options();
-    o.boot = Instant{1714561140, 0};  // 10:59:00: c-old started exactly then, so is left
+    o.rules.before = Instant{1714561140, 0};  // 10:59:00: c-old started exactly then, so is left
     auto r = end_stale_round(store, "n1", logf, signals, o);
     REQUIRE(r.has_value());
     CHECK(r->ended == std::vector<std::string>{ask1, ask2, "b-other"});
@@ -721,7 +721,7 @@ TEST_SUITE("sweep") {
     std::vector<SweepEntry> entries;
     for (std::size_t i = 0; i < keys.size(); ++i)
       entries.push_back(SweepEntry{keys[i], read[i].revision, read[i].value});
-    SweepPlan plan = plan_sweep(entries, stale_rules("n1", step_cases::before, options()));
+    SweepPlan plan = plan_sweep(entries, *sweep_rules("n1", step_cases::before, options()));
     SweepReport r = end_stale(store, "n1", step_cases::before, {}, options());
     REQUIRE(r.status.ok());
     CHECK(r.ended.size() == plan.actions.size());

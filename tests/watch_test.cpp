@@ -36,8 +36,8 @@ std::string running(const std::string& id, const std::string& tool, const std::s
 
 StepWatchOptions options() {
   StepWatchOptions o;
-  o.sweep.owner = self;
-  o.sweep.boot = step_cases::before;
+  o.sweep.rules.owner = self;
+  o.sweep.rules.before = step_cases::before;
   o.sweep.retry_ns = 1'000'000;
   o.interval_ns = 3'600'000'000'000;  // no round unless a test asks
   o.poll_ns = 5'000'000;

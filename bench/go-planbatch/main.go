@@ -107,8 +107,10 @@ func main() {
 	debug.SetGCPercent(100)
 	runtime.GC()
 
-	opts := &leasejudge.PlanOptions{Node: *node, Owner: *owner, Before: before, Now: now,
-		Bound: time.Duration(*bound) * time.Second, Rule: leasejudge.RuleNotSelf, Threads: *threads}
+	// The bench's rules, as every contender gets them (bench_args.hpp's step_rules).
+	rules := leasejudge.Rules{Owner: *owner, Before: before, Now: now, Bound: time.Duration(*bound) * time.Second,
+		Rule: leasejudge.RuleNotSelf}
+	opts := &leasejudge.PlanOptions{Node: *node, Rules: rules, Threads: *threads}
 	out := make([]leasejudge.Action, batch.Len())
 	var summary leasejudge.PlanSummary
 	best := time.Duration(1<<63 - 1)

@@ -382,6 +382,8 @@ const std::vector<Option> rule_options = {
     {"--rule", "RULE",
      "by-owner (the default: not-self with --owner, else provably-dead), not-self (every other owner is gone) or "
      "provably-dead (only owners proven gone)"},
+    {"--min-age", "DURATION",
+     "a running step started less than DURATION ago is left, whoever owns it (90s, 5m; default: none)"},
 };
 
 const std::vector<StoreVariable> store_variables = {

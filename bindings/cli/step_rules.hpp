@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "command.hpp"
@@ -19,10 +20,11 @@ struct Rules {
   int rule = LJ_STEP_RULE_NOT_SELF;
   int64_t before_ns = LJ_STEP_DEFAULT_TIME;
   int64_t now_ns = LJ_STEP_DEFAULT_TIME;
-  int64_t bound_s = 3600;
+  // nullopt: the library's default (the options' INIT).
+  std::optional<int64_t> bound_s, min_age_ms;
 };
 
-// The rule options (--owner, --rule, --before, --now, --bound) into r; a usage error
+// The rule options (--owner, --rule, --before, --now, --bound, --min-age) into r; a usage error
 // or a failure's exit, said, otherwise exit_ok.
 int rules_of(const Context& cx, const Args& args, Rules& r);
 // The note saying which rule a plan or sweep judged by, and why that one.
@@ -36,8 +38,9 @@ Options with_rules(Options o, const Rules& r) {
   o.owner_len = r.owner.size();
   o.before_ns = r.before_ns;
   o.now_ns = r.now_ns;
-  o.bound_seconds = r.bound_s;
+  if (r.bound_s) o.bound_seconds = *r.bound_s;
   o.rule = r.rule;
+  if (r.min_age_ms) o.min_age_ms = *r.min_age_ms;
   return o;
 }
 // The sweep options of r, each callback and the rest left to the caller.

@@ -65,6 +65,11 @@ int rules_of(const Context& cx, const Args& args, Rules& r) {
     if (!s) return cx.usage(fmt::format("--bound {} is no positive number of seconds", *bound));
     r.bound_s = static_cast<int64_t>(*s);
   }
+  if (auto age = args.value("--min-age")) {
+    auto ms = duration_ms_arg(*age);
+    if (!ms) return cx.usage(fmt::format("--min-age {} is no duration (90s, 5m)", *age));
+    r.min_age_ms = *ms;
+  }
   return exit_ok;
 }
 

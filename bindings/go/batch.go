@@ -104,24 +104,81 @@ type PlanSummary struct {
 	Malformed                                uint64 // PlanLines: lines that are no entry
 }
 
-// PlanOptions say whose steps a plan judges and by which rules. Zero fields are the
-// package's: Owner, Boot for before, the system clock, StepBound, RuleNotSelf, a start
-// tolerance of 5 s, owners judged on this node, one thread.
-type PlanOptions struct {
-	Node string // required: the node whose keys are judged
+// Rules are whose steps a plan or a sweep judges and by which rules: built once and
+// handed to a plan (PlanOptions) and a sweep (SweepOptions) alike. A zero field is the
+// seed's package variable where it has one (Owner for a sweep, Boot for before,
+// StepBound) and the library's default otherwise: the system clock, RuleByOwner, a start
+// tolerance of 5 s, owners judged on this node.
+type Rules struct {
 	// Owner is the caller's owner token (Owner for this process's), or "": none
-	// named, and the default rule, RuleByOwner, is then RuleProvablyDead. A token
-	// of another shape is refused (ErrInvalid).
+	// named, and the default rule, RuleByOwner, is then RuleProvablyDead for a plan.
+	// A token of another shape is refused (ErrInvalid).
 	Owner          string
 	Before         time.Time // a step with no owner started before it is ended
-	Now            time.Time
+	Now            time.Time // fixed: every verdict and end time uses it (tests)
 	Bound          time.Duration
 	Rule           OwnerRule
 	StartTolerance time.Duration
 	// OwnerState judges an owner token under RuleProvablyDead; with Threads > 1 it is
 	// called from several threads at once.
 	OwnerState func(token string) HolderState
-	Threads    int
+	// MinAge: a running step started less than MinAge before now is left, whoever
+	// owns it (StepUnderMinAge): a guard when a node's boot time is in doubt.
+	MinAge time.Duration
+}
+
+// cRules are the rule fields of a C options struct (lj_step_plan_options_t and
+// lj_sweep_options_t name them alike).
+type cRules struct {
+	owner     **C.char
+	ownerLen  *C.size_t
+	before    *C.int64_t
+	now       *C.int64_t
+	bound     *C.int64_t
+	rule      *C.int
+	tolerance *C.int64_t
+	minAge    *C.int64_t
+}
+
+// into writes r into c, the package's variables standing for the zero fields it
+// names; free releases the C string it made (also on an error).
+func (r Rules) into(c cRules) (free func(), err error) {
+	if r.Before.IsZero() {
+		r.Before = Boot
+	}
+	if r.Bound == 0 {
+		r.Bound = StepBound
+	}
+	owner := C.CString(r.Owner)
+	free = func() { C.free(unsafe.Pointer(owner)) }
+	*c.owner, *c.ownerLen = owner, C.size_t(len(r.Owner))
+	if *c.before, err = nsOf(r.Before, "before"); err != nil {
+		return free, err
+	}
+	if !r.Now.IsZero() {
+		if *c.now, err = nsOf(r.Now, "now"); err != nil {
+			return free, err
+		}
+	}
+	if r.Bound < time.Second {
+		return free, &Error{Code: ErrInvalid, Message: "a step bound of " + r.Bound.String() + " is under a second"}
+	}
+	*c.bound = C.int64_t(r.Bound / time.Second)
+	*c.rule = r.Rule.c()
+	if r.StartTolerance != 0 {
+		*c.tolerance = C.int64_t(r.StartTolerance / time.Millisecond)
+	}
+	if r.MinAge != 0 {
+		*c.minAge = C.int64_t(r.MinAge / time.Millisecond)
+	}
+	return free, nil
+}
+
+// PlanOptions say whose steps a plan judges, by which Rules, on how many threads.
+type PlanOptions struct {
+	Node string // required: the node whose keys are judged
+	Rules
+	Threads int
 }
 
 // planOptions is opts as C memory, its callback wired through a handle.
@@ -130,43 +187,21 @@ func planOptions(opts *PlanOptions) (*C.lj_step_plan_options_t, *stepCallbacks, 
 		return nil, nil, nil, &Error{Code: ErrInvalid, Message: "the plan names no node"}
 	}
 	o := *opts
-	if o.Before.IsZero() {
-		o.Before = Boot
-	}
-	if o.Bound == 0 {
-		o.Bound = StepBound
-	}
-	if o.Bound < time.Second {
-		return nil, nil, nil, &Error{Code: ErrInvalid, Message: "a step bound of " + o.Bound.String() + " is under a second"}
-	}
-	before, err := nsOf(o.Before, "before")
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	c := (*C.lj_step_plan_options_t)(C.malloc(C.sizeof_lj_step_plan_options_t))
 	C.lj_step_plan_options_init(c, C.LJ_STEP_PLAN_OPTIONS_VERSION)
-	node, owner := C.CString(o.Node), C.CString(o.Owner)
+	node := C.CString(o.Node)
+	freeRules, err := o.Rules.into(cRules{&c.owner, &c.owner_len, &c.before_ns, &c.now_ns, &c.bound_seconds, &c.rule,
+		&c.start_tolerance_ms, &c.min_age_ms})
 	free := func() {
+		freeRules()
 		C.free(unsafe.Pointer(node))
-		C.free(unsafe.Pointer(owner))
 		C.free(unsafe.Pointer(c))
 	}
+	if err != nil {
+		free()
+		return nil, nil, nil, err
+	}
 	c.node, c.node_len = node, C.size_t(len(o.Node))
-	c.owner, c.owner_len = owner, C.size_t(len(o.Owner))
-	c.before_ns = before
-	if !o.Now.IsZero() {
-		now, err := nsOf(o.Now, "now")
-		if err != nil {
-			free()
-			return nil, nil, nil, err
-		}
-		c.now_ns = now
-	}
-	c.bound_seconds = C.int64_t(o.Bound / time.Second)
-	c.rule = o.Rule.c()
-	if o.StartTolerance != 0 {
-		c.start_tolerance_ms = C.int64_t(o.StartTolerance / time.Millisecond)
-	}
 	if o.Threads > 1 {
 		c.threads = C.uint32_t(o.Threads)
 	}

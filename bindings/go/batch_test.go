@@ -14,7 +14,7 @@ import (
 )
 
 func planOpts(t testing.TB) *PlanOptions {
-	return &PlanOptions{Node: node, Owner: self, Before: at0(t, before0), Now: at0(t, nowISO)}
+	return &PlanOptions{Node: node, Rules: testRules(t)}
 }
 
 func stateBatch() *Batch {
@@ -250,8 +250,8 @@ func benchmarkPlanBatch(b *testing.B, n int) {
 		bytes += int64(batch.Entries[i].ValueLen)
 	}
 	out := make([]Action, batch.Len())
-	opts := &PlanOptions{Node: node, Owner: self, Before: time.Date(2024, 6, 1, 11, 50, 0, 0, time.UTC),
-		Now: time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)}
+	opts := &PlanOptions{Node: node, Rules: Rules{Owner: self, Before: time.Date(2024, 6, 1, 11, 50, 0, 0, time.UTC),
+		Now: time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)}}
 	if _, err := PlanBatch(batch.Buffer, batch.Entries, out, opts); err != nil {
 		b.Fatal(err)
 	}
@@ -271,3 +271,28 @@ func benchmarkPlanBatch(b *testing.B, n int) {
 
 func BenchmarkPlanBatch100k(b *testing.B) { benchmarkPlanBatch(b, 100_000) }
 func BenchmarkPlanBatch1M(b *testing.B)   { benchmarkPlanBatch(b, 1_000_000) }
+
+// MinAge: a step another owner started a minute ago is left under a MinAge of two
+// minutes (StepUnderMinAge, its reason said), and judged under one of 30 s.
+func TestPlanMinAge(t *testing.T) {
+	started := at0(t, nowISO).Add(-time.Minute).Format(time.RFC3339)
+	in := []byte(`{"key":"` + node + `.y","value":{"id":"y","tool":"t","state":"running","owner":"` + other +
+		`","started":"` + started + `"}}` + "\n")
+	for _, c := range []struct {
+		minAge time.Duration
+		want   string
+	}{
+		{2 * time.Minute, `{"key":"` + node + `.y","action":"leave","reason":"under-min-age","why":"it started less than the minimum age (--min-age) ago"}`},
+		{30 * time.Second, `{"key":"` + node + `.y","action":"end","reason":"owner-not-self","why":"the build module restarted while it ran"}`},
+	} {
+		opts := planOpts(t)
+		opts.MinAge = c.minAge
+		out, _, err := PlanLines(in, opts)
+		if err != nil || strings.TrimSuffix(string(out), "\n") != c.want {
+			t.Errorf("MinAge %v: %s %v; want %s", c.minAge, out, err, c.want)
+		}
+	}
+	if StepUnderMinAge.String() != "under-min-age" {
+		t.Errorf("StepUnderMinAge is %q", StepUnderMinAge.String())
+	}
+}

@@ -24,6 +24,7 @@ type conformanceScenario struct {
 	Lines   []string        `json:"lines"`
 	Owner   *string         `json:"owner"`
 	Rule    *string         `json:"rule"`
+	MinAge  int64           `json:"min_age_ms"`
 	Now     string          `json:"now"`
 	Before  string          `json:"before"`
 	URL     string          `json:"url"`
@@ -86,13 +87,14 @@ func conformancePlan(s conformanceScenario) any {
 	for _, l := range s.Lines {
 		in.WriteString(strings.ReplaceAll(l, "{{SELF}}", Owner) + "\n")
 	}
-	opts := PlanOptions{Node: s.Node, Now: conformanceTime(s.Now), Before: conformanceTime(s.Before)}
+	opts := PlanOptions{Node: s.Node, Rules: Rules{Now: conformanceTime(s.Now), Before: conformanceTime(s.Before)}}
 	if s.Owner != nil {
 		opts.Owner = *s.Owner
 	}
 	if s.Rule != nil {
 		opts.Rule = conformanceRule(*s.Rule)
 	}
+	opts.MinAge = time.Duration(s.MinAge) * time.Millisecond
 	out, _, err := PlanLines([]byte(in.String()), &opts)
 	if err != nil {
 		return conformanceClass(err)

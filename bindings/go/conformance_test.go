@@ -124,7 +124,7 @@ func conformance(t *testing.T, rule OwnerRule) {
 	defer func(s func() <-chan struct{}) { StaleServed = s }(StaleServed)
 	StaleServed = func() <-chan struct{} { return servedAlready }
 	var log logBook
-	report, err := EndStaleAtStartWith(context.Background(), ScanOfStore(store), node, Boot, log.logf, &SweepOptions{Rule: rule})
+	report, err := EndStaleAtStartWith(context.Background(), ScanOfStore(store), node, Boot, log.logf, &SweepOptions{Rules: Rules{Rule: rule}})
 	if err != nil || report == nil {
 		t.Fatalf("EndStaleAtStart: %+v %v", report, err)
 	}

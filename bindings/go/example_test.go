@@ -60,7 +60,8 @@ func ExamplePlanBatch() {
 	b.Add("build-eu-1.s2", 8, []byte(`{"id":"s2","tool":"lint","state":"succeeded"}`))
 	b.Add("build-eu-2.s3", 9, []byte(`{"id":"s3","tool":"lint","state":"running"}`))
 	actions, summary, _ := b.Plan(&leasejudge.PlanOptions{Node: "build-eu-1",
-		Before: time.Date(2024, 6, 1, 11, 50, 0, 0, time.UTC), Now: time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)})
+		Rules: leasejudge.Rules{Before: time.Date(2024, 6, 1, 11, 50, 0, 0, time.UTC),
+			Now: time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)}})
 	for i, a := range actions {
 		fmt.Printf("%s %s %s %q\n", b.Key(i), a.Kind, a.Reason, a.Why())
 	}

@@ -333,20 +333,12 @@ func scanStore(scan Scan) (store *Store, done func(), err error) {
 	return s, func() { s.Close() }, nil
 }
 
-// SweepOptions are what the step-stale Go code reads from its package (this
-// process's owner and start, the clock, the step bound) and leasejudge's owner
-// rule. nil, and every zero field, means the package's: Owner, Boot, the system
-// clock, StepBound, RuleByOwner (which in these in-process sweeps is RuleNotSelf,
-// the seed's rule), a start tolerance of 5 s, owners judged here.
+// SweepOptions are the Rules a sweep judges by (Owner for a zero Owner, and
+// RuleByOwner, which in these in-process sweeps is RuleNotSelf, the seed's rule) and
+// how it writes. Rules.Before is this process's start (Boot for zero): EndOne's and
+// the round's before.
 type SweepOptions struct {
-	Owner          string
-	Boot           time.Time
-	Now            time.Time // fixed: every verdict and end time uses it (tests)
-	Bound          time.Duration
-	Rule           OwnerRule
-	StartTolerance time.Duration
-	// OwnerState judges an owner token under RuleProvablyDead; nil: on this node.
-	OwnerState func(token string) HolderState
+	Rules
 	// WriteWindow is how many ends and deletes may be in flight at once (0: 256; 1:
 	// one at a time); BatchKeys how many keys are read and planned at once (0: 4096).
 	WriteWindow int
@@ -444,43 +436,20 @@ func sweepOptions(opts *SweepOptions, logf func(string, ...any), live func(id st
 	if o.Owner == "" {
 		o.Owner = Owner
 	}
-	if o.Boot.IsZero() {
-		o.Boot = Boot
-	}
-	if o.Bound == 0 {
-		o.Bound = StepBound
-	}
 	c := (*C.lj_sweep_options_t)(C.malloc(C.sizeof_lj_sweep_options_t))
 	C.lj_sweep_options_init(c, C.LJ_SWEEP_OPTIONS_VERSION)
-	owner := C.CString(o.Owner)
+	freeRules, err := o.Rules.into(cRules{&c.owner, &c.owner_len, &c.before_ns, &c.now_ns, &c.bound_seconds, &c.rule,
+		&c.start_tolerance_ms, &c.min_age_ms})
 	free := func() {
-		C.free(unsafe.Pointer(owner))
+		freeRules()
 		C.free(unsafe.Pointer(c))
 	}
 	fail := func(err error) (*C.lj_sweep_options_t, *stepCallbacks, func(), error) {
 		free()
 		return nil, nil, nil, err
 	}
-	c.owner, c.owner_len = owner, C.size_t(len(o.Owner))
-	boot, err := nsOf(o.Boot, "the boot")
 	if err != nil {
 		return fail(err)
-	}
-	c.before_ns = boot
-	if !o.Now.IsZero() {
-		now, err := nsOf(o.Now, "now")
-		if err != nil {
-			return fail(err)
-		}
-		c.now_ns = now
-	}
-	if o.Bound < time.Second {
-		return fail(&Error{Code: ErrInvalid, Message: "a step bound of " + o.Bound.String() + " is under a second"})
-	}
-	c.bound_seconds = C.int64_t(o.Bound / time.Second)
-	c.rule = o.Rule.c()
-	if o.StartTolerance != 0 {
-		c.start_tolerance_ms = C.int64_t(o.StartTolerance / time.Millisecond)
 	}
 	switch {
 	case StaleAttempts > math.MaxInt32:
@@ -912,6 +881,7 @@ const (
 	StepAskPastBound   = StepReason(C.LJ_STEP_ASK_PAST_BOUND)   // no owner, an ask past the step bound: end
 	StepStartedBefore  = StepReason(C.LJ_STEP_STARTED_BEFORE)   // no owner, hand-started before `before`: end
 	StepStartedSince   = StepReason(C.LJ_STEP_STARTED_SINCE)    // no owner, started since `before`: leave
+	StepUnderMinAge    = StepReason(C.LJ_STEP_UNDER_MIN_AGE)    // started less than Rules.MinAge ago: leave
 )
 
 // String is the reason's stable name ("owner-not-self").

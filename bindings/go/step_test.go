@@ -70,8 +70,14 @@ func at0(t testing.TB, iso string) time.Time {
 	return v
 }
 
+// testRules are the rules every plan and sweep here judges by: built once, handed to
+// both (planOpts, sweepOpts).
+func testRules(t testing.TB) Rules {
+	return Rules{Owner: self, Now: at0(t, nowISO), Before: at0(t, before0)}
+}
+
 func sweepOpts(t testing.TB) *SweepOptions {
-	return &SweepOptions{Owner: self, Now: at0(t, nowISO), Boot: at0(t, before0)}
+	return &SweepOptions{Rules: testRules(t)}
 }
 
 // scanOf is the Scan of a memBackend, as a module's own state would give it.
@@ -299,7 +305,7 @@ func TestEndStaleErrors(t *testing.T) {
 	if _, err := EndStale(scanOf(m), "a.b", Boot, nil); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a node holding '.': %v", err)
 	}
-	if _, err := EndStaleWith(scanOf(m), node, Boot, nil, &SweepOptions{Bound: time.Millisecond}); !errors.Is(err, ErrInvalid) {
+	if _, err := EndStaleWith(scanOf(m), node, Boot, nil, &SweepOptions{Rules: Rules{Bound: time.Millisecond}}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a bound under a second: %v", err)
 	}
 }
@@ -614,6 +620,7 @@ func TestStepConstantsMatchHeader(t *testing.T) {
 		"LJ_STEP_OWNER_ALIVE": StepOwnerAlive, "LJ_STEP_OWNER_UNKNOWN": StepOwnerUnknown,
 		"LJ_STEP_ASK_WITHIN_BOUND": StepAskWithinBound, "LJ_STEP_ASK_PAST_BOUND": StepAskPastBound,
 		"LJ_STEP_STARTED_BEFORE": StepStartedBefore, "LJ_STEP_STARTED_SINCE": StepStartedSince,
+		"LJ_STEP_UNDER_MIN_AGE": StepUnderMinAge,
 	}
 	// The enum lj_step_reason_t: the members between its braces.
 	text := headerText(t)

@@ -406,6 +406,8 @@ export interface StepPlanOptions {
   rule?: 'by-owner'|'not-self'|'provably-dead';
   startToleranceMs?: number;
   threads?: number;
+  /** A running step started less than this ago is left, whoever owns it ("under-min-age"); default none. */
+  minAgeMs?: number;
 }
 
 export interface StepPlanSummary {

@@ -506,7 +506,8 @@ const RULES = {
  * {"key","action","why"} line per entry, summary: { ends, deletes, leaves, noStep,
  * otherNode, malformed } }. options: { node, owner, before, now (Dates or bigint ns),
  * boundSeconds, rule ("by-owner", the library's default: not-self with an owner named,
- * provably-dead without | "not-self" | "provably-dead"), startToleranceMs, threads }.
+ * provably-dead without | "not-self" | "provably-dead"), startToleranceMs, threads,
+ * minAgeMs (a running step started less than this ago is left, whoever owns it) }.
  */
 function planStepLines(input, options) {
   const o = objectOf(options, 'options');
@@ -517,7 +518,7 @@ function planStepLines(input, options) {
   }
   return native.planLines(
       input, o.node, o.owner, nsOf(o.before, 'options.before'), nsOf(o.now, 'options.now'), o.boundSeconds, rule,
-      o.startToleranceMs, o.threads);
+      o.startToleranceMs, o.threads, o.minAgeMs);
 }
 
 module.exports = {

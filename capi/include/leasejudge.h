@@ -30,12 +30,15 @@
  *     version has, the rest taking their defaults, so a program built against an
  *     older header runs with a newer library; 0 or a version newer than the
  *     library's is LJ_EVERSION.
- *  9. Each part header (leasejudge/lj_*.h) stands on its own and includes what it
+ *  7. Each part header (leasejudge/lj_*.h) stands on its own and includes what it
  *     needs; leasejudge.h includes them all. Times carry their unit in their name
- *     (_ms, _ns); LJ_TIME_DEFAULT stands for the default of any time.
- *  7. Callbacks end with void *payload; a non-zero return stops the work, which
+ *     (_ms, _ns); LJ_TIME_DEFAULT stands for the default of any time
+ *     (LJ_STEP_DEFAULT_TIME and LJ_LOCK_NOW are its older, deprecated names).
+ *  8. Callbacks end with void *payload; a non-zero return stops the work, which
  *     then returns LJ_EUSER.
- *  8. No C++ exception crosses this boundary; an unexpected one is LJ_EINTERNAL.
+ *  9. No C++ exception crosses this boundary; an unexpected one is LJ_EINTERNAL.
+ * 10. A deprecated entry point stays, calling its successor; no new entry point takes
+ *     a parameter it ignores.
  *
  * Stability: everything declared in this header and the headers it includes is
  * stable within an ABI major (the SONAME, libleasejudge.so.0); codes, reason codes

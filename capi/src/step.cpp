@@ -12,7 +12,6 @@
 
 #include "internal.hpp"
 #include "leasejudge/step_lines.hpp"
-#include "leasejudge/step_rule.hpp"
 #include "leasejudge/sweep.hpp"
 #include "options.hpp"
 #include "rule_options.hpp"
@@ -38,31 +37,31 @@ static_assert(static_cast<int>(StepReason::started_since) == LJ_STEP_STARTED_SIN
 static_assert(static_cast<int>(StepReason::ask_past_bound) == LJ_STEP_ASK_PAST_BOUND);
 static_assert(static_cast<int>(StepReason::owner_gone) == LJ_STEP_OWNER_GONE);
 static_assert(static_cast<int>(StepAction::remove) == LJ_STEP_DELETE);
-static_assert(step_reason_count == LJ_STEP_STARTED_SINCE + 1);
+static_assert(step_reason_count == LJ_STEP_UNDER_MIN_AGE + 1);
 
 namespace {
 
 thread_local StepCodec codec;
 
-const OptionsVersions<lj_step_plan_options_t, 1> plan_options_versions{
-    "lj_step_plan_options_t", LJ_STEP_PLAN_OPTIONS_INIT, {sizeof(lj_step_plan_options_t)}};
+const OptionsVersions<lj_step_plan_options_t, 2> plan_options_versions{
+    "lj_step_plan_options_t",
+    LJ_STEP_PLAN_OPTIONS_INIT,
+    {offsetof(lj_step_plan_options_t, min_age_ms), sizeof(lj_step_plan_options_t)}};
 
-// The plan options as rules. LJ_OK or a code (err set).
-int rules_of(StaleRules& rules, std::atomic<bool>& stopped, const lj_step_plan_options_t* in, lj_error_t** err) {
+// The plan options as rules, resolved (out of process: the plan's caller is no owner).
+// LJ_OK or a code (err set).
+int rules_of(StepRules& rules, std::atomic<bool>& stopped, const lj_step_plan_options_t* in, lj_error_t** err) {
   if (in == nullptr) return fail(err, LJ_EINVAL, "the plan options are NULL: they must name the node");
   lj_step_plan_options_t read;
   if (int rc = read_options(read, in, plan_options_versions, err); rc != LJ_OK) return rc;
-  const lj_step_plan_options_t* o = &read;
-  std::string_view node, owner;
-  if (!view_of(o->node, o->node_len, node) || node.empty())
-    return fail(err, LJ_EINVAL, "the plan options name no node");
-  if (node.find('.') != std::string_view::npos)
-    return fail(err, LJ_EINVAL, fmt::format("the node {} holds a '.', which ends a step key's node", node));
-  if (int rc = rule_options_of(rules, owner, *o, false, &stopped, err); rc != LJ_OK) return rc;
-  rules.node = std::string(node);
-  rules.self = owner.empty() ? self_owner_token() : std::string(owner);
-  rules.before = o->before_ns == LJ_STEP_DEFAULT_TIME ? this_process_start() : instant_of_ns(o->before_ns);
-  rules.now = o->now_ns == LJ_STEP_DEFAULT_TIME ? system_now() : instant_of_ns(o->now_ns);
+  std::string_view node;
+  if (!view_of(read.node, read.node_len, node)) return fail(err, LJ_EINVAL, "the node is NULL with a length");
+  StepRules given;
+  given.node = std::string(node);
+  if (int rc = step_rules_of(given, read, &stopped, err); rc != LJ_OK) return rc;
+  auto resolved = resolve(std::move(given), false);
+  if (!resolved) return fail(err, resolved.error());
+  rules = std::move(*resolved);
   return LJ_OK;
 }
 
@@ -192,7 +191,7 @@ LJ_API int lj_step_plan(lj_step_action_t* out, char** why, size_t* why_len, char
     if (out == nullptr) return fail(err, LJ_EINVAL, "out must not be NULL");
     if (!view_of(key, key_len, k) || !view_of(value, value_len, v))
       return fail(err, LJ_EINVAL, "a NULL key or value with a length");
-    StaleRules rules;
+    StepRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
     StepRead read = read_step(k, v, rules.node, codec);
@@ -200,7 +199,7 @@ LJ_API int lj_step_plan(lj_step_action_t* out, char** why, size_t* why_len, char
     HolderJudgement judgement;
     StepVerdict verdict = judge_step(read, rules, nullptr, &judgement);
     if (stopped) return stopped_error(err);
-    std::string said_text = step_said(verdict, view.owner, rules.self, &judgement);
+    std::string said_text = step_said(verdict, view.owner, rules.owner, &judgement);
     if (why != nullptr) {
       if (int rc = give(why, why_len, step_why(verdict), err); rc != LJ_OK) return rc;
     }
@@ -223,6 +222,13 @@ LJ_API int lj_step_plan_batch(lj_step_action_t* out, size_t out_count, lj_step_p
                               const char* buffer, size_t buffer_len, size_t buffer_padding,
                               const lj_step_entry_t* entries, size_t entry_count, const lj_step_plan_options_t* opts,
                               lj_error_t** err) {
+  (void)buffer_padding;  // kept in the deprecated signature; nothing past buffer_len is read
+  return lj_step_plan_entries(out, out_count, summary, buffer, buffer_len, entries, entry_count, opts, err);
+}
+
+LJ_API int lj_step_plan_entries(lj_step_action_t* out, size_t out_count, lj_step_plan_summary_t* summary,
+                                const char* buffer, size_t buffer_len, const lj_step_entry_t* entries,
+                                size_t entry_count, const lj_step_plan_options_t* opts, lj_error_t** err) {
   reset(err);
   return guard(err, [&] {
     std::string_view buf;
@@ -231,8 +237,7 @@ LJ_API int lj_step_plan_batch(lj_step_action_t* out, size_t out_count, lj_step_p
       return fail(err, LJ_EINVAL, "entries and out must not be NULL");
     if (out_count < entry_count)
       return fail(err, LJ_EINVAL, fmt::format("out holds {} actions for {} entries", out_count, entry_count));
-    (void)buffer_padding;  // kept in the signature; nothing past buffer_len is read
-    StaleRules rules;
+    StepRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
     BatchSummary sum;
@@ -254,7 +259,7 @@ LJ_API int lj_step_plan_lines(char** out, size_t* out_len, lj_step_plan_summary_
     if (out == nullptr) return fail(err, LJ_EINVAL, "out must not be NULL");
     *out = nullptr;
     if (!view_of(input, input_len, text)) return fail(err, LJ_EINVAL, "the input is NULL with a length");
-    StaleRules rules;
+    StepRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
     StepLinesSummary sum;
@@ -316,7 +321,7 @@ LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t* summary, int in_fd, int
   reset(err);
   return guard(err, [&] {
     if (in_fd < 0 || out_fd < 0) return fail(err, LJ_EINVAL, "the file descriptors must not be negative");
-    StaleRules rules;
+    StepRules rules;
     std::atomic<bool> stopped{false};
     if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
     StepLinesPlan plan(std::move(rules), opts->threads);
@@ -334,7 +339,7 @@ LJ_API int lj_step_lines_plan_create(lj_step_lines_plan_t** out, const lj_step_p
     if (out == nullptr) return fail(err, LJ_EINVAL, "out must not be NULL");
     *out = nullptr;
     auto plan = std::make_unique<lj_step_lines_plan_t>();
-    StaleRules rules;
+    StepRules rules;
     if (int rc = rules_of(rules, plan->stopped, opts, err); rc != LJ_OK) return rc;
     plan->plan.emplace(std::move(rules), opts->threads);
     *out = plan.release();

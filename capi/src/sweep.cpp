@@ -1,6 +1,5 @@
 // The C ABI's sweep part: the seed's EndStale, EndOne, EndStaleAtStart and
 // EndStaleRound over an lj_store_t.
-#include "leasejudge/step_rule.hpp"
 #include "leasejudge/sweep.hpp"
 
 #include <fmt/format.h>
@@ -44,30 +43,29 @@ struct lj_sweep_key_t {
 
 namespace {
 
-const OptionsVersions<lj_sweep_options_t, 2> sweep_options_versions{
+const OptionsVersions<lj_sweep_options_t, 3> sweep_options_versions{
     "lj_sweep_options_t",
     LJ_SWEEP_OPTIONS_INIT,
-    {offsetof(lj_sweep_options_t, write_window), sizeof(lj_sweep_options_t)}};
+    {offsetof(lj_sweep_options_t, write_window), offsetof(lj_sweep_options_t, min_age_ms), sizeof(lj_sweep_options_t)}};
 
 }  // namespace
 
 namespace leasejudge::capi {
 
-int call_of(SweepCall& call, const lj_sweep_options_t* in, bool in_process, lj_error_t** err) {
+int call_of(SweepCall& call, std::string_view node, const lj_sweep_options_t* in, bool in_process, lj_error_t** err) {
   lj_sweep_options_t read;
   if (int rc = read_options(read, in, sweep_options_versions, err); rc != LJ_OK) return rc;
   const lj_sweep_options_t* c = &read;
   SweepOptions& o = call.options;
-  std::string_view owner;
-  if (int rc = rule_options_of(o, owner, *c, in_process, &call.stopped, err); rc != LJ_OK) return rc;
+  if (int rc = step_rules_of(o.rules, *c, &call.stopped, err); rc != LJ_OK) return rc;
+  o.in_process = in_process;
+  // Refused here, before the sweep waits or reads, as the sweep would refuse them.
+  if (auto resolved = sweep_rules(node, std::nullopt, o); !resolved) return fail(err, resolved.error());
   if (c->attempts <= 0) return fail(err, LJ_EINVAL, fmt::format("{} attempts is none", c->attempts));
   if (c->retry_ms < 0 || c->retry_ms > std::numeric_limits<std::int64_t>::max() / 1000000)
     return fail(err, LJ_EINVAL, fmt::format("a retry of {} ms is out of range", c->retry_ms));
   if (c->write_window == 0 || c->batch_keys == 0)
     return fail(err, LJ_EINVAL, "write_window and batch_keys are at least 1");
-  o.owner = std::string(owner);
-  if (c->before_ns != LJ_STEP_DEFAULT_TIME) o.boot = instant_of_ns(c->before_ns);
-  if (c->now_ns != LJ_STEP_DEFAULT_TIME) o.clock = fixed_clock(instant_of_ns(c->now_ns));
   o.attempts = c->attempts;
   o.retry_ns = c->retry_ms * 1000000;
   o.window = c->write_window;
@@ -110,9 +108,7 @@ int call_of(SweepCall& call, const lj_sweep_options_t* in, bool in_process, lj_e
 }
 
 int node_of(std::string_view& node, const char* p, size_t len, lj_error_t** err) {
-  if (!view_of(p, len, node) || node.empty()) return fail(err, LJ_EINVAL, "no node is named");
-  if (node.find('.') != std::string_view::npos)
-    return fail(err, LJ_EINVAL, fmt::format("the node {} holds a '.', which ends a step key's node", node));
+  if (!view_of(p, len, node)) return fail(err, LJ_EINVAL, "the node is NULL with a length");
   return LJ_OK;
 }
 
@@ -279,6 +275,18 @@ LJ_API void lj_sweep_report_destroy(lj_sweep_report_t* report) {
 
 LJ_API int lj_sweep_end_stale(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
                               int64_t before_ns, const lj_sweep_options_t* opts, lj_error_t** err) {
+  if (before_ns == LJ_TIME_DEFAULT) return lj_sweep_stale(out, store, node, node_len, opts, err);
+  lj_sweep_options_t with = LJ_SWEEP_OPTIONS_INIT;
+  reset(err);
+  if (out != nullptr) *out = nullptr;
+  if (int rc = read_options(with, opts, sweep_options_versions, err); rc != LJ_OK) return rc;
+  with.version = LJ_SWEEP_OPTIONS_VERSION;
+  with.before_ns = before_ns;  // the argument stands for the options' before, as it always did
+  return lj_sweep_stale(out, store, node, node_len, &with, err);
+}
+
+LJ_API int lj_sweep_stale(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
+                          const lj_sweep_options_t* opts, lj_error_t** err) {
   reset(err);
   if (out != nullptr) *out = nullptr;
   return guard(err, [&] {
@@ -286,10 +294,9 @@ LJ_API int lj_sweep_end_stale(lj_sweep_report_t** out, lj_store_t* store, const 
     std::string_view n;
     if (int rc = node_of(n, node, node_len, err); rc != LJ_OK) return rc;
     SweepCall call;
-    if (int rc = call_of(call, opts, false, err); rc != LJ_OK) return rc;
+    if (int rc = call_of(call, n, opts, false, err); rc != LJ_OK) return rc;
     StoppableStore s = stoppable(*store->store, call);
-    Instant before = before_ns == LJ_STEP_DEFAULT_TIME ? sweep_boot(call.options) : instant_of_ns(before_ns);
-    SweepReport report = end_stale(s, n, before, call.log, call.options);
+    SweepReport report = end_stale(s, n, std::nullopt, call.log, call.options);
     return finish(out, std::move(report), call.stopped, err);
   });
 }
@@ -307,7 +314,7 @@ LJ_API int lj_sweep_end_one(lj_step_t** out_step, char** out_value, size_t* out_
     if (!view_of(id, id_len, i) || !view_of(why, why_len, w))
       return fail(err, LJ_EINVAL, "a NULL id or why with a length");
     SweepCall call;
-    if (int rc = call_of(call, opts, true, err); rc != LJ_OK) return rc;
+    if (int rc = call_of(call, n, opts, true, err); rc != LJ_OK) return rc;
     StoppableStore s = stoppable(*store->store, call);
     std::string written;
     auto step = end_one(s, n, i, w, call.live, call.options, &written);
@@ -368,7 +375,7 @@ int signals_call(lj_sweep_report_t** out, lj_store_t* store, const char* node, s
     std::string_view n;
     if (int rc = node_of(n, node, node_len, err); rc != LJ_OK) return rc;
     SweepCall call;
-    if (int rc = call_of(call, opts, true, err); rc != LJ_OK) return rc;
+    if (int rc = call_of(call, n, opts, true, err); rc != LJ_OK) return rc;
     StoppableStore s = stoppable(*store->store, call);
     auto report = run(s, n, call, signals->signals);
     if (report && out != nullptr) *out = new lj_sweep_report_t{std::move(*report)};
@@ -385,9 +392,7 @@ LJ_API int lj_sweep_end_stale_at_start(lj_sweep_report_t** out, lj_store_t* stor
                                        lj_error_t** err) {
   return signals_call(out, store, node, node_len, signals, opts, err,
                       [&](Store& s, std::string_view n, SweepCall& call, SweepSignals& sig) {
-                        Instant before =
-                            before_ns == LJ_STEP_DEFAULT_TIME ? sweep_boot(call.options) : instant_of_ns(before_ns);
-                        return end_stale_at_start(s, n, before, call.log, sig, call.options);
+                        return end_stale_at_start(s, n, time_of_ns(before_ns), call.log, sig, call.options);
                       });
 }
 

@@ -22,11 +22,13 @@ struct SweepCall {
   std::atomic<bool> stopped{false};  // a callback asked to stop
 };
 
-// Resolve opts (NULL: defaults) into call; LJ_EVERSION, LJ_EINVAL as the options say.
+// Translate opts (NULL: defaults) into call, and check its rules for node as the sweep
+// will resolve them (resolve()); LJ_EVERSION, LJ_EINVAL as the options say.
 // in_process: the seed's in-process sweeps (EndOne, at start, the round), whose owner
-// is this process (choose_owner_rule).
-int call_of(SweepCall& call, const lj_sweep_options_t* opts, bool in_process, lj_error_t** err);
-// A node name: non-empty, no '.'; LJ_EINVAL otherwise.
+// is this process.
+int call_of(SweepCall& call, std::string_view node, const lj_sweep_options_t* opts, bool in_process,
+            lj_error_t** err);
+// A node as C gives it; LJ_EINVAL for NULL with a length (resolve() checks the name).
 int node_of(std::string_view& node, const char* p, size_t len, lj_error_t** err);
 // The store a sweep acts through: inner's calls, refused once a callback asked to
 // stop, so that the sweep stops before its next store call.

@@ -11,6 +11,7 @@
 
 #include "internal.hpp"
 #include "options.hpp"
+#include "rule_options.hpp"
 #include "step_handle.hpp"
 #include "store_handle.hpp"
 #include "sweep_call.hpp"
@@ -59,8 +60,13 @@ LJ_API int lj_step_watch_create(lj_step_watch_t** out, const char* node, size_t 
   return guard(err, [&] {
     std::string_view n;
     if (int rc = node_of(n, node, node_len, err); rc != LJ_OK) return rc;
-    Instant before = before_ns == LJ_STEP_DEFAULT_TIME ? this_process_start() : instant_of_ns(before_ns);
-    *out = new lj_step_watch_t{StepWatch(std::string(n), before)};
+    // The node and before as every sweep of the watch resolves them.
+    StepRules given;
+    given.node = std::string(n);
+    given.before = time_of_ns(before_ns);
+    auto resolved = resolve(std::move(given), true);
+    if (!resolved) return fail(err, resolved.error());
+    *out = new lj_step_watch_t{StepWatch(std::string(n), *resolved->before)};
     return LJ_OK;
   });
 }
@@ -74,7 +80,7 @@ LJ_API int lj_step_watch_run(lj_step_watch_t* watch, lj_store_t* store, const lj
     lj_step_watch_options_t c;
     if (int rc = read_options(c, opts, watch_options_versions, err); rc != LJ_OK) return rc;
     auto call = std::make_unique<SweepCall>();
-    if (int rc = call_of(*call, c.sweep, false, err); rc != LJ_OK) return rc;
+    if (int rc = call_of(*call, watch->watch.node(), c.sweep, false, err); rc != LJ_OK) return rc;
     StepWatchOptions o;
     o.sweep = call->options;
     if (int rc = watch_options_of(o, c, err); rc != LJ_OK) return rc;

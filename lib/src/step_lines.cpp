@@ -376,8 +376,8 @@ struct StepLinesPlan::Impl {
   // What planning lines keeps from line to line: the readers, the index of many lines at
   // once, the owners judged. One a thread.
   struct Run {
-    explicit Run(const StaleRules& r) : rules(r) {}
-    const StaleRules& rules;
+    explicit Run(const StepRules& r) : rules(r) {}
+    const StepRules& rules;
     StepLineReader reader;
     step_json::Tokens tokens;  // of many lines at once
     StepCodec codec;
@@ -396,10 +396,10 @@ struct StepLinesPlan::Impl {
   };
   class Helper;
 
-  explicit Impl(StaleRules r, unsigned n)
+  explicit Impl(StepRules r, unsigned n)
       : rules(std::move(r)), threads(std::clamp(n, 1u, StepLinesPlan::max_threads)), main(rules) {}
   ~Impl();
-  StaleRules rules;
+  StepRules rules;
   unsigned threads;
   Run main;
   std::vector<std::unique_ptr<Helper>> helpers;  // made when a piece is first large enough to share
@@ -413,7 +413,7 @@ struct StepLinesPlan::Impl {
 // until taken. Signals are blocked on the thread: they are the caller's to take.
 class StepLinesPlan::Impl::Helper {
  public:
-  explicit Helper(const StaleRules& rules) : run(rules) {
+  explicit Helper(const StepRules& rules) : run(rules) {
     sigset_t all, before;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &before);
@@ -579,7 +579,7 @@ void StepLinesPlan::Impl::plan(std::string_view text, std::string& out) {
   if (error != nullptr) std::rethrow_exception(error);
 }
 
-StepLinesPlan::StepLinesPlan(StaleRules rules, unsigned threads)
+StepLinesPlan::StepLinesPlan(StepRules rules, unsigned threads)
     : impl_(std::make_unique<Impl>(std::move(rules), threads)) {}
 StepLinesPlan::~StepLinesPlan() = default;
 StepLinesPlan::StepLinesPlan(StepLinesPlan&&) noexcept = default;
@@ -624,7 +624,7 @@ StepLinesSummary StepLinesPlan::summary() const noexcept {
   return total;
 }
 
-void plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads, StepLinesSummary& summary,
+void plan_step_lines(std::string_view text, const StepRules& rules, unsigned threads, StepLinesSummary& summary,
                      const std::function<void(std::string_view answers)>& emit) {
   // The answers handed over a piece of input at a time: a chunk the index takes at once
   // for each thread (the answers, some 50 KiB a chunk, stay in cache until handed over).
@@ -642,7 +642,7 @@ void plan_step_lines(std::string_view text, const StaleRules& rules, unsigned th
   summary = plan.summary();
 }
 
-std::string plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads,
+std::string plan_step_lines(std::string_view text, const StepRules& rules, unsigned threads,
                             StepLinesSummary& summary) {
   std::string out;
   plan_step_lines(text, rules, threads, summary, [&out](std::string_view answers) { out.append(answers); });

@@ -4,8 +4,12 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
 
 #include "leasejudge/step_key.hpp"
+#include "leasejudge/text.hpp"
 
 namespace leasejudge {
 
@@ -15,6 +19,61 @@ Instant this_process_start() {
     return ps ? Instant::from_unix_ms(ps->unix_ms) : system_now();
   }();
   return start;
+}
+
+namespace {
+
+// The rule judged by: by-owner gives not-self only to a caller that names its owner
+// token (that process's steps are its own to judge), and provably-dead to one that does
+// not, so that a plan or sweep run from outside the owners' processes never ends a step
+// whose owner is alive. In process both by-owner and not-self take this process's token.
+Result<OwnerRule> chosen_rule(OwnerRule given, bool named, bool in_process, std::string* why) {
+  switch (given) {
+    case OwnerRule::provably_dead:
+      if (why != nullptr)
+        *why = named || in_process ? "rule provably-dead: only owners proven gone (dead, recycled, rebooted) are ended"
+                                   : "rule provably-dead (no owner named): only owners proven gone (dead, recycled, "
+                                     "rebooted) are ended, never a step whose owner is alive on this node";
+      return OwnerRule::provably_dead;
+    case OwnerRule::by_owner:
+      if (!named && !in_process) return chosen_rule(OwnerRule::provably_dead, named, in_process, why);
+      return chosen_rule(OwnerRule::not_self, named, in_process, why);
+    case OwnerRule::not_self:
+      if (!named && !in_process)
+        return Error{Errc::invalid_argument,
+                     "the rule not-self takes every owner but the caller's for gone: it needs the caller's owner "
+                     "token (or the rule by-owner, which is provably-dead without one)"};
+      return OwnerRule::not_self;  // its why names the owner, resolved
+  }
+  return Error{Errc::invalid_argument, fmt::format("no rule {}", static_cast<int>(given))};
+}
+
+}  // namespace
+
+Result<StepRules> resolve(StepRules given, bool in_process, std::string* why) {
+  if (given.node.empty()) return Error{Errc::invalid_argument, "the rules name no node"};
+  if (given.node.find('.') != std::string::npos)
+    return Error{Errc::invalid_argument,
+                 fmt::format("the node {} holds a '.', which ends a step key's node", c_text_capped(given.node, 80))};
+  if (!given.owner.empty() && !parse_owner_token(given.owner)) {
+    return Error{Errc::invalid_argument,
+                 fmt::format("the owner '{}' is not an owner token: <boot id>.<pid>.<start in base 36>, as the "
+                             "steps' owners write it (for instance {})",
+                             c_text_capped(given.owner, 80), self_owner_token())};
+  }
+  if (given.bound_ns <= 0)
+    return Error{Errc::invalid_argument, fmt::format("the step bound of {} ns is out of range", given.bound_ns)};
+  if (given.min_age_ns < 0)
+    return Error{Errc::invalid_argument, fmt::format("the minimum age of {} ns is negative", given.min_age_ns)};
+  auto rule = chosen_rule(given.rule, !given.owner.empty(), in_process, why);
+  if (!rule) return rule.error();
+  given.rule = *rule;
+  if (given.owner.empty()) given.owner = self_owner_token();
+  if (given.rule == OwnerRule::not_self && why != nullptr)
+    *why = fmt::format("rule not-self: every owner but {} is taken for gone", given.owner);
+  if (!given.before) given.before = this_process_start();
+  if (!given.now) given.now = system_now();
+  return given;
 }
 
 const char* step_action_name(StepAction action) noexcept {
@@ -57,17 +116,19 @@ const char* step_reason_name(StepReason reason) noexcept {
       return "started-before";
     case StepReason::started_since:
       return "started-since";
+    case StepReason::under_min_age:
+      return "under-min-age";
   }
   return "unknown";
 }
 
 namespace {
-HolderJudgement judge_owner(std::string_view owner, const StaleRules& rules) {
+HolderJudgement judge_owner(std::string_view owner, const StepRules& rules) {
   return rules.judge ? rules.judge(owner) : judge_owner_token(owner);
 }
 }  // namespace
 
-HolderState OwnerVerdicts::state_of(std::string_view owner, const StaleRules& rules, HolderJudgement* full) {
+HolderState OwnerVerdicts::state_of(std::string_view owner, const StepRules& rules, HolderJudgement* full) {
   if (full == nullptr && owner.size() < token_max) {
     for (int i = 0; i < used_; ++i)
       if (lengths_[i] == owner.size() && std::memcmp(tokens_[i], owner.data(), owner.size()) == 0) return states_[i];
@@ -89,9 +150,11 @@ namespace {
 
 // The seed's staleWhy and its choice of end or delete, for a running step of
 // rules.node under key.
-StepVerdict judge_running_step(std::string_view key, const StepView& step, const StaleRules& rules,
+StepVerdict judge_running_step(std::string_view key, const StepView& step, const StepRules& rules,
                                OwnerVerdicts* cache, HolderJudgement* judgement) {
-  if (step.owner == rules.self) return {StepAction::leave, StepReason::owned_by_self, {}};
+  if (step.owner == rules.owner) return {StepAction::leave, StepReason::owned_by_self, {}};
+  if (rules.min_age_ns > 0 && rules.now.value_or(go_zero_time) < step.started.plus_ns(rules.min_age_ns))
+    return {StepAction::leave, StepReason::under_min_age, {}};
   bool ask = is_ask_step(key, step.tool);
   if (!step.owner.empty()) {
     // A pulled ask is deleted, never ended: its stream redelivers it, and an end
@@ -120,10 +183,10 @@ StepVerdict judge_running_step(std::string_view key, const StepView& step, const
   }
   if (ask) {
     Instant bound_at = step.started.plus_ns(rules.bound_ns);
-    if (!(bound_at < rules.now)) return {StepAction::leave, StepReason::ask_within_bound, bound_at};
+    if (!(bound_at < rules.now.value_or(go_zero_time))) return {StepAction::leave, StepReason::ask_within_bound, bound_at};
     return {StepAction::end, StepReason::ask_past_bound, bound_at};
   }
-  if (step.started < rules.before) return {StepAction::end, StepReason::started_before, {}};
+  if (step.started < rules.before.value_or(go_zero_time)) return {StepAction::end, StepReason::started_before, {}};
   return {StepAction::leave, StepReason::started_since, {}};
 }
 
@@ -141,7 +204,7 @@ StepRead read_step(std::string_view key, std::string_view value, std::string_vie
   return read;
 }
 
-StepVerdict judge_step(const StepRead& read, const StaleRules& rules, OwnerVerdicts* cache,
+StepVerdict judge_step(const StepRead& read, const StepRules& rules, OwnerVerdicts* cache,
                        HolderJudgement* judgement) {
   if (!is_step_key_of(read.key, rules.node)) return {StepAction::leave, StepReason::other_node, {}};
   if (read.value.empty()) return {StepAction::leave, StepReason::no_value, {}};
@@ -191,6 +254,8 @@ std::string_view step_leave_why(StepReason reason) noexcept {
       return "its asker still waits for it";
     case StepReason::started_since:
       return "it names no owner and started since this process began";
+    case StepReason::under_min_age:
+      return "it started less than the minimum age (--min-age) ago";
     default:
       return {};
   }

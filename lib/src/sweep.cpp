@@ -14,26 +14,17 @@
 
 namespace leasejudge {
 
-std::string sweep_self(const SweepOptions& opts) {
-  return opts.owner.empty() ? self_owner_token() : opts.owner;
-}
-
-Instant sweep_boot(const SweepOptions& opts) {
-  return opts.boot ? *opts.boot : this_process_start();
-}
-
 Instant sweep_now(const SweepOptions& opts) {
+  if (opts.rules.now) return *opts.rules.now;
   return opts.clock ? opts.clock() : system_now();
 }
 
-StaleRules stale_rules(std::string_view node, Instant before, const SweepOptions& opts) {
-  StaleRules rules;
-  static_cast<RuleOptions&>(rules) = opts;
-  rules.node = std::string(node);
-  rules.self = sweep_self(opts);
-  rules.before = before;
-  rules.now = sweep_now(opts);
-  return rules;
+Result<StepRules> sweep_rules(std::string_view node, std::optional<Instant> before, const SweepOptions& opts) {
+  StepRules given = opts.rules;
+  given.node = std::string(node);
+  if (before) given.before = before;
+  given.now = sweep_now(opts);
+  return resolve(std::move(given), opts.in_process);
 }
 
 const char* sweep_outcome_name(SweepOutcome outcome) noexcept {
@@ -107,7 +98,7 @@ void fill_planned(PlannedStep& p, const StepVerdict& v, const StepView& view, st
 }
 
 // Plan one entry; an action only for end and delete.
-std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, const StaleRules& rules, StepCodec& codec,
+std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, const StepRules& rules, StepCodec& codec,
                                       OwnerVerdicts* cache, SweepCounts& counts) {
   const StepRead read = read_step(e.key, e.value, rules.node, codec);
   HolderJudgement judgement;
@@ -120,7 +111,7 @@ std::optional<PlannedStep> plan_entry(std::size_t index, const SweepEntry& e, co
   count_sweep_action(counts, v.action);
   PlannedStep p;
   p.entry = index;
-  fill_planned(p, v, view, rules.self, judgement);
+  fill_planned(p, v, view, rules.owner, judgement);
   return p;
 }
 
@@ -140,8 +131,8 @@ void observe_leave(const SweepOptions& opts, const SweepEntry& e, const StepVerd
 }
 
 // Why a batch cannot be planned (plan_batch's refusals), or success.
-Status check_batch(std::string_view buffer, std::span<const BatchEntry> entries, const StaleRules& rules) {
-  if (rules.self.empty()) return Status(Errc::invalid_argument, "the rules name no owner for this process");
+Status check_batch(std::string_view buffer, std::span<const BatchEntry> entries, const StepRules& rules) {
+  if (rules.owner.empty()) return Status(Errc::invalid_argument, "the rules name no owner for this process");
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const BatchEntry& e = entries[i];
     if (e.key_offset > buffer.size() || e.key_len > buffer.size() - e.key_offset || e.value_offset > buffer.size() ||
@@ -158,7 +149,7 @@ Status check_batch(std::string_view buffer, std::span<const BatchEntry> entries,
 // differs).
 class BatchSweep {
  public:
-  BatchSweep(StaleRules& rules, const SweepOptions& opts, SweepApplier& applier, SweepReport& report)
+  BatchSweep(StepRules& rules, const SweepOptions& opts, SweepApplier& applier, SweepReport& report)
       : rules_(rules), opts_(opts), applier_(applier), report_(report) {}
   BatchSweep(const BatchSweep&) = delete;
   BatchSweep& operator=(const BatchSweep&) = delete;
@@ -203,11 +194,11 @@ class BatchSweep {
       observe_leave(opts_, e, v, view);
       return;
     }
-    fill_planned(planned_, v, view, rules_.self, judgement);  // its strings keep their capacity
+    fill_planned(planned_, v, view, rules_.owner, judgement);  // its strings keep their capacity
     applier_.act(e, planned_, codec_, &spans_);
   }
 
-  StaleRules& rules_;
+  StepRules& rules_;
   const SweepOptions& opts_;
   SweepApplier& applier_;
   SweepReport& report_;
@@ -220,7 +211,7 @@ class BatchSweep {
 
 }  // namespace
 
-SweepPlan plan_sweep(std::span<const SweepEntry> entries, const StaleRules& rules) {
+SweepPlan plan_sweep(std::span<const SweepEntry> entries, const StepRules& rules) {
   SweepPlan plan;
   OwnerVerdicts cache;
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -257,11 +248,16 @@ SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const
   return report;
 }
 
-SweepReport end_stale(Store& store, std::string_view node, Instant before, const SweepLog& log,
+SweepReport end_stale(Store& store, std::string_view node, std::optional<Instant> before, const SweepLog& log,
                       const SweepOptions& opts) {
   SweepReport report;
   std::int64_t t0 = sweep_steady_ns();
-  StaleRules rules = stale_rules(node, before, opts);
+  auto resolved = sweep_rules(node, before, opts);
+  if (!resolved) {
+    report.status = Status(resolved.error());
+    return report;
+  }
+  StepRules& rules = *resolved;
   ScanStats scanned;
   bool halted = false;  // the sweep stopped the read itself
   Status read;
@@ -317,15 +313,15 @@ Result<Step> end_one(Store& store, std::string_view node, std::string_view id_te
   if (!step) return Error{Errc::parse, fmt::format("the step {} is no step: {}", *key, codec.no_step_why())};
   if (step->state != step_running)
     return Error{Errc::refused, fmt::format("the step {} is {}, not running", *key, step->state)};
-  std::string self = sweep_self(opts);
-  Instant boot = sweep_boot(opts);
-  if (step->owner == self || (step->owner.empty() && !(step->started < boot)) || (live && live(id)))
+  auto rules = sweep_rules(node, std::nullopt, opts);
+  if (!rules) return rules.error();
+  if (step->owner == rules->owner || (step->owner.empty() && !(step->started < *rules->before)) || (live && live(id)))
     return Error{Errc::refused,
                  fmt::format("the step {} was started by this process and may run now; only a step a previous "
                              "process left is ended",
                              *key)};
-  if (opts.rule == OwnerRule::provably_dead && !step->owner.empty()) {
-    HolderJudgement j = opts.judge ? opts.judge(step->owner) : judge_owner_token(step->owner);
+  if (rules->rule == OwnerRule::provably_dead && !step->owner.empty()) {
+    HolderJudgement j = rules->judge ? rules->judge(step->owner) : judge_owner_token(step->owner);
     if (j.state == HolderState::alive || j.state == HolderState::unknown)
       return Error{Errc::refused,
                    fmt::format("the step {} is owned by {}, which is not proven gone ({}: {}); only a step a "
@@ -388,10 +384,17 @@ bool SweepSignals::sleep_for(std::int64_t ns) const {
   return !cancelled_;
 }
 
-std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view node, Instant before, const SweepLog& log,
+std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view node, std::optional<Instant> before,
+                                              const SweepLog& log,
                                               const SweepSignals& signals, const SweepOptions& opts) {
   if (!signals.wait_served()) return std::nullopt;
-  std::string self = sweep_self(opts);
+  auto rules = sweep_rules(node, before, opts);
+  if (!rules) {
+    SweepReport refused;
+    refused.status = Status(rules.error());
+    return refused;
+  }
+  const std::string& self = rules->owner;
   if (log) {
     auto token = parse_owner_token(self);
     if (token && token->boot_id == no_boot_id)
@@ -401,7 +404,7 @@ std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view nod
                       node, self));
   }
   SweepOptions resolved = opts;
-  resolved.owner = self;
+  resolved.rules.owner = self;
   for (int attempt = 1;; ++attempt) {
     SweepReport report = end_stale(store, node, before, log, resolved);
     if (report.status.ok()) {
@@ -419,7 +422,7 @@ std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view nod
 std::optional<SweepReport> end_stale_round(Store& store, std::string_view node, const SweepLog& log,
                                            const SweepSignals& signals, const SweepOptions& opts) {
   if (!signals.served()) return std::nullopt;
-  SweepReport report = end_stale(store, node, sweep_boot(opts), log, opts);
+  SweepReport report = end_stale(store, node, std::nullopt, log, opts);
   if (!report.status.ok() && log) log(fmt::format("ending the steps left running: {}", report.status.error().message));
   return report;
 }
@@ -429,7 +432,7 @@ std::optional<SweepReport> end_stale_round(Store& store, std::string_view node, 
 namespace {
 
 void plan_run(std::span<BatchVerdict> out, std::string_view buffer, std::span<const BatchEntry> entries,
-              const StaleRules& rules, StepCodec& codec, BatchSummary& summary) {
+              const StepRules& rules, StepCodec& codec, BatchSummary& summary) {
   OwnerVerdicts cache;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const BatchEntry& e = entries[i];
@@ -449,7 +452,7 @@ void plan_run(std::span<BatchVerdict> out, std::string_view buffer, std::span<co
 }  // namespace
 
 Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::span<const BatchEntry> entries,
-                  const StaleRules& rules, unsigned threads, BatchSummary* summary) {
+                  const StepRules& rules, unsigned threads, BatchSummary* summary) {
   if (out.size() < entries.size())
     return Status(Errc::invalid_argument,
                   fmt::format("the batch has {} entries and room for {} verdicts", entries.size(), out.size()));

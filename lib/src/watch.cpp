@@ -142,7 +142,12 @@ struct StepWatch::Run {
     seen[c.key] = c.revision;
     if (c.written_unix_ns > 0) w.set(WatchFigure::lag_ns, std::max<std::int64_t>(0, unix_now_ns() - c.written_unix_ns));
     SweepEntry e{c.key, c.revision, *c.value};
-    StaleRules rules = stale_rules(w.node_, w.before_, sweep);
+    auto resolved = sweep_rules(w.node_, w.before_, sweep);
+    if (!resolved) {
+      say(resolved.error().message);
+      return;
+    }
+    const StepRules& rules = *resolved;
     StepVerdict v = judge_step(read_step(e.key, e.value, rules.node, codec), rules);
     if (v.action == StepAction::leave) {
       w.judged_[static_cast<std::size_t>(v.reason)].fetch_add(1, std::memory_order_relaxed);

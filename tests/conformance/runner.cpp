@@ -76,6 +76,7 @@ struct Runner {
                   : rule == "by-owner" ? LJ_STEP_RULE_BY_OWNER
                                        : 99;
     }
+    if (has(s, "min_age_ms")) opts.min_age_ms = s["min_age_ms"].get_int64().value();
     for (auto [field, out] : {std::pair{"now", &opts.now_ns}, std::pair{"before", &opts.before_ns}}) {
       std::string t = text_of(s, field);
       if (int rc = lj_step_time_parse(out, t.data(), t.size(), nullptr); rc != LJ_OK) return error_json(rc);

@@ -25,6 +25,7 @@ function plan(s) {
   const o = {node: s.node, now: new Date(s.now), before: new Date(s.before)};
   if ('owner' in s) o.owner = s.owner;
   if ('rule' in s) o.rule = s.rule;
+  if ('min_age_ms' in s) o.minAgeMs = s.min_age_ms;
   let got;
   try {
     got = lj.planStepLines(Buffer.from(input), o);

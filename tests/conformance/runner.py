@@ -47,6 +47,8 @@ class Runner:
             kw["owner"] = s["owner"]
         if "rule" in s:
             kw["rule"] = s["rule"]
+        if "min_age_ms" in s:
+            kw["rules"] = lj.Rules(min_age_ms=s["min_age_ms"])
         try:
             got = lj.plan_lines(data, **kw)
         except (errors.LeasejudgeError, ValueError) as e:

@@ -80,6 +80,7 @@ plan() {
   local i=$1 args=(--node "$node" --now "$now" --before "$before")
   [ -n "$has_owner" ] && args+=(--owner "$owner")
   [ -n "$has_rule" ] && args+=(--rule "$rule")
+  [ -n "${min_age_ms:-}" ] && args+=(--min-age "${min_age_ms}ms")
   sed "s/{{SELF}}/$SELF/g" "$WORK/$i.in" >"$WORK/$i.plan-in"
   local rc
   # Run from this shell (no subshell between): the shell is the command's own process.
@@ -211,7 +212,7 @@ release() {
 }
 
 while IFS=$'\t' read -r i name; do
-  unset owner rule probe url key now now0 now1 lease_ms wait_ms case
+  unset owner rule min_age_ms probe url key now now0 now1 lease_ms wait_ms case
   # shellcheck disable=SC1090
   . "$WORK/$i.env"
   # Each answer written from this shell, not a subshell (see plan).

@@ -114,6 +114,16 @@ expected='{"key":"n1.a","action":"end","reason":"owner-gone",'$restart'}
 rc=7'
 same "--owner, --before, --bound, --rule" "$expected" "$(run leasejudge step plan --node n1 --owner no-boot-id.1.1 --before 2000-01-01T00:00:00Z --bound 36000 \
   --rule provably-dead --now 2024-05-01T12:00:00Z "$WORK/steps.jsonl")"
+# --min-age: a step another owner started a minute before now is left, whoever owns it.
+printf '%s\n' '{"key":"n1.y","value":{"id":"y","tool":"t","state":"running","owner":"no-boot-id.7.z","started":"2024-05-01T11:59:00Z"}}' >"$WORK/young.jsonl"
+same "--min-age 2m leaves a step started a minute ago" \
+  '{"key":"n1.y","action":"leave","reason":"under-min-age","why":"it started less than the minimum age (--min-age) ago"}
+rc=0' "$(run leasejudge step plan --node n1 --owner no-boot-id.1.1 --rule not-self --now 2024-05-01T12:00:00Z \
+  --min-age 2m "$WORK/young.jsonl")"
+same "--min-age 30s: the minimum met, the step is judged" \
+  '{"key":"n1.y","action":"end","reason":"owner-not-self",'"$restart"'}
+rc=0' "$(run leasejudge step plan --node n1 --owner no-boot-id.1.1 --rule not-self --now 2024-05-01T12:00:00Z \
+  --min-age 30s "$WORK/young.jsonl")"
 # A state larger than a read (1 MiB), read from a pipe as it comes: 3,000 copies of the
 # lines above, their answers 3,000 copies of the answers, the summary counting all.
 copies=3000

@@ -27,8 +27,8 @@ static napi_value summary_object(napi_env env, const lj_step_plan_summary_t* s) 
   return obj;
 }
 
-/* Reads args[1..8] (node, owner, beforeNs, nowNs, boundSeconds, rule,
- * startToleranceMs, threads) into opts; node and owner into texts. */
+/* Reads args[1..9] (node, owner, beforeNs, nowNs, boundSeconds, rule,
+ * startToleranceMs, threads, minAgeMs) into opts; node and owner into texts. */
 static int plan_options_of(napi_env env, napi_value* args, lj_step_plan_options_t* opts, ljn_text* node,
                            ljn_text* owner) {
   int rule = 0, threads = 0;
@@ -61,21 +61,23 @@ static int plan_options_of(napi_env env, napi_value* args, lj_step_plan_options_
     }
     opts->threads = (uint32_t)threads;
   }
+  if (ljn_type(env, args[9]) != napi_undefined && ljn_int64_of(env, args[9], "minAgeMs", &opts->min_age_ms) != 0)
+    return -1;
   return 0;
 }
 
 /* planLines(input, node, owner, beforeNs, nowNs, boundSeconds, rule,
- *           startToleranceMs, threads): { lines: Buffer, summary }. */
+ *           startToleranceMs, threads, minAgeMs): { lines: Buffer, summary }. */
 static napi_value plan_lines(napi_env env, napi_callback_info info) {
-  napi_value args[9], result, lines, summary;
-  size_t argc = 9, len = 0;
+  napi_value args[10], result, lines, summary;
+  size_t argc = 10, len = 0;
   ljn_text input, node, owner;
   lj_step_plan_options_t opts;
   lj_step_plan_summary_t counts;
   char* out = NULL;
   lj_error_t* err = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  if (argc < 9) return ljn_throw_type(env, "planLines takes 9 arguments");
+  if (argc < 10) return ljn_throw_type(env, "planLines takes 10 arguments");
   ljn_text_init(&input);
   ljn_text_init(&node);
   ljn_text_init(&owner);

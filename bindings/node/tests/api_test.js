@@ -408,6 +408,13 @@ test("the step plan over JSON lines", () => {
   assert.deepStrictEqual(JSON.parse(unnamed.lines.toString().split("\n")[0]).reason, "owner-unknown");
   assert.deepStrictEqual(lj.planStepLines(input, { node: "n", owner, rule: "by-owner",
                                                    now: at("2024-06-01T12:00:00Z") }).summary, plan.summary);
+  // minAgeMs: a step another owner started a minute ago is left under two minutes.
+  const young = line("n.y", { id: "y", tool: "t", state: "running", owner: "x.1.1", started: "2024-06-01T11:59:00Z" });
+  const minAged = (ms) => JSON.parse(lj.planStepLines(young, { node: "n", owner, now: at("2024-06-01T12:00:00Z"),
+                                                               minAgeMs: ms }).lines.toString());
+  assert.deepStrictEqual(minAged(120000), { key: "n.y", action: "leave", reason: "under-min-age",
+                                            why: "it started less than the minimum age (--min-age) ago" });
+  assert.strictEqual(minAged(30000).reason, "owner-not-self");
   throwsCode(() => lj.planStepLines(input, { node: "n", rule: "not-self" }), Error, "LJ_EINVAL");
   throwsCode(() => lj.planStepLines("", { node: "" }), Error, "LJ_EINVAL");
   throwsCode(() => lj.planStepLines("", { node: "n", now: 2n ** 64n }), RangeError, "LJ_EINVAL");

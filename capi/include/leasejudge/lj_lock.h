@@ -13,7 +13,7 @@
  * reason code and a sentence naming the holder. Judging never breaks on missing
  * evidence.
  *
- * Times are milliseconds since the Unix epoch; LJ_LOCK_NOW stands for the system
+ * Times are milliseconds since the Unix epoch; LJ_TIME_DEFAULT stands for the system
  * clock wherever a time is taken. A time outside JavaScript's Date range
  * (+-8.64e15 ms), a negative lease and a timeout over a day (86400000 ms) are
  * LJ_EINVAL wherever they are taken.
@@ -29,7 +29,8 @@
 extern "C" {
 #endif
 
-/* Now, read from the system clock when the call runs. */
+/* Deprecated: an older name of LJ_TIME_DEFAULT (lj_common.h): now, read from the
+ * system clock when the call runs. */
 #define LJ_LOCK_NOW LJ_TIME_DEFAULT
 /* A process holder's lease (10 minutes), renewed every third of it. */
 #define LJ_LOCK_PROCESS_LEASE_MS 600000

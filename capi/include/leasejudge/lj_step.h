@@ -27,7 +27,7 @@
  *     read; a key moved since is skipped and counted, never overwritten.
  *
  * Times are nanoseconds since the Unix epoch (UTC, 1677 to 2262);
- * LJ_STEP_DEFAULT_TIME stands for the default wherever a time is taken.
+ * LJ_TIME_DEFAULT stands for the default wherever a time is taken.
  */
 #ifndef LEASEJUDGE_LJ_STEP_H
 #define LEASEJUDGE_LJ_STEP_H
@@ -40,8 +40,8 @@
 extern "C" {
 #endif
 
-/* The default of a time: now is the system clock, before and boot this process's
- * start (as the kernel recorded it). */
+/* Deprecated: an older name of LJ_TIME_DEFAULT (lj_common.h). The default of a time:
+ * now is the system clock, before this process's start (as the kernel recorded it). */
 #define LJ_STEP_DEFAULT_TIME LJ_TIME_DEFAULT
 /* Readable bytes a store's scan keeps after each batch it hands over (lj_store.h).
  * lj_step_plan_batch needs none: it reads no byte past an entry. */
@@ -73,11 +73,12 @@ typedef enum lj_step_reason_t {
   LJ_STEP_ASK_WITHIN_BOUND = 9,  /* no owner, an ask its asker still waits for: leave */
   LJ_STEP_ASK_PAST_BOUND = 10,   /* no owner, an ask past the step bound: end */
   LJ_STEP_STARTED_BEFORE = 11,   /* no owner, hand-started before `before`: end */
-  LJ_STEP_STARTED_SINCE = 12     /* no owner, started since `before`: leave */
+  LJ_STEP_STARTED_SINCE = 12,    /* no owner, started since `before`: leave */
+  LJ_STEP_UNDER_MIN_AGE = 13     /* started less than min_age_ms before now: leave, whoever owns it */
 } lj_step_reason_t;
 
 typedef enum lj_step_rule_t {
-  /* Every owner but the caller's token is gone (the seed). A plan or lj_sweep_end_stale
+  /* Every owner but the caller's token is gone (the seed). A plan or lj_sweep_stale
    * needs the owner named (LJ_EINVAL otherwise); EndOne, the sweep at start and the
    * round, the seed's in-process sweeps, take this process's token. */
   LJ_STEP_RULE_NOT_SELF = 0,
@@ -92,7 +93,7 @@ typedef enum lj_step_rule_t {
 LJ_API const char *lj_step_action_name(int action);
 /* "other-node", "no-value", "no-step", "not-running", "owned-by-self",
  * "owner-not-self", "owner-gone", "owner-alive", "owner-unknown",
- * "ask-within-bound", "ask-past-bound", "started-before", "started-since";
+ * "ask-within-bound", "ask-past-bound", "started-before", "started-since", "under-min-age";
  * "" for a number that names none. Static storage. */
 LJ_API const char *lj_step_reason_name(int reason);
 
@@ -124,7 +125,7 @@ LJ_API int lj_step_said(char **out, size_t *out_len, const lj_step_action_t *act
 
 /* --- plan options ------------------------------------------------------------------ */
 
-#define LJ_STEP_PLAN_OPTIONS_VERSION 1
+#define LJ_STEP_PLAN_OPTIONS_VERSION 2
 typedef struct lj_step_plan_options_t {
   uint32_t version;
   const char *node; /* required: the node whose keys are judged */
@@ -132,8 +133,8 @@ typedef struct lj_step_plan_options_t {
   const char *owner; /* this process's owner token; NULL or empty: its own */
   size_t owner_len;
   int64_t before_ns;     /* a step with no owner started before it is ended;
-                            LJ_STEP_DEFAULT_TIME: this process's start */
-  int64_t now_ns;        /* LJ_STEP_DEFAULT_TIME: the system clock */
+                            LJ_TIME_DEFAULT: this process's start */
+  int64_t now_ns;        /* LJ_TIME_DEFAULT: the system clock */
   int64_t bound_seconds; /* how long an asker waits; > 0; default 3600 */
   int rule;              /* lj_step_rule_t */
   int64_t start_tolerance_ms; /* rule PROVABLY_DEAD, judged here: default 5000; >= 0 */
@@ -143,10 +144,14 @@ typedef struct lj_step_plan_options_t {
   int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
   void *payload;
   uint32_t threads; /* batch plans: split over this many threads; 0 or 1: one */
+  /* Version 2. */
+  /* A running step started less than this before now is left, whoever owns it
+   * (LJ_STEP_UNDER_MIN_AGE): a guard when a node's boot time is in doubt. 0: none; >= 0. */
+  int64_t min_age_ms;
 } lj_step_plan_options_t;
 #define LJ_STEP_PLAN_OPTIONS_INIT \
-  {LJ_STEP_PLAN_OPTIONS_VERSION, NULL, 0, NULL, 0, LJ_STEP_DEFAULT_TIME, LJ_STEP_DEFAULT_TIME, 3600, \
-   LJ_STEP_RULE_BY_OWNER, 5000, NULL, NULL, 1}
+  {LJ_STEP_PLAN_OPTIONS_VERSION, NULL, 0, NULL, 0, LJ_TIME_DEFAULT, LJ_TIME_DEFAULT, 3600, \
+   LJ_STEP_RULE_BY_OWNER, 5000, NULL, NULL, 1, 0}
 LJ_API int lj_step_plan_options_init(lj_step_plan_options_t *opts, uint32_t version);
 
 /* --- one key ------------------------------------------------------------------------- */
@@ -176,9 +181,13 @@ typedef struct lj_step_plan_summary_t {
 } lj_step_plan_summary_t;
 
 /* Plan every entry of buffer into out[i] (out_count >= entry_count), in one call.
- * Values are read where they are, and no byte past an entry is read. buffer_padding is
- * ignored (any value will do; it stays for the signature). summary may be NULL. LJ_EINVAL
- * for an entry outside the buffer, a short out, or no node. Nothing is allocated per key. */
+ * Values are read where they are, and no byte past an entry is read. summary may be
+ * NULL. LJ_EINVAL for an entry outside the buffer, a short out, or no node. Nothing is
+ * allocated per key. */
+LJ_API int lj_step_plan_entries(lj_step_action_t *out, size_t out_count, lj_step_plan_summary_t *summary,
+                                const char *buffer, size_t buffer_len, const lj_step_entry_t *entries,
+                                size_t entry_count, const lj_step_plan_options_t *opts, lj_error_t **err);
+/* Deprecated: lj_step_plan_entries with a buffer_padding it ignores (any value will do). */
 LJ_API int lj_step_plan_batch(lj_step_action_t *out, size_t out_count, lj_step_plan_summary_t *summary,
                               const char *buffer, size_t buffer_len, size_t buffer_padding,
                               const lj_step_entry_t *entries, size_t entry_count,
@@ -306,7 +315,7 @@ LJ_API int lj_step_time(int64_t *out_sec, int32_t *out_nsec, const lj_step_t *st
 LJ_API void lj_step_destroy(lj_step_t *step);
 
 /* The value ended as failed: state "failed", reason why, ended at ended_ns
- * (RFC3339Nano UTC; LJ_STEP_DEFAULT_TIME: now), result removed; every other byte
+ * (RFC3339Nano UTC; LJ_TIME_DEFAULT: now), result removed; every other byte
  * kept. *out is the caller's. LJ_EPARSE when value is no step object. */
 LJ_API int lj_step_end_value(char **out, size_t *out_len, const char *value, size_t value_len, const char *why,
                              size_t why_len, int64_t ended_ns, lj_error_t **err);
@@ -341,15 +350,15 @@ typedef enum lj_sweep_outcome_t {
  * number that names none. Static storage. */
 LJ_API const char *lj_sweep_outcome_name(int outcome);
 
-#define LJ_SWEEP_OPTIONS_VERSION 2
+#define LJ_SWEEP_OPTIONS_VERSION 3
 typedef struct lj_sweep_options_t {
   uint32_t version;
   const char *owner; /* this process's owner token; NULL or empty: its own */
   size_t owner_len;
   int64_t before_ns;     /* this process's start (EndOne's; the round's before, as in
-                            lj_step_plan_options_t); LJ_STEP_DEFAULT_TIME: as the
+                            lj_step_plan_options_t); LJ_TIME_DEFAULT: as the
                             kernel recorded it */
-  int64_t now_ns;        /* LJ_STEP_DEFAULT_TIME: the system clock; else fixed (tests) */
+  int64_t now_ns;        /* LJ_TIME_DEFAULT: the system clock; else fixed (tests) */
   int64_t bound_seconds; /* default 3600 */
   int rule;              /* lj_step_rule_t */
   int64_t start_tolerance_ms; /* default 5000; >= 0 */
@@ -372,10 +381,12 @@ typedef struct lj_sweep_options_t {
    * delete when its outcome is known (planned, in a dry run). NULL: none. Non-zero:
    * the sweep stops before its next write (LJ_EUSER). */
   int (*on_key)(const lj_sweep_key_t *key, void *payload);
+  /* Version 3. */
+  int64_t min_age_ms; /* as in lj_step_plan_options_t: default 0 (none); >= 0 */
 } lj_sweep_options_t;
 #define LJ_SWEEP_OPTIONS_INIT \
-  {LJ_SWEEP_OPTIONS_VERSION, NULL, 0, LJ_STEP_DEFAULT_TIME, LJ_STEP_DEFAULT_TIME, 3600, LJ_STEP_RULE_BY_OWNER, \
-   5000, NULL, NULL, NULL, NULL, 6, 5000, 256, 4096, 0, NULL}
+  {LJ_SWEEP_OPTIONS_VERSION, NULL, 0, LJ_TIME_DEFAULT, LJ_TIME_DEFAULT, 3600, LJ_STEP_RULE_BY_OWNER, \
+   5000, NULL, NULL, NULL, NULL, 6, 5000, 256, 4096, 0, NULL, 0}
 LJ_API int lj_sweep_options_init(lj_sweep_options_t *opts, uint32_t version);
 
 /* A key's texts (living as long as the call; NUL-terminated too); "" for a field the
@@ -443,10 +454,15 @@ typedef enum lj_sweep_stat_t {
 LJ_API uint64_t lj_sweep_report_stat(const lj_sweep_report_t *report, int stat);
 LJ_API void lj_sweep_report_destroy(lj_sweep_report_t *report);
 
-/* The seed's EndStale: end node's steps no process runs any more (before_ns:
- * LJ_STEP_DEFAULT_TIME is this process's start). *out (optional) is what was done,
- * also when an error stopped the sweep; the return is that error's code (a store
- * failure keeps the store's code; a callback's stop is LJ_EUSER). */
+/* The seed's EndStale: end node's steps no process runs any more, by opts (its
+ * before_ns: a step with no owner started before it is ended; LJ_TIME_DEFAULT: this
+ * process's start). *out (optional) is what was done, also when an error stopped the
+ * sweep; the return is that error's code (a store failure keeps the store's code; a
+ * callback's stop is LJ_EUSER). */
+LJ_API int lj_sweep_stale(lj_sweep_report_t **out, lj_store_t *store, const char *node, size_t node_len,
+                          const lj_sweep_options_t *opts, lj_error_t **err);
+/* Deprecated: lj_sweep_stale with a before_ns beside the options' (LJ_TIME_DEFAULT:
+ * the options' before_ns; any other value stands for it). */
 LJ_API int lj_sweep_end_stale(lj_sweep_report_t **out, lj_store_t *store, const char *node, size_t node_len,
                               int64_t before_ns, const lj_sweep_options_t *opts, lj_error_t **err);
 

@@ -53,7 +53,7 @@ typedef struct lj_step_watch_options_t {
 LJ_API int lj_step_watch_options_init(lj_step_watch_options_t *opts, uint32_t version);
 
 /* A watch of node's steps (node: non-empty, no '.'); before_ns as in
- * lj_sweep_end_stale (LJ_STEP_DEFAULT_TIME: this process's start). The caller owns
+ * lj_sweep_options_t (LJ_TIME_DEFAULT: this process's start). The caller owns
  * *out (lj_step_watch_destroy). LJ_EINVAL for a NULL out or a bad node. */
 LJ_API int lj_step_watch_create(lj_step_watch_t **out, const char *node, size_t node_len, int64_t before_ns,
                                 lj_error_t **err);

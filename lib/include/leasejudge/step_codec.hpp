@@ -127,7 +127,7 @@ class StepCodec {
              const StepSpans* spans = nullptr);
 
  private:
-  friend struct StepCodecAccess;  // lib/src/step_codec.hpp: a value inside a larger text
+  friend struct StepCodecAccess;  // lib/src/step_codec_within.hpp: a value inside a larger text
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -100,7 +100,7 @@ struct StepLinesSummary {
 class StepLinesPlan {
  public:
   static constexpr unsigned max_threads = 64;  // more are taken as this many
-  explicit StepLinesPlan(StaleRules rules, unsigned threads = 1);
+  explicit StepLinesPlan(StepRules rules, unsigned threads = 1);
   ~StepLinesPlan();
   StepLinesPlan(StepLinesPlan&&) noexcept;
   StepLinesPlan& operator=(StepLinesPlan&&) noexcept;
@@ -121,12 +121,12 @@ class StepLinesPlan {
 // The plan of the lines of text, over `threads` threads (a StepLinesPlan fed 256 KiB a
 // thread at a time): the answers in input order. rules.judge may be called from every
 // thread at once.
-std::string plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads,
+std::string plan_step_lines(std::string_view text, const StepRules& rules, unsigned threads,
                             StepLinesSummary& summary);
 // The same, the answers handed to emit in input order as they are made, those of 256
 // KiB of input a thread at a time, so that a caller puts them where it wants them
 // without holding them twice.
-void plan_step_lines(std::string_view text, const StaleRules& rules, unsigned threads, StepLinesSummary& summary,
+void plan_step_lines(std::string_view text, const StepRules& rules, unsigned threads, StepLinesSummary& summary,
                      const std::function<void(std::string_view answers)>& emit);
 
 // Plan the lines read from in_fd until its end, the answers written to out_fd as they

@@ -11,10 +11,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "leasejudge/clock.hpp"
+#include "leasejudge/error.hpp"
 #include "leasejudge/identity.hpp"
 #include "leasejudge/step_codec.hpp"
 
@@ -30,11 +32,14 @@ inline constexpr std::int64_t default_step_bound_ns = 3600LL * 1000000000LL;
 // be read. The default `before` of a sweep and the start EndOne compares with.
 Instant this_process_start();
 
-// Which owners a sweep takes for gone.
+// Which owners a plan or sweep takes for gone.
 enum class OwnerRule : std::uint8_t {
   not_self = 0,       // every owner but this process (the seed)
   provably_dead = 1,  // only an owner judge_owner_token proves gone (dead, recycled,
                       // other boot): for nodes that run several processes at once
+  by_owner = 2,       // the default, as given: not-self when the caller names its owner
+                      // token (or sweeps in its own process), provably-dead otherwise;
+                      // resolve() turns it into one of the two above
 };
 
 enum class StepAction : std::uint8_t {
@@ -58,8 +63,9 @@ enum class StepReason : std::uint8_t {
   ask_past_bound = 10,   // no owner, an ask past the step bound: ended
   started_before = 11,   // no owner, hand-started before this process: ended
   started_since = 12,    // no owner, started since this process began: may be ours
+  under_min_age = 13,    // started less than the rules' min_age before now: left, whoever owns it
 };
-inline constexpr int step_reason_count = 13;
+inline constexpr int step_reason_count = 14;
 
 // "leave", "end", "delete".
 const char* step_action_name(StepAction action) noexcept;
@@ -69,23 +75,36 @@ const char* step_reason_name(StepReason reason) noexcept;
 // Judges an owner token (tests pass their own; the default is judge_owner_token).
 using OwnerJudge = std::function<HolderJudgement(std::string_view owner)>;
 
-// The rule options every plan and sweep takes as they are given: the one struct of
-// them. StaleRules (a plan's rules, resolved) and SweepOptions (a sweep's options) hold
-// it as their base; the C ABI's two option structs convert to it in one place
-// (capi/src/rule_options.hpp). A new rule option is a field here.
-struct RuleOptions {
-  std::int64_t bound_ns = default_step_bound_ns;
-  OwnerRule rule = OwnerRule::not_self;
-  OwnerJudge judge;  // empty: judge_owner_token with its default options
+// The rules of a plan or sweep: the one struct of them, held by a plan's caller and by
+// SweepOptions alike; the C ABI's lj_step_rules_t converts to it in one place
+// (capi/src/rule_options.hpp). A new rule is a field here and a line in resolve().
+// As given, a field may be left to its default; resolve() takes every default and
+// checks the rest, and judge_step reads only rules it resolved.
+struct StepRules {
+  std::string node;               // the node whose keys are judged: non-empty, no '.'
+  std::string owner;              // this process's owner token; empty: none named
+                                  // (resolved: self_owner_token())
+  std::optional<Instant> before;  // a step with no owner started before it is a
+                                  // previous process's; nullopt: this_process_start()
+  std::optional<Instant> now;     // nullopt: the system clock (a sweep: its clock)
+  std::int64_t bound_ns = default_step_bound_ns;  // how long an asker waits; > 0
+  OwnerRule rule = OwnerRule::by_owner;
+  OwnerJudge judge;               // empty: judge_owner_token with its default options
+  // A running step started less than min_age_ns before now is left, whoever owns it:
+  // a guard when a node's boot time or its owners' tokens are in doubt. 0: none; >= 0.
+  std::int64_t min_age_ns = 0;
 };
 
-// Everything a plan reads, resolved: no I/O but the owner judge's.
-struct StaleRules : RuleOptions {
-  std::string node;
-  std::string self;  // this process's owner token; never empty
-  Instant before;    // a step with no owner started before it is a previous process's
-  Instant now;
-};
+// The rules given, resolved: the owner (empty: this process's token), before (this
+// process's start), now (the system clock, read here) and the rule (by-owner:
+// not-self when the owner is named or in_process, provably-dead otherwise). in_process:
+// the seed's own sweeps, whose owner is this process whether it is named or not (the
+// rules by-owner and not-self then take its token). why (optional) receives the rule
+// chosen and why, as a person reads it. Errc::invalid_argument for a node that is
+// empty or holds a '.', an owner that is no owner token, a rule out of range, not-self
+// with no owner named out of process, a bound out of range and a negative min_age_ns. The one place a
+// default of the rules is decided, for every door.
+Result<StepRules> resolve(StepRules given, bool in_process, std::string* why = nullptr);
 
 struct StepVerdict {
   StepAction action = StepAction::leave;
@@ -97,7 +116,7 @@ struct StepVerdict {
 // Fixed size: holds a few recent owners and allocates nothing.
 class OwnerVerdicts {
  public:
-  HolderState state_of(std::string_view owner, const StaleRules& rules, HolderJudgement* full = nullptr);
+  HolderState state_of(std::string_view owner, const StepRules& rules, HolderJudgement* full = nullptr);
 
  private:
   static constexpr int slots = 8;
@@ -125,7 +144,7 @@ StepRead read_step(std::string_view key, std::string_view value, std::string_vie
 // value's shape, running, then the seed's staleWhy and its choice of end or delete.
 // cache (optional) judges each owner once in a batch; judgement (optional) receives the
 // owner's judgement under rule provably_dead, judged afresh.
-StepVerdict judge_step(const StepRead& read, const StaleRules& rules, OwnerVerdicts* cache = nullptr,
+StepVerdict judge_step(const StepRead& read, const StepRules& rules, OwnerVerdicts* cache = nullptr,
                        HolderJudgement* judgement = nullptr);
 
 // The why of a verdict: restart_reason, "past the step bound: its asker stopped

@@ -40,12 +40,16 @@ struct SweepKey;
 // Told of every key a sweep reads (SweepOptions::on_key).
 using SweepObserver = std::function<void(const SweepKey& key)>;
 
-// A sweep's options: the rule options (RuleOptions, its base), who this process is, and
-// how the sweep reads and writes.
-struct SweepOptions : RuleOptions {
-  std::string owner;            // this process's owner token; empty: self_owner_token()
-  std::optional<Instant> boot;  // this process's start; nullopt: this_process_start()
-  Clock clock;                            // empty: the system clock
+// A sweep's options: its rules (StepRules, as every plan takes them), and how the
+// sweep reads and writes. The sweep calls take the node and the `before` of their
+// sweep as the seed's do; rules.before is this process's start, the `before` of
+// EndOne and of the round.
+struct SweepOptions {
+  StepRules rules;
+  // The sweep runs in the owners' process (the seed's sweeps): the rules by-owner and
+  // not-self take this process's token when rules.owner is empty (resolve's in_process).
+  bool in_process = true;
+  Clock clock;                            // the time when rules.now is not set; empty: the system clock
   int attempts = 6;                       // end_stale_at_start's tries (the seed's StaleAttempts)
   std::int64_t retry_ns = 5'000'000'000;  // and the wait between them (StaleRetry)
   std::size_t window = 256;               // writes in flight at once (1: one at a time)
@@ -54,11 +58,11 @@ struct SweepOptions : RuleOptions {
   SweepObserver on_key;                   // each key read, with its verdict and outcome
 };
 
-// The options resolved for node: self, before, now (read from the clock once).
-StaleRules stale_rules(std::string_view node, Instant before, const SweepOptions& opts);
-// The owner token, boot and now the options stand for.
-std::string sweep_self(const SweepOptions& opts);
-Instant sweep_boot(const SweepOptions& opts);
+// The rules of a sweep of node from before (nullopt: rules.before), resolved
+// (resolve(), in process as opts.in_process says); Errc::invalid_argument as resolve()
+// refuses them.
+Result<StepRules> sweep_rules(std::string_view node, std::optional<Instant> before, const SweepOptions& opts);
+// The time now: rules.now when set, else the clock's.
 Instant sweep_now(const SweepOptions& opts);
 
 // One line per action, and the sweep's notes (as the seed's logf).
@@ -190,7 +194,7 @@ struct SweepReport {
 };
 
 // The pure plan.
-SweepPlan plan_sweep(std::span<const SweepEntry> entries, const StaleRules& rules);
+SweepPlan plan_sweep(std::span<const SweepEntry> entries, const StepRules& rules);
 
 // Apply a plan of entries through store at the revisions read, opts.window writes in
 // flight; each done action is logged. The ended time is read from opts.clock at each
@@ -199,14 +203,15 @@ SweepReport apply_sweep(Store& store, std::span<const SweepEntry> entries, const
                         const SweepOptions& opts = {});
 
 // The seed's EndStale: read node's keys (store.scan), plan each batch, send its ends
-// and deletes. `before` is the start of this process for a step with no owner. `now`
+// and deletes. `before` is the start of this process for a step with no owner
+// (nullopt: opts.rules.before, as resolve() takes it). `now`
 // is read from opts.clock once per batch, and at each write for its ended time.
 // Messages: "buildstep: listing the steps of <node>: ..." (the read failed),
 // "buildstep: reading the step <key>: ..." (a store without a bulk read failed to
 // read that key), "buildstep: ending the step <key>: ..." (its write failed; "... its
 // outcome is unknown: ..." when no acknowledgement came), each with the store's code.
 // The store's notes (waits, retries) and the slow acknowledgements are logged.
-SweepReport end_stale(Store& store, std::string_view node, Instant before, const SweepLog& log,
+SweepReport end_stale(Store& store, std::string_view node, std::optional<Instant> before, const SweepLog& log,
                       const SweepOptions& opts = {});
 
 // Is the step id run by this process now? (the seed's live; may be empty)
@@ -250,7 +255,8 @@ class SweepSignals {
 // owner's boot id is "no-boot-id", then end_stale up to opts.attempts times,
 // opts.retry_ns apart, logging each failure and the count at success. The last
 // sweep's report; nullopt when cancelled before any sweep.
-std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view node, Instant before, const SweepLog& log,
+std::optional<SweepReport> end_stale_at_start(Store& store, std::string_view node, std::optional<Instant> before,
+                                              const SweepLog& log,
                                               const SweepSignals& signals, const SweepOptions& opts = {});
 
 // The seed's EndStaleRound: only when already served, end_stale with before = this
@@ -310,6 +316,6 @@ struct BatchSummary {
 // many runs, one per thread. Errc::invalid_argument when an entry lies outside the buffer
 // or out is short. Allocates nothing per entry.
 Status plan_batch(std::span<BatchVerdict> out, std::string_view buffer, std::span<const BatchEntry> entries,
-                  const StaleRules& rules, unsigned threads = 1, BatchSummary* summary = nullptr);
+                  const StepRules& rules, unsigned threads = 1, BatchSummary* summary = nullptr);
 
 }  // namespace leasejudge

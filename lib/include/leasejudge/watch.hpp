@@ -67,6 +67,7 @@ class StepWatch {
   // A watch of node's steps; before is this process's start (a step with no owner
   // started before it is a previous process's).
   StepWatch(std::string node, Instant before);
+  const std::string& node() const noexcept { return node_; }
 
   // Watch through store until stop() says true (asked between store calls and every
   // opts.tick_ns while nothing happens). The first run starts with end_stale_at_start;

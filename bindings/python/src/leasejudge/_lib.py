@@ -105,7 +105,7 @@ class PlanOptions(ctypes.Structure):
     _fields_ = [("version", _u32), ("node", _cp), ("node_len", _sz), ("owner", _cp), ("owner_len", _sz),
                 ("before_ns", _i64), ("now_ns", _i64), ("bound_seconds", _i64), ("rule", _int),
                 ("start_tolerance_ms", _i64), ("owner_state", OWNER_STATE_FN), ("payload", _vp),
-                ("threads", _u32)]
+                ("threads", _u32), ("min_age_ms", _i64)]  # version 2
 
 
 LOG_FN = ctypes.CFUNCTYPE(_int, _vp, _sz, _vp)
@@ -118,7 +118,7 @@ class SweepOptions(ctypes.Structure):
                 ("bound_seconds", _i64), ("rule", _int), ("start_tolerance_ms", _i64),
                 ("owner_state", OWNER_STATE_FN), ("log", LOG_FN), ("live", LIVE_FN), ("payload", _vp),
                 ("attempts", _i32), ("retry_ms", _i64), ("write_window", _u32), ("batch_keys", _u32),
-                ("dry_run", _int), ("on_key", ON_KEY_FN)]
+                ("dry_run", _int), ("on_key", ON_KEY_FN), ("min_age_ms", _i64)]  # version 3
 
 
 class SweepCounts(ctypes.Structure):
@@ -275,6 +275,7 @@ PROTOTYPES: dict[str, tuple[Any, list[Any]]] = {
     "lj_sweep_report_write": (_int, [c_void_pp, c_size_p, c_int_p, c_int_p, _P(_u64), _vp, _sz]),
     "lj_sweep_report_destroy": (None, [_vp]),
     "lj_sweep_end_stale": (_int, [c_void_pp, _vp, _cp, _sz, _i64, _P(SweepOptions), _ERR]),
+    "lj_sweep_stale": (_int, [c_void_pp, _vp, _cp, _sz, _P(SweepOptions), _ERR]),
     "lj_sweep_end_one": (_int, [c_void_pp] + _OUT_STR + [_vp, _cp, _sz, _cp, _sz, _cp, _sz, _P(SweepOptions),
                                                          _ERR]),
     "lj_step_destroy": (None, [_vp]),

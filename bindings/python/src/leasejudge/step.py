@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from enum import IntEnum
 from typing import Any, Callable, Optional, Union
 
@@ -49,6 +49,7 @@ class StepReason(IntEnum):
     ASK_PAST_BOUND = 10
     STARTED_BEFORE = 11
     STARTED_SINCE = 12
+    UNDER_MIN_AGE = 13
 
     @property
     def code(self) -> str:
@@ -122,26 +123,63 @@ def _summary(c: _lib.PlanSummary) -> PlanSummary:
     return PlanSummary(c.ends, c.deletes, c.leaves, c.no_step, c.other_node, c.malformed)
 
 
+@dataclass(frozen=True)
+class Rules:
+    """The rules a plan or a sweep judges by: built once, handed to plan_step,
+    plan_lines, sweep and end_one alike. A field left None takes the library's default
+    (the C ABI's, lj_step_plan_options_init): this process's owner token, its start for
+    before, the system clock, a bound of an hour, the rule BY_OWNER, a start tolerance
+    of 5 s, owners judged on this node."""
+    owner: Optional[Text] = None
+    before: Time = None
+    now: Time = None
+    bound_seconds: Optional[int] = None
+    rule: "StepRule | str | None" = None
+    start_tolerance_ms: Optional[int] = None
+    owner_state: Optional[Callable[[str], HolderState]] = None
+    # A running step started less than this before now is left, whoever owns it
+    # (StepReason.UNDER_MIN_AGE): a guard when a node's boot time is in doubt.
+    min_age_ms: Optional[int] = None
+
+    def _into(self, opts: Any, cb: _lib.Callbacks) -> list[bytes]:
+        """The fields given written into opts (either options struct: the same names);
+        the bytes opts points at, to keep while it is used."""
+        owner = _lib.optional_data(self.owner, "owner")
+        if owner:
+            opts.owner, opts.owner_len = owner, len(owner)
+        opts.before_ns, opts.now_ns = _lib.time_of(self.before, "before", 10**9), _lib.time_of(self.now, "now", 10**9)
+        if self.bound_seconds is not None:
+            opts.bound_seconds = _lib.int64(self.bound_seconds, "bound_seconds")
+        if self.rule is not None:
+            opts.rule = int(StepRule(self.rule))
+        if self.start_tolerance_ms is not None:
+            opts.start_tolerance_ms = _lib.int64(self.start_tolerance_ms, "start_tolerance_ms")
+        if self.owner_state is not None:
+            opts.owner_state = cb.wrap(_lib.OWNER_STATE_FN, _owner_state(self.owner_state))
+        if self.min_age_ms is not None:
+            opts.min_age_ms = _lib.int64(self.min_age_ms, "min_age_ms")
+        return [owner] if owner else []
+
+
+def _rules_of(rules: Optional[Rules], **given: Any) -> Rules:
+    """rules (None: the defaults) with the fields a call names beside it."""
+    if rules is not None and not isinstance(rules, Rules):
+        raise TypeError("rules must be Rules, not %s" % type(rules).__name__)
+    named = {f.name: given[f.name] for f in fields(Rules) if given.get(f.name) is not None}
+    return replace(rules or Rules(), **named)
+
+
 class _Planning:
     """The lj_step_plan_options_t of one call."""
 
-    def __init__(self, node: Text, owner: Optional[Text], before: Time, now: Time, bound_seconds: int,
-                 rule: StepRule, start_tolerance_ms: int, owner_state: Optional[Callable[[str], HolderState]],
-                 threads: int) -> None:
+    def __init__(self, node: Text, rules: Rules, threads: int) -> None:
         self.cb = _lib.Callbacks()
         self.opts = _lib.PlanOptions()
-        _lib.call_plain("lj_step_plan_options_init", ctypes.byref(self.opts), 1)
-        self.node, self.owner = _lib.data(node, "node"), _lib.optional_data(owner, "owner")
+        _lib.call_plain("lj_step_plan_options_init", ctypes.byref(self.opts), 2)
+        self.node = _lib.data(node, "node")
         self.opts.node, self.opts.node_len = self.node, len(self.node)
-        if self.owner:
-            self.opts.owner, self.opts.owner_len = self.owner, len(self.owner)
-        self.opts.before_ns, self.opts.now_ns = _lib.time_of(before, "before", 10**9), _lib.time_of(now, "now", 10**9)
-        self.opts.bound_seconds = _lib.int64(bound_seconds, "bound_seconds")
-        self.opts.rule = int(StepRule(rule))
-        self.opts.start_tolerance_ms = _lib.int64(start_tolerance_ms, "start_tolerance_ms")
+        self.kept = rules._into(self.opts, self.cb)
         self.opts.threads = _lib.integer(threads, "threads", 0, 2**32 - 1)
-        if owner_state is not None:
-            self.opts.owner_state = self.cb.wrap(_lib.OWNER_STATE_FN, _owner_state(owner_state))
 
 
 def _why_of(action: _lib.StepAction) -> str:
@@ -151,14 +189,17 @@ def _why_of(action: _lib.StepAction) -> str:
     return _lib.decode(buf.raw[:n.value])
 
 
-def plan_step(key: Text, value: Optional[Text], *, node: Text, owner: Optional[Text] = None, before: Time = None,
-              now: Time = None, bound_seconds: int = 3600, rule: "StepRule | str" = StepRule.BY_OWNER,
-              start_tolerance_ms: int = 5000, owner_state: Optional[Callable[[str], HolderState]] = None
-              ) -> StepVerdict:
-    """Plan one key and its value (None or empty: the key holds none). A value that is
-    no step is a verdict (NO_STEP), not an error."""
+def plan_step(key: Text, value: Optional[Text], *, node: Text, rules: Optional[Rules] = None,
+              owner: Optional[Text] = None, before: Time = None, now: Time = None, bound_seconds: Optional[int] = None,
+              rule: "StepRule | str | None" = None, start_tolerance_ms: Optional[int] = None,
+              owner_state: Optional[Callable[[str], HolderState]] = None) -> StepVerdict:
+    """Plan one key and its value (None or empty: the key holds none) by rules, and the
+    fields of Rules named beside it. A value that is no step is a verdict (NO_STEP), not
+    an error."""
     k, v = _lib.data(key, "key"), _lib.optional_data(value, "value") or b""
-    p = _Planning(node, owner, before, now, bound_seconds, rule, start_tolerance_ms, owner_state, 1)
+    r = _rules_of(rules, owner=owner, before=before, now=now, bound_seconds=bound_seconds, rule=rule,
+                  start_tolerance_ms=start_tolerance_ms, owner_state=owner_state)
+    p = _Planning(node, r, 1)
     action = _lib.StepAction()
     why, why_n, said, said_n = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p(), ctypes.c_size_t()
     try:
@@ -170,13 +211,16 @@ def plan_step(key: Text, value: Optional[Text], *, node: Text, owner: Optional[T
                        _lib.decode(said_text), action.bound_sec * 10**9 + action.bound_nsec)
 
 
-def plan_lines(data: Text, *, node: Text, owner: Optional[Text] = None, before: Time = None, now: Time = None,
-               bound_seconds: int = 3600, rule: "StepRule | str" = StepRule.BY_OWNER, start_tolerance_ms: int = 5000,
+def plan_lines(data: Text, *, node: Text, rules: Optional[Rules] = None, owner: Optional[Text] = None,
+               before: Time = None, now: Time = None, bound_seconds: Optional[int] = None,
+               rule: "StepRule | str | None" = None, start_tolerance_ms: Optional[int] = None,
                owner_state: Optional[Callable[[str], HolderState]] = None, threads: int = 1) -> LinesPlan:
     """The plan of `leasejudge step plan` over bytes of JSON lines
     {"key":"<node>.<id>","revision":N,"value":...}: one answer line per input line."""
     raw = _lib.data(data, "data")
-    p = _Planning(node, owner, before, now, bound_seconds, rule, start_tolerance_ms, owner_state, threads)
+    r = _rules_of(rules, owner=owner, before=before, now=now, bound_seconds=bound_seconds, rule=rule,
+                  start_tolerance_ms=start_tolerance_ms, owner_state=owner_state)
+    p = _Planning(node, r, threads)
     summary = _lib.PlanSummary()
     out = _lib.call_bytes("lj_step_plan_lines", ctypes.byref(summary), raw, len(raw), ctypes.byref(p.opts),
                           cause=p.cb)
@@ -280,25 +324,18 @@ def _report(ptr: int) -> SweepReport:
 class _Sweeping:
     """The lj_sweep_options_t of one call."""
 
-    def __init__(self, owner: Optional[Text], before: Time, now: Time, bound_seconds: int, rule: StepRule,
-                 start_tolerance_ms: int, owner_state: Optional[Callable[[str], HolderState]],
-                 log: Optional[Callable[[str], Any]], live: Optional[Callable[[str], bool]], write_window: int,
-                 batch_keys: int, dry_run: bool, on_key: Optional[Callable[[SweepKey], Any]] = None) -> None:
+    def __init__(self, rules: Rules, log: Optional[Callable[[str], Any]], live: Optional[Callable[[str], bool]],
+                 write_window: Optional[int] = None, batch_keys: Optional[int] = None, dry_run: bool = False,
+                 on_key: Optional[Callable[[SweepKey], Any]] = None) -> None:
         self.cb = _lib.Callbacks()
         self.opts = _lib.SweepOptions()
-        _lib.call_plain("lj_sweep_options_init", ctypes.byref(self.opts), 2)
-        self.owner = _lib.optional_data(owner, "owner")
-        if self.owner:
-            self.opts.owner, self.opts.owner_len = self.owner, len(self.owner)
-        self.opts.before_ns, self.opts.now_ns = _lib.time_of(before, "before", 10**9), _lib.time_of(now, "now", 10**9)
-        self.opts.bound_seconds = _lib.int64(bound_seconds, "bound_seconds")
-        self.opts.rule = int(StepRule(rule))
-        self.opts.start_tolerance_ms = _lib.int64(start_tolerance_ms, "start_tolerance_ms")
-        self.opts.write_window = _lib.integer(write_window, "write_window", 0, 2**32 - 1)
-        self.opts.batch_keys = _lib.integer(batch_keys, "batch_keys", 0, 2**32 - 1)
+        _lib.call_plain("lj_sweep_options_init", ctypes.byref(self.opts), 3)
+        self.kept = rules._into(self.opts, self.cb)
+        if write_window is not None:
+            self.opts.write_window = _lib.integer(write_window, "write_window", 0, 2**32 - 1)
+        if batch_keys is not None:
+            self.opts.batch_keys = _lib.integer(batch_keys, "batch_keys", 0, 2**32 - 1)
         self.opts.dry_run = int(bool(dry_run))
-        if owner_state is not None:
-            self.opts.owner_state = self.cb.wrap(_lib.OWNER_STATE_FN, _owner_state(owner_state))
         if log is not None:
             self.opts.log = self.cb.wrap(_lib.LOG_FN, lambda line, n, _p: 1 if log(_lib.decode(
                 _lib.at(line, n))) is False else 0)
@@ -315,11 +352,12 @@ class _Sweeping:
                                             else 0)
 
 
-def sweep(store: Store, node: Text, *, before: Time = None, owner: Optional[Text] = None, now: Time = None,
-          bound_seconds: int = 3600, rule: "StepRule | str" = StepRule.BY_OWNER, start_tolerance_ms: int = 5000,
+def sweep(store: Store, node: Text, *, rules: Optional[Rules] = None, before: Time = None,
+          owner: Optional[Text] = None, now: Time = None, bound_seconds: Optional[int] = None,
+          rule: "StepRule | str | None" = None, start_tolerance_ms: Optional[int] = None,
           owner_state: Optional[Callable[[str], HolderState]] = None, log: Optional[Callable[[str], Any]] = None,
-          on_key: Optional[Callable[[SweepKey], Any]] = None, write_window: int = 256, batch_keys: int = 4096,
-          dry_run: bool = False) -> SweepReport:
+          on_key: Optional[Callable[[SweepKey], Any]] = None, write_window: Optional[int] = None,
+          batch_keys: Optional[int] = None, dry_run: bool = False) -> SweepReport:
     """The seed's EndStale: end node's steps no process runs any more, every write at
     the revision read. log(line) gets each line of the sweep's log, on_key(key) each key
     read with its verdict and outcome (either returning False stops the sweep:
@@ -328,13 +366,14 @@ def sweep(store: Store, node: Text, *, before: Time = None, owner: Optional[Text
     if not isinstance(store, Store):
         raise TypeError("store must be a Store, not %s" % type(store).__name__)
     n = _lib.data(node, "node")
-    s = _Sweeping(owner, None, now, bound_seconds, rule, start_tolerance_ms, owner_state, log, None, write_window,
-                  batch_keys, dry_run, on_key)
+    r = _rules_of(rules, owner=owner, before=before, now=now, bound_seconds=bound_seconds, rule=rule,
+                  start_tolerance_ms=start_tolerance_ms, owner_state=owner_state)
+    s = _Sweeping(r, log, None, write_window, batch_keys, dry_run, on_key)
     out = ctypes.c_void_p()
     try:
         try:
-            _lib.call("lj_sweep_end_stale", ctypes.byref(out), store._ptr(), n, len(n),
-                      _lib.time_of(before, "before", 10**9), ctypes.byref(s.opts), cause=[s.cb, store._cause()])
+            _lib.call("lj_sweep_stale", ctypes.byref(out), store._ptr(), n, len(n), ctypes.byref(s.opts),
+                      cause=[s.cb, store._cause()])
         except BaseException as e:
             if out.value:
                 e.report = _report(out.value)  # type: ignore[attr-defined]
@@ -344,16 +383,16 @@ def sweep(store: Store, node: Text, *, before: Time = None, owner: Optional[Text
         _lib.lib().lj_sweep_report_destroy(out)
 
 
-def end_one(store: Store, node: Text, id: Text, why: Text, *, owner: Optional[Text] = None, before: Time = None,
-            now: Time = None, live: Optional[Callable[[str], bool]] = None,
-            log: Optional[Callable[[str], Any]] = None) -> bytes:
+def end_one(store: Store, node: Text, id: Text, why: Text, *, rules: Optional[Rules] = None,
+            owner: Optional[Text] = None, before: Time = None, now: Time = None,
+            live: Optional[Callable[[str], bool]] = None, log: Optional[Callable[[str], Any]] = None) -> bytes:
     """The seed's EndOne: end node's running step id (or key) as failed with why; the
     value written. RefusedError: not running, this process's, or live(id) said so;
     NotFoundError, ParseError (no step), ChangedError (moved while ended)."""
     if not isinstance(store, Store):
         raise TypeError("store must be a Store, not %s" % type(store).__name__)
     n, i, w = _lib.data(node, "node"), _lib.data(id, "id"), _lib.data(why, "why")
-    s = _Sweeping(owner, before, now, 3600, StepRule.NOT_SELF, 5000, None, log, live, 256, 4096, False)
+    s = _Sweeping(_rules_of(rules, owner=owner, before=before, now=now), log, live)
     step = ctypes.c_void_p()
     try:
         return _lib.call_bytes_after(ctypes.byref(step), "lj_sweep_end_one", store._ptr(), n, len(n), i, len(i), w,

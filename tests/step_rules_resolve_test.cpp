@@ -1,4 +1,4 @@
-#include "leasejudge/step_rule.hpp"
+#include "leasejudge/step_rules.hpp"
 
 #include <doctest/doctest.h>
 
@@ -13,6 +13,17 @@ namespace {
 
 constexpr int not_self = 0, provably_dead = 1, by_owner = 2;
 const std::string boot = "0421fdf9-edd1-4816-bb1f-c760b5c694eb";
+
+// The rule resolve() chooses for the choice and owner given.
+Result<OwnerRule> choose_owner_rule(int choice, std::string_view owner, bool in_process) {
+  StepRules given;
+  given.node = "n1";
+  given.owner = std::string(owner);
+  given.rule = static_cast<OwnerRule>(choice);
+  auto resolved = resolve(given, in_process);
+  if (!resolved) return resolved.error();
+  return resolved->rule;
+}
 
 std::string refusal(int choice, std::string_view owner, bool in_process) {
   auto rule = choose_owner_rule(choice, owner, in_process);
@@ -40,7 +51,7 @@ TEST_CASE("provably-dead whatever the owner; not-self only with an owner or in p
 
 TEST_CASE("a rule out of range is refused") {
   CHECK(refusal(3, "", false) == "no rule 3");
-  CHECK(refusal(-1, "", false) == "no rule -1");
+  CHECK(refusal(255, "", false) == "no rule 255");
 }
 
 TEST_CASE("an owner that is no owner token is refused, under every rule, naming it") {
@@ -76,4 +87,48 @@ TEST_CASE("hostile owners: NUL, non-UTF-8 and huge text are refused and quoted s
   CHECK(message.rfind("the owner '" + std::string(80, 'a') + " [cut: " + std::to_string((1 << 20) - 80) +
                           " more bytes]' is not",
                       0) == 0);
+}
+
+TEST_CASE("resolve takes every default once and says which rule and why") {
+  StepRules given;
+  given.node = "n1";
+  std::string why;
+  auto r = resolve(given, false, &why);
+  REQUIRE(r);
+  CHECK(r->owner == self_owner_token());
+  CHECK(r->before == this_process_start());
+  CHECK(r->now.has_value());
+  CHECK(r->bound_ns == 3600LL * 1000000000LL);
+  CHECK(r->rule == OwnerRule::provably_dead);
+  CHECK(why ==
+        "rule provably-dead (no owner named): only owners proven gone (dead, recycled, rebooted) are ended, never a "
+        "step whose owner is alive on this node");
+  given.owner = "no-boot-id.7.z";
+  given.before = Instant{1714561200, 0};
+  given.now = Instant{1714564800, 0};
+  r = resolve(given, false, &why);
+  REQUIRE(r);
+  CHECK(r->rule == OwnerRule::not_self);
+  CHECK(r->before == Instant{1714561200, 0});
+  CHECK(r->now == Instant{1714564800, 0});
+  CHECK(why == "rule not-self: every owner but no-boot-id.7.z is taken for gone");
+  given.rule = OwnerRule::provably_dead;
+  REQUIRE(resolve(given, false, &why));
+  CHECK(why == "rule provably-dead: only owners proven gone (dead, recycled, rebooted) are ended");
+}
+
+TEST_CASE("resolve refuses a node that is empty or holds a '.', and a bound that is not positive") {
+  StepRules given;
+  auto r = resolve(given, true);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message == "the rules name no node");
+  given.node = "a.b";
+  r = resolve(given, true);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message == "the node a.b holds a '.', which ends a step key's node");
+  given.node = "n1";
+  given.bound_ns = 0;
+  r = resolve(given, true);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message == "the step bound of 0 ns is out of range");
 }
