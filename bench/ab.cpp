@@ -120,7 +120,11 @@ int run(int argc, char** argv) {
   const StepLines& lines = *read;
   const std::vector<lj_step_entry_t> entries = plan_entries(lines);
 
-  const lj_step_plan_options_t opts = plan_options(args, 1);
+  // The options at version 1, the layout every build since the plan's options were
+  // versioned reads (a later version's fields, such as min_age_ms, are at their
+  // defaults): an older build refuses a version it does not know.
+  lj_step_plan_options_t opts = plan_options(args, 1);
+  opts.version = 1;
 
   Build a{load(lib_a), std::vector<lj_step_action_t>(entries.size()), 0};
   Build b{load(lib_b), std::vector<lj_step_action_t>(entries.size()), 0};

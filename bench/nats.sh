@@ -160,10 +160,11 @@ nats_fleet() {
     'BEGIN { printf "%.0f keys/s over all 8 nodes (%d keys in %.2f s; the slowest node %.2f s)\n", k / w, k, w, s }' >&2
 }
 
-# nats_import URL STATE: the command's step import of the state (its keys NATS can hold)
+# nats_import URL STATE [ROWS]: the command's step import of the state (its keys NATS can hold)
 # into a new bucket of the server (every key created, through the store's pipeline): row
 # nats-import, whose keys and writes/s are the keys created; then the same import again,
-# nats-reimport, whose keys are those that already held a value.
+# nats-reimport, whose keys are those that already held a value. ROWS (default
+# "nats-import nats-reimport") picks which of the two run.
 nats_import() {
   local url=$1 err=$runs/nats-import.err bucket=import$RANDOM t0 t1 keys seconds
   [ -x "$build/leasejudge" ] || { loud "the command is not built: no nats-import row"; return; }
@@ -185,7 +186,7 @@ with open(sys.argv[1], "rb") as f:
 PY
   fi
   local name counted
-  for name in nats-import nats-reimport; do
+  for name in ${3:-nats-import nats-reimport}; do
     counted='s/.*: \([0-9]*\) keys\{0,1\} created,.*/\1/p'
     [ "$name" = nats-import ] || counted='s/.*created, \([0-9]*\) already held a value.*/\1/p'
     err=$runs/$name.err

@@ -36,12 +36,12 @@ nats_sync_start() {
   url=nats://127.0.0.1:$port
 }
 
-# nats_sync_import URL LABEL: nats_import (which writes its row as nats-import into
-# $results), its row relabelled LABEL-import.
+# nats_sync_import URL LABEL: nats_import of new keys only (which writes its row as
+# nats-import into $results), its row relabelled LABEL-import.
 nats_sync_import() {
   local results=$runs/nats-sync-import.tsv
   : >"$results"
-  nats_import "$1" "$state" || return 1
+  nats_import "$1" "$state" nats-import || return 1
   sed "s/^nats-import\t/$2-import\t/" "$results" >>"$rows"
 }
 
