@@ -157,14 +157,7 @@ TEST_SUITE("etcd partitions") {
     SKIP_WITHOUT_ETCD();
     auto store = open_store_url(url_of("history"));
     REQUIRE_MESSAGE(store.ok(), (store.ok() ? "" : store.error().message));
-    Run run;
-    run.mode = "real";
-    run.handoffs = 100;
-    run.kills = 0;
-    run.pauses = 0;
-    run.leader_restarts = 0;
-    run.partition_rounds = 1;
-    run.limit = 90s;
+    const Run run = partition_history_run(100);
     Fleet fleet;
     fleet.urls = url_of("history");
     fleet.bucket = "-";
@@ -176,12 +169,7 @@ TEST_SUITE("etcd partitions") {
     Outcome out;
     out.history.lease_ns = 2'000'000'000;
     out.history.store_leases = true;
-    const auto started = std::chrono::steady_clock::now();
-    drive_history(run, fleet, out);
-    MESSAGE("the run took " << std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::steady_clock::now() - started)
-                                   .count()
-                            << " ms");
+    drive_partition_history(run, fleet, out);
     check_partitions_kept("etcd, 3 members", run, fleet.partitions, out);
   }
 

@@ -150,14 +150,7 @@ TEST_SUITE("nats partitions") {
     REQUIRE_LAB();
     REQUIRE_SERVER();
     auto store = open_bucket("history");
-    Run run;
-    run.mode = "real";
-    run.handoffs = 200;
-    run.kills = 0;
-    run.pauses = 0;
-    run.leader_restarts = 0;
-    run.partition_rounds = 1;
-    run.limit = 90s;
+    const Run run = partition_history_run(200);
     Fleet fleet;
     fleet.urls = urls_text();
     fleet.bucket = "history";
@@ -165,12 +158,7 @@ TEST_SUITE("nats partitions") {
     fleet.place_holder = [](int slot) { return lab().launch("c" + std::to_string(slot)); };
     fleet.partitions = partitions_of(lab(), [] { return leader_of("history"); }, 2500ms);
     Outcome out;
-    const auto started = std::chrono::steady_clock::now();
-    drive_history(run, fleet, out);
-    MESSAGE("the run took " << std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::steady_clock::now() - started)
-                                   .count()
-                            << " ms");
+    drive_partition_history(run, fleet, out);
     check_partitions_kept("nats-server " + nats_server_version() + " R3", run, fleet.partitions, out);
   }
 

@@ -90,6 +90,30 @@ inline std::vector<Partition> partitions_of(Lab& lab, std::function<int()> leade
   };
 }
 
+// A lock history run through the partitions of partitions_of: real holders, no kills,
+// pauses or restarts of its own (the partitions are its faults), each kind once, at most
+// 90 s; `handoffs` to reach.
+inline Run partition_history_run(std::size_t handoffs) {
+  Run run;
+  run.mode = "real";
+  run.handoffs = handoffs;
+  run.kills = 0;
+  run.pauses = 0;
+  run.leader_restarts = 0;
+  run.partition_rounds = 1;
+  run.limit = std::chrono::seconds(90);
+  return run;
+}
+
+// drive_history, saying how long the run took.
+inline void drive_partition_history(const Run& run, Fleet& fleet, Outcome& out) {
+  const auto started = std::chrono::steady_clock::now();
+  drive_history(run, fleet, out);
+  MESSAGE("the run took "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()
+          << " ms");
+}
+
 // A partition run's counts said (faults per kind, handoffs per fault, overlaps, lost
 // acquisitions, unknowns) and checked: every partition injected, no holder exiting
 // badly, no violation of the history.
