@@ -20,6 +20,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "etcd_store.hpp"
 #include "etcd_wire.hpp"
 #include "leasejudge/json_text.hpp"
 

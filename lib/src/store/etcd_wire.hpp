@@ -1,7 +1,8 @@
-// What the etcd store's parts share (private to lib/src/store/etcd*.cpp): etcd's v3
-// JSON gateway on the wire (base64 bytes, int64 fields written as strings), libcurl
-// loaded at the first open and called through a table, one HTTP exchange and what
-// became of it, a multi handle driving many, and the store's connection.
+// etcd's v3 JSON gateway on the wire, as the etcd store's parts share it (private to
+// lib/src/store/etcd*.cpp, defined in etcd_wire.cpp): base64 bytes, int64 fields
+// written as strings, libcurl loaded at the first open and called through a table, one
+// HTTP exchange and what became of it, a multi handle driving many. The store's
+// connection is in etcd_store.hpp.
 //
 // libcurl is loaded when the first etcd store opens (dlopen), not linked: a process
 // that never opens one never loads libcurl and its chain of libraries (TLS, Kerberos,
@@ -13,10 +14,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,8 +38,12 @@ void append_bytes_field(std::string& out, std::string_view name, std::string_vie
 void append_int_field(std::string& out, std::string_view name, std::uint64_t n);
 // An int64 field as etcd writes it (a string; absent when 0).
 std::uint64_t int_field(dom::element object, std::string_view name);
+// A signed int64 field (a lease's TTL is -1 once it is gone); 0 when absent.
+std::int64_t signed_field(dom::element object, std::string_view name);
 bool bool_field(dom::element object, std::string_view name);
 std::string_view string_field(dom::element object, std::string_view name);
+// The smallest key after every key starting with prefix ("\0": no end).
+std::string prefix_end(std::string_view prefix);
 
 // --- libcurl, loaded on first use -----------------------------------------------------
 
@@ -137,6 +140,8 @@ Result<Revision> txn_result(const Transfer& t, const std::string& response, dom:
 void txn_body(std::string& out, std::string& scratch, std::string_view key, bool create, Revision revision,
               const std::string_view* value, std::int64_t lease = 0);
 curl_slist* make_headers(const std::string& token);
+// An endpoint as a URL: "host:port" gets http:// (https:// with tls).
+std::string endpoint_url(std::string_view e, bool tls);
 // A POST of request to url on h, its answer into h.response; timeout 0: none (a
 // watch's stream).
 void prepare_easy(Http& h, const std::string& url, curl_slist* headers, const EtcdOptions& o,
@@ -149,7 +154,7 @@ struct Multi {
   std::string url;
   curl_slist* headers = nullptr;
   EtcdOptions o;
-  Multi(const EtcdStore::Connection& c, std::string_view path);
+  Multi(const EtcdStore::Connection& c, std::string_view path);  // etcd.cpp
   ~Multi() {
     curl_multi_cleanup(multi);
     curl_slist_free_all(headers);
@@ -177,50 +182,3 @@ struct Multi {
 };
 
 }  // namespace leasejudge::etcd_wire
-
-namespace leasejudge {
-
-// The store's connection: its options, endpoints and token, one keep-alive handle for
-// the single-key calls, and what the store's pipelines learned and did.
-struct EtcdStore::Connection {
-  EtcdOptions o;
-  std::vector<std::string> endpoints;
-  std::string key_prefix;  // "<prefix>/"
-  mutable std::mutex mu;   // the fields below
-  std::size_t current = 0;
-  std::string token;
-  etcd_wire::Http http;
-  curl_slist* headers = nullptr;
-  std::string body, scratch, decoded;
-  etcd_wire::dom::parser parser;
-  // Keys a pipeline's txn holds at most: options' txn_keys, lowered for good when the
-  // cluster refuses a txn of that many operations.
-  std::atomic<std::size_t> txn_keys{0};
-  mutable std::mutex stats_mu;
-  EtcdWriteStats stats;  // under stats_mu
-
-  ~Connection() { curl_slist_free_all(headers); }
-
-  std::string full_key(std::string_view key) const { return key_prefix + std::string(key); }
-  std::string where(std::string_view what) const {
-    return fmt::format("etcd at {} (prefix {}): {}", endpoints[current], o.prefix, what);
-  }
-  void set_headers();
-  void prepare(etcd_wire::Http& h, std::string_view path, const std::string& request,
-               std::chrono::milliseconds timeout) const;
-  etcd_wire::Transfer exchange(std::string_view path, const std::string& request, std::chrono::milliseconds timeout);
-  Status post(std::string_view path, const std::string& request, bool write, std::chrono::milliseconds timeout,
-              std::string_view what, etcd_wire::Transfer* out = nullptr);
-  Status authenticate();
-  Result<Revision> txn(std::string_view key, bool create, Revision revision, const std::string_view* value,
-                       std::string_view what, Errc lost_race, std::int64_t lease = 0);
-  Result<etcd_wire::dom::element> lease_call(std::string_view path, StoreLeaseId lease, std::string_view what,
-                                             bool write);
-  Status range_page(std::string_view start, std::string_view end, Revision at, std::size_t limit, bool keys_only,
-                    std::string& out, std::string_view what);
-  template <typename OnKv>
-  Status range_all(std::string_view prefix, std::size_t limit, bool keys_only, std::string_view what, OnKv&& on_kv,
-                   Revision* read_at = nullptr);
-};
-
-}  // namespace leasejudge

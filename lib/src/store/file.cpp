@@ -161,6 +161,30 @@ Result<std::string> write_temp(const std::string& dir, std::string_view value, R
   return Error{Errc::io, fmt::format("cannot create a temp file in {}", dir)};
 }
 
+// A key's file held for a write at revision: the store's write lock taken (held until
+// the write is done), the file read under it and found at revision; changed when the
+// key is gone or at another revision.
+struct HeldKey {
+  std::string path;
+  std::unique_ptr<WriteLock> lock;
+};
+Result<HeldKey> hold_at(const std::string& dir, std::string_view key, Revision revision) {
+  auto name = FileStore::file_name_of(key);
+  if (!name) return std::move(name).error();
+  HeldKey held{dir + "/" + *name, nullptr};
+  auto lock = WriteLock::take(dir);
+  if (!lock) return std::move(lock).error();
+  held.lock = std::move(*lock);
+  auto current = read_entry(held.path);
+  if (!current) return std::move(current).error();
+  if (!current->has_value()) return Error{Errc::changed, fmt::format("the key {} is gone", key)};
+  if ((*current)->revision != revision) {
+    return Error{Errc::changed,
+                 fmt::format("the key {} is at revision {}, not {}", key, (*current)->revision, revision)};
+  }
+  return held;
+}
+
 }  // namespace
 
 Result<std::string> FileStore::file_name_of(std::string_view key) {
@@ -300,44 +324,24 @@ Result<Revision> FileStore::create(std::string_view key, std::string_view value)
 }
 
 Result<Revision> FileStore::update(std::string_view key, std::string_view value, Revision revision) {
-  auto name = file_name_of(key);
-  if (!name) return std::move(name).error();
-  const std::string path = dir_ + "/" + *name;
-  auto lock = WriteLock::take(dir_);
-  if (!lock) return std::move(lock).error();
-  auto current = read_entry(path);
-  if (!current) return std::move(current).error();
-  if (!current->has_value()) return Error{Errc::changed, fmt::format("the key {} is gone", key)};
-  if ((*current)->revision != revision) {
-    return Error{Errc::changed,
-                 fmt::format("the key {} is at revision {}, not {}", key, (*current)->revision, revision)};
-  }
-  auto next = (*lock)->next(revision);
+  auto held = hold_at(dir_, key, revision);
+  if (!held) return std::move(held).error();
+  auto next = held->lock->next(revision);
   if (!next) return std::move(next).error();
   auto temp = write_temp(dir_, value, *next);
   if (!temp) return std::move(temp).error();
-  if (::rename(temp->c_str(), path.c_str()) != 0) {
+  if (::rename(temp->c_str(), held->path.c_str()) != 0) {
     int err = errno;
     ::unlink(temp->c_str());
-    return io_error("cannot replace", path, err);
+    return io_error("cannot replace", held->path, err);
   }
   return *next;
 }
 
 Status FileStore::remove(std::string_view key, Revision revision) {
-  auto name = file_name_of(key);
-  if (!name) return std::move(name).error();
-  const std::string path = dir_ + "/" + *name;
-  auto lock = WriteLock::take(dir_);
-  if (!lock) return std::move(lock).error();
-  auto current = read_entry(path);
-  if (!current) return std::move(current).error();
-  if (!current->has_value()) return Error{Errc::changed, fmt::format("the key {} is gone", key)};
-  if ((*current)->revision != revision) {
-    return Error{Errc::changed,
-                 fmt::format("the key {} is at revision {}, not {}", key, (*current)->revision, revision)};
-  }
-  if (::unlink(path.c_str()) != 0) return io_error("cannot delete", path, errno);
+  auto held = hold_at(dir_, key, revision);
+  if (!held) return std::move(held).error();
+  if (::unlink(held->path.c_str()) != 0) return io_error("cannot delete", held->path, errno);
   return Status::success();
 }
 
