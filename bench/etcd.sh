@@ -210,43 +210,18 @@ etcd_sweeps() {
 
 # The etcd figures and targets, from this run's rows and each contender's JSON.
 etcd_targets() {
-  local j tick l
   echo
   echo "etcd (bench/etcd.sh): three members on 127.0.0.1, the keys under one prefix; keys/s count the"
   echo "node's keys a sweep reads. etcd-scan-raw is the bulk read alone (a range read at one revision,"
   echo "page by page, handed to nothing): the ceiling of any sweep of these keys."
   echo
-  echo "| contender | read s | plan s | apply s | writes | max in flight | waits | txns | keys a txn | most txns in flight | sent again |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  for j in "$runs"/etcd-*.json "$runs"/go-etcd-seed.json; do
-    [ -s "$j" ] || continue
-    local x t name
-    x=$(cat "$j")
-    name=$(basename "$j" .json)
-    t=$(sed -n 's/^etcd-txns //p' "$runs/$name.err" 2>/dev/null)
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$(field "$x" read_s)" \
-      "$(field "$x" plan_s)" "$(field "$x" apply_s)" "$(field "$x" writes)" "$(field "$x" max_in_flight)" \
-      "$(field "$x" waits)" "$(field "$t" txns)" "$(field "$t" txn_keys)" "$(field "$t" most_in_flight)" \
-      "$(field "$t" resent)"
-  done
+  store_times_table etcd etcd-txns
   echo
   awk -F'\t' -f "$src/bench/round_ratios.awk" -f "$src/bench/etcd_targets.awk" "$results"
   echo
-  tick=$(getconf CLK_TCK)
   echo "The members' CPU (user + system, all three), from round 1 (a sweep's CPU beyond a bulk read's, over its"
   echo "writes and over its txns):"
   echo
-  echo "| sweep | keys read | CPU per key read | writes | txns | CPU per write | CPU per txn |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
-  for l in etcd-sweep etcd-sweep-w256 etcd-sweep-txn1 etcd-nofsync-sweep etcd-nofsync-sweep-w256 \
-    etcd-nofsync-sweep-txn1; do
-    local c=${l%-sweep*}
-    [ -s "$runs/$c-cpu-read" ] && [ -s "$runs/$c-cpu${l#"$c"}" ] && [ -s "$runs/$l.json" ] || continue
-    awk -v l="$l" -v r="$(cat "$runs/$c-cpu-read")" -v s="$(cat "$runs/$c-cpu${l#"$c"}")" \
-      -v k="$(field "$(cat "$runs/$l.json")" keys)" -v w="$(field "$(cat "$runs/$l.json")" writes)" \
-      -v x="$(field "$(sed -n 's/^etcd-txns //p' "$runs/$l.err")" txns)" \
-      -v t="$tick" 'BEGIN { c = (s - r) / t * 1e6; if (c < 0) c = 0
-        printf "| %s | %d | %.1f us | %d | %d | %.1f us | %.0f us |\n", l, k, (k > 0 ? r / t / k * 1e6 : 0), w, x, \
-          (w > 0 ? c / w : 0), (x > 0 ? c / x : 0) }'
-  done
+  store_cpu_table sweep etcd-txns etcd-sweep etcd-sweep-w256 etcd-sweep-txn1 etcd-nofsync-sweep \
+    etcd-nofsync-sweep-w256 etcd-nofsync-sweep-txn1
 }

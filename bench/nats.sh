@@ -301,27 +301,14 @@ nats_sweeps() {
 # What the servers spent, from round 1: CPU per key read (the bulk read) and per write
 # (the sweep's CPU beyond a read, over its writes), all of a cluster's servers together.
 nats_capacity() {
-  local tick l read sweep keys writes
-  tick=$(getconf CLK_TCK)
   echo "The servers' CPU (user + system, every server of the cluster), from round 1:"
   echo
-  echo "| bucket | keys read | CPU per key read | writes | CPU per write |"
-  echo "|---|---:|---:|---:|---:|"
-  for l in nats nats-r3 nats-2.10 nats-r3-2.10; do
-    [ -s "$runs/$l-cpu-read" ] && [ -s "$runs/$l-cpu-sweep" ] && [ -s "$runs/$l-sweep.json" ] || continue
-    read=$(cat "$runs/$l-cpu-read"); sweep=$(cat "$runs/$l-cpu-sweep")
-    keys=$(field "$(cat "$runs/$l-sweep.json")" keys); writes=$(field "$(cat "$runs/$l-sweep.json")" writes)
-    awk -v l="$l" -v r="$read" -v s="$sweep" -v k="$keys" -v w="$writes" -v t="$tick" 'BEGIN {
-      pr = k > 0 ? r / t / k * 1e6 : 0
-      pw = w > 0 ? (s - r) / t / w * 1e6 : 0
-      printf "| %s | %d | %.1f us | %d | %.1f us |\n", l, k, pr, w, (pw > 0 ? pw : 0) }'
-  done
+  store_cpu_table bucket - nats-sweep nats-r3-sweep nats-2.10-sweep nats-r3-2.10-sweep
 }
 
 # The NATS figures and targets, from this run's rows (results.tsv) and each contender's
 # JSON (read, plan and apply times): ratios within the run, and what bounds a miss.
 nats_targets() {
-  local j
   echo
   echo "NATS (bench/nats.sh): keys/s count the node's keys a sweep reads; MB/s their keys' and values'"
   echo "bytes; writes/s the ends and deletes over the time spent sending them and waiting for their"
@@ -330,16 +317,7 @@ nats_targets() {
   echo "settled bucket: each load is followed by one untimed read (the server's first read of a stream"
   echo "just written in bulk pays a one-time cost, about twice a later read's time)."
   echo
-  echo "| contender | read s | plan s | apply s | writes | max in flight | waits |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
-  for j in "$runs"/nats-*.json "$runs"/go-nats-seed.json; do
-    [ -s "$j" ] || continue
-    local x
-    x=$(cat "$j")
-    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$(basename "$j" .json)" "$(field "$x" read_s)" \
-      "$(field "$x" plan_s)" "$(field "$x" apply_s)" "$(field "$x" writes)" "$(field "$x" max_in_flight)" \
-      "$(field "$x" waits)"
-  done
+  store_times_table nats
   echo
   awk -F'\t' -f "$src/bench/round_ratios.awk" -f "$src/bench/nats_targets.awk" "$results"
   echo

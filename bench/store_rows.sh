@@ -75,3 +75,67 @@ procs_cpu() {
   done
   echo "$total"
 }
+
+# store_times_table STORE [TXNS]: the table of every contender of STORE that wrote its JSON
+# in the run (STORE-*.json, then the seed's go-STORE-seed.json): its read, plan and apply
+# times, its writes, most writes in flight and waits; with TXNS (the prefix of the line
+# "TXNS {...}" its stderr holds), also its txns, keys a txn, most txns in flight and
+# writes sent again.
+store_times_table() {
+  local store=$1 txns=${2:-} j x t name
+  if [ -n "$txns" ]; then
+    echo "| contender | read s | plan s | apply s | writes | max in flight | waits | txns | keys a txn | most txns in flight | sent again |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  else
+    echo "| contender | read s | plan s | apply s | writes | max in flight | waits |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+  fi
+  for j in "$runs/$store"-*.json "$runs/go-$store-seed.json"; do
+    [ -s "$j" ] || continue
+    x=$(cat "$j")
+    name=$(basename "$j" .json)
+    printf '| %s | %s | %s | %s | %s | %s | %s |' "$name" "$(field "$x" read_s)" "$(field "$x" plan_s)" \
+      "$(field "$x" apply_s)" "$(field "$x" writes)" "$(field "$x" max_in_flight)" "$(field "$x" waits)"
+    if [ -n "$txns" ]; then
+      t=$(sed -n "s/^$txns //p" "$runs/$name.err" 2>/dev/null)
+      printf ' %s | %s | %s | %s |' "$(field "$t" txns)" "$(field "$t" txn_keys)" "$(field "$t" most_in_flight)" \
+        "$(field "$t" resent)"
+    fi
+    printf '\n'
+  done
+}
+
+# store_cpu_table FIRST TXNS SWEEP...: the servers' CPU (user + system) from round 1, a row
+# for each SWEEP (a row named LABEL-sweep...) whose readings the run wrote (LABEL-cpu-read
+# around the bulk read, LABEL-cpu-sweep... around the sweep): CPU per key read, and the
+# sweep's CPU beyond a read over its writes. FIRST names the first column: "sweep" shows
+# the sweep's row, anything else (a bucket) its LABEL. With TXNS other than "-" (the prefix
+# of the sweep's "TXNS {...}" stderr line) also its txns and its CPU per txn.
+store_cpu_table() {
+  local first=$1 txns=$2 tick l c label x
+  shift 2
+  tick=$(getconf CLK_TCK)
+  if [ "$txns" = - ]; then
+    echo "| $first | keys read | CPU per key read | writes | CPU per write |"
+    echo "|---|---:|---:|---:|---:|"
+  else
+    echo "| $first | keys read | CPU per key read | writes | txns | CPU per write | CPU per txn |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+  fi
+  for l in "$@"; do
+    c=${l%-sweep*}
+    [ -s "$runs/$c-cpu-read" ] && [ -s "$runs/$c-cpu${l#"$c"}" ] && [ -s "$runs/$l.json" ] || continue
+    label=$c
+    [ "$first" != sweep ] || label=$l
+    x=-
+    [ "$txns" = - ] || x=$(field "$(sed -n "s/^$txns //p" "$runs/$l.err")" txns)
+    awk -v l="$label" -v r="$(cat "$runs/$c-cpu-read")" -v s="$(cat "$runs/$c-cpu${l#"$c"}")" \
+      -v k="$(field "$(cat "$runs/$l.json")" keys)" -v w="$(field "$(cat "$runs/$l.json")" writes)" \
+      -v x="$x" -v t="$tick" 'BEGIN { c = (s - r) / t * 1e6; if (c < 0) c = 0
+        printf "| %s | %d | %.1f us | %d |", l, k, (k > 0 ? r / t / k * 1e6 : 0), w
+        if (x != "-") printf " %d |", x
+        printf " %.1f us |", (w > 0 ? c / w : 0)
+        if (x != "-") printf " %.0f us |", (x > 0 ? c / x : 0)
+        printf "\n" }'
+  done
+}

@@ -5,23 +5,8 @@
 # checked key by key against step plan on the exported state; a lock taken and
 # released between processes. Expected values come from the states written here and
 # are checked with python3's json, not with leasejudge.
-set -u
-src=${LEASEJUDGE_SOURCE_DIR:?}
-build=${LEASEJUDGE_BINARY_DIR:?}
-. "$src/tests/skip.sh"
-. "$src/tests/nats_server.sh"
-need_nats_server
+. "${LEASEJUDGE_SOURCE_DIR:?}/tests/nats_script.sh"
 command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
-
-w=$(mktemp -d)
-holder=""
-cleanup() {
-  [ -n "$holder" ] && kill "$holder" 2>/dev/null
-  stop_nats_server
-  rm -rf "$w"
-}
-trap cleanup EXIT
-. "$src/tests/tap.sh"
 
 cmake --install "$build" --prefix "$w/prefix" >"$w/install.log" 2>&1 || { cat "$w/install.log"; exit 1; }
 lj=$w/prefix/bin/leasejudge
@@ -269,6 +254,7 @@ same "step end of no key: exit 1" 1 "$(run step end --store "$url" n1.nosuch --w
 lurl=nats://127.0.0.1:$port/locks
 sleep 300 &
 holder=$!
+pids=("$holder")
 same "lock acquire for a live holder: exit 0" 0 "$(run lock acquire --store "$lurl" --create-bucket deploy --pid $holder --json)"
 first=$(python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read()); print(d["revision"], d["id"])' "$w/out")
 same "lock acquire from another process, the lock held: exit 1" 1 \
@@ -276,7 +262,7 @@ same "lock acquire from another process, the lock held: exit 1" 1 \
 same "lock judge on the store: held, exit 1" 1 "$(run lock judge --store "$lurl" deploy)"
 kill $holder
 wait $holder 2>/dev/null
-holder=""
+pids=()
 same "lock judge once the holder is gone: break, exit 0" "0 break process_gone" \
   "$(run lock judge --store "$lurl" deploy) $(cut -d' ' -f1,2 "$w/out")"
 same "lock acquire from another process: the gone holder's lock broken, exit 0" 0 \

@@ -7,25 +7,10 @@
 # a real nats-server and a file store; lock judge text on bodies with ESC, NUL,
 # invalid UTF-8 and a 1 MiB purpose; the store from the environment; the man page
 # and the completion cover every verb and option the help lists.
-set -u
-src=${LEASEJUDGE_SOURCE_DIR:?}
-build=${LEASEJUDGE_BINARY_DIR:?}
-. "$src/tests/skip.sh"
-. "$src/tests/nats_server.sh"
-need_nats_server
+. "${LEASEJUDGE_SOURCE_DIR:?}/tests/nats_script.sh"
 command -v python3 >/dev/null || skip_or_fail "python3 is not installed"
 lj=$build/leasejudge
 [ -x "$lj" ] || skip_or_fail "$lj is not built"
-
-w=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  stop_nats_server
-  rm -rf "$w"
-}
-trap cleanup EXIT
-. "$src/tests/tap.sh"
 run() { "$lj" "$@" >"$w/out" 2>"$w/err" </dev/null; echo $?; }
 
 start_nats_server "$w/nats" || exit 1

@@ -96,8 +96,8 @@ revision() { "$lj" lock show --json --store "$1" "$2" 2>/dev/null | python3 -c '
 # The table: one row per case.
 rows=()
 row() { rows+=("$(printf '%-44s %9s %6s %6s %8s %s' "$@")"); }
-# tally CASE FILE: the verdict lines in FILE (one "<kind> <reason>" a judgment) as a row;
-# breaks of a live holder are the breaks (every holder judged here is alive).
+# tally CASE FILE: the judgments in FILE (judge_into's lines) as a row; breaks of a live
+# holder are the breaks (every holder judged here is alive).
 tally() {
   local total held breaks unknown
   total=$(wc -l <"$2")
@@ -108,6 +108,21 @@ tally() {
 }
 # The verdict lines of FILE are all LINE (and there is at least one).
 all_are() { [ -s "$2" ] && ! grep -qv "^$1\$" "$2"; }
+# every TEST LINE FILE: ok TEST when every judgment in FILE is LINE ("<kind> <reason>
+# <exit status>"), else not ok with how many times each judgment came.
+every() { all_are "$2" "$3" && ok "$1" || notok "$1: $(sort "$3" | uniq -c | paste -sd,)"; }
+# phase CASE FILE CMD...: four judgments by CMD, 0.2 s apart, into FILE (emptied first),
+# tallied as the table's row CASE.
+phase() {
+  local name=$1 file=$2
+  shift 2
+  : >"$file"
+  for _ in 1 2 3 4; do
+    judge_into "$file" "$@"
+    sleep 0.2
+  done
+  tally "$name" "$file"
+}
 
 start_nats_server "$work/nats" || exit 1
 nats=nats://127.0.0.1:$NATS_PORT
@@ -171,13 +186,10 @@ for ((r = 1; r <= rounds; r++)); do
 done
 for spec in "${offsets[@]}"; do
   read -r label secs expect <<<"$spec"
-  cut -d' ' -f1,2 "$work/off$label" >"$work/verdicts"
-  tally "nats: judge $label (lease 3s)" "$work/verdicts"
+  tally "nats: judge $label (lease 3s)" "$work/off$label"
   case $expect in
-    held) all_are "held lease_runs 1" "$work/off$label" && ok "judge $label: held lease_runs, exit 1, every time" ||
-      notok "judge $label: held lease_runs, exit 1, every time: $(sort "$work/off$label" | uniq -c | paste -sd,)" ;;
-    break) all_are "break lease_ended 0" "$work/off$label" && ok "judge $label: break lease_ended, exit 0, every time" ||
-      notok "judge $label: break lease_ended, exit 0, every time: $(sort "$work/off$label" | uniq -c | paste -sd,)" ;;
+    held) every "judge $label: held lease_runs, exit 1, every time" "held lease_runs 1" "$work/off$label" ;;
+    break) every "judge $label: break lease_ended, exit 0, every time" "break lease_ended 0" "$work/off$label" ;;
     either) grep -qv '^held lease_runs 1$\|^break lease_ended 0$' "$work/off$label" &&
       notok "judge $label: held lease_runs or break lease_ended: $(sort "$work/off$label" | uniq -c | paste -sd,)" ||
       ok "judge $label: held lease_runs or break lease_ended, by where in the renewal cycle it falls" ;;
@@ -254,19 +266,11 @@ for spec in "${phases[@]}"; do
     [ "$(revision "$jb" jumpy)" -gt "$rev" ] && break
     sleep 0.05
   done
-  : >"$work/phase"
-  for _ in 1 2 3 4; do
-    judge_into "$work/phase" "$lj" lock judge --store "$jb" jumpy
-    sleep 0.2
-  done
-  cut -d' ' -f1,2 "$work/phase" >"$work/verdicts"
-  tally "nats: holder's clock steps to $label" "$work/verdicts"
+  phase "nats: holder's clock steps to $label" "$work/phase" "$lj" lock judge --store "$jb" jumpy
   if [ "$expect" = held ]; then
-    all_are "held lease_runs 1" "$work/phase" && ok "holder stepped to $label: held lease_runs every time" ||
-      notok "holder stepped to $label: held lease_runs every time: $(sort "$work/phase" | uniq -c | paste -sd,)"
+    every "holder stepped to $label: held lease_runs every time" "held lease_runs 1" "$work/phase"
   else
-    all_are "break lease_ended 0" "$work/phase" && ok "holder stepped back to $label: break lease_ended every time" ||
-      notok "holder stepped back to $label: break lease_ended every time: $(sort "$work/phase" | uniq -c | paste -sd,)"
+    every "holder stepped back to $label: break lease_ended every time" "break lease_ended 0" "$work/phase"
   fi
 done
 renewals=$(($(revision "$jb" jumpy) - rev0))
@@ -353,14 +357,10 @@ for _ in 1 2 3 4; do
   judge_into "$work/behind" "${at[@]}" FAKETIME=-3600 "$lj" lock judge --store "$etcd" held
   sleep 0.2
 done
-cut -d' ' -f1,2 "$work/ahead" >"$work/verdicts"
-tally "etcd: judge +1h (lease 3s)" "$work/verdicts"
-cut -d' ' -f1,2 "$work/behind" >"$work/verdicts"
-tally "etcd: judge -1h (lease 3s)" "$work/verdicts"
-all_are "held lease_runs 1" "$work/ahead" && ok "etcd, a judge 1h ahead: held lease_runs, exit 1, every time" ||
-  notok "etcd, a judge 1h ahead: held lease_runs, exit 1: $(sort "$work/ahead" | uniq -c | paste -sd,)"
-all_are "held lease_runs 1" "$work/behind" && ok "etcd, a judge 1h behind: held lease_runs, exit 1, every time" ||
-  notok "etcd, a judge 1h behind: held lease_runs, exit 1: $(sort "$work/behind" | uniq -c | paste -sd,)"
+tally "etcd: judge +1h (lease 3s)" "$work/ahead"
+tally "etcd: judge -1h (lease 3s)" "$work/behind"
+every "etcd, a judge 1h ahead: held lease_runs, exit 1, every time" "held lease_runs 1" "$work/ahead"
+every "etcd, a judge 1h behind: held lease_runs, exit 1, every time" "held lease_runs 1" "$work/behind"
 "${at[@]}" FAKETIME=+3600 "$lj" lock judge --store "$etcd" held >"$work/v" 2>&1
 grep -q "says its lease ended, by this machine's clock, but its store lease [0-9a-f]* still runs" "$work/v" &&
   ok "the why: the body's lease ended by this clock, the store lease still runs" ||
@@ -377,15 +377,8 @@ holder=$!
 bg+=("$holder")
 wait_file "$work/behind.out" || notok "the etcd holder 10m behind took its lock"
 sleep 1.2  # a renewal, written at its clock
-: >"$work/phase"
-for _ in 1 2 3 4; do
-  judge_into "$work/phase" "$lj" lock judge --store "$etcd" behind
-  sleep 0.2
-done
-cut -d' ' -f1,2 "$work/phase" >"$work/verdicts"
-tally "etcd: holder's clock -10m, judge as is" "$work/verdicts"
-all_are "held lease_runs 1" "$work/phase" && ok "etcd, a holder 10m behind: held lease_runs every time" ||
-  notok "etcd, a holder 10m behind: held lease_runs: $(sort "$work/phase" | uniq -c | paste -sd,)"
+phase "etcd: holder's clock -10m, judge as is" "$work/phase" "$lj" lock judge --store "$etcd" behind
+every "etcd, a holder 10m behind: held lease_runs every time" "held lease_runs 1" "$work/phase"
 kill -TERM "$holder"
 exit_within "$holder" 5
 check "the etcd holder 10m behind, SIGTERMed: exit 0" 0 $?

@@ -29,9 +29,7 @@
 #if defined(LEASEJUDGE_HAVE_ETCD)
 
 using namespace leasejudge;
-using leasejudge::test::EtcdCluster;
-using leasejudge::test::fresh_etcd_prefix;
-using leasejudge::test::shared_etcd_cluster;
+using namespace leasejudge::test;
 using Steady = std::chrono::steady_clock;
 using K = LockVerdict::Kind;
 
@@ -39,12 +37,8 @@ namespace {
 
 std::unique_ptr<EtcdStore> open_on(const EtcdCluster& c, const std::string& prefix) {
   EtcdOptions o;
-  o.endpoints = c.endpoints();
-  o.prefix = prefix;
   o.request_timeout = std::chrono::milliseconds(2000);
-  auto s = EtcdStore::open(o);
-  REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
-  return std::move(s).value();
+  return open_etcd(c.endpoints(), prefix, o);
 }
 
 const std::string lock_key = "locks.cache";

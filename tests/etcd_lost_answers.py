@@ -10,17 +10,9 @@ Usage: etcd_lost_answers.py ETCD_PORT PORT_FILE MARKER. It listens on a free por
 127.0.0.1, writes the port to PORT_FILE once it listens, and serves until killed.
 Requests are HTTP/1.1 with a Content-Length (what libcurl sends), one at a time on a
 connection: an answer comes before the next request on it."""
-import socket
 import sys
-import threading
 
-
-def shut(*sockets):
-    for s in sockets:
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+from lost_answers import serve, shut
 
 
 class Link:
@@ -74,19 +66,13 @@ def client_to_server(link, marker):
 
 
 def main():
-    etcd_port = int(sys.argv[1])
     marker = sys.argv[3].encode()
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    with open(sys.argv[2], "w") as f:
-        f.write(str(listener.getsockname()[1]))
-    while True:
-        client, _ = listener.accept()
-        link = Link(client, socket.create_connection(("127.0.0.1", etcd_port)))
-        threading.Thread(target=server_to_client, args=(link,), daemon=True).start()
-        threading.Thread(target=client_to_server, args=(link, marker), daemon=True).start()
+
+    def carry(client, server):
+        link = Link(client, server)
+        return (lambda: server_to_client(link), lambda: client_to_server(link, marker))
+
+    serve(int(sys.argv[1]), sys.argv[2], carry)
 
 
 if __name__ == "__main__":

@@ -23,9 +23,7 @@
 #if defined(LEASEJUDGE_HAVE_ETCD)
 
 using namespace leasejudge;
-using leasejudge::test::EtcdCluster;
-using leasejudge::test::fresh_etcd_prefix;
-using leasejudge::test::shared_etcd_cluster;
+using namespace leasejudge::test;
 
 namespace {
 
@@ -33,13 +31,9 @@ std::unique_ptr<EtcdStore> open_on(const std::vector<std::string>& endpoints, co
                                    std::size_t txn_keys = 128,
                                    std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
   EtcdOptions o;
-  o.endpoints = endpoints;
-  o.prefix = prefix;
   o.txn_keys = txn_keys;
   o.request_timeout = timeout;
-  auto s = EtcdStore::open(o);
-  REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
-  return std::move(s).value();
+  return open_etcd(endpoints, prefix, o);
 }
 
 std::string key(int i) {

@@ -238,6 +238,17 @@ inline EtcdCluster& shared_etcd_cluster(int members) {
   return *c;
 }
 
+// A store on endpoints under prefix, the other options as o has them (a test's request
+// timeout or txn size); the test stops with etcd's message when it does not open.
+inline std::unique_ptr<EtcdStore> open_etcd(const std::vector<std::string>& endpoints, const std::string& prefix,
+                                            EtcdOptions o = {}) {
+  o.endpoints = endpoints;
+  o.prefix = prefix;
+  auto s = EtcdStore::open(o);
+  REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
+  return std::move(s).value();
+}
+
 // A prefix of keys no other test of the program uses: tag, this process's pid, a count.
 inline std::string fresh_etcd_prefix(std::string_view tag) {
   static int n = 0;

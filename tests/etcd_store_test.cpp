@@ -29,22 +29,11 @@
 #if defined(LEASEJUDGE_HAVE_ETCD)
 
 using namespace leasejudge;
-using leasejudge::test::EtcdCluster;
-using leasejudge::test::fresh_etcd_prefix;
-using leasejudge::test::shared_etcd_cluster;
+using namespace leasejudge::test;
 
 namespace {
 
 using Steady = std::chrono::steady_clock;
-
-std::unique_ptr<EtcdStore> open_on(const std::vector<std::string>& endpoints, const std::string& prefix) {
-  EtcdOptions o;
-  o.endpoints = endpoints;
-  o.prefix = prefix;
-  auto s = EtcdStore::open(o);
-  REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
-  return std::move(s).value();
-}
 
 const std::string lock_key = "locks.cache";
 
@@ -53,13 +42,13 @@ const std::string lock_key = "locks.cache";
 TEST_SUITE("etcd store") {
   TEST_CASE("the store contract on one member") {
     SKIP_WITHOUT_ETCD();
-    auto s = open_on(shared_etcd_cluster(1).endpoints(), fresh_etcd_prefix("t"));
+    auto s = open_etcd(shared_etcd_cluster(1).endpoints(), fresh_etcd_prefix("t"));
     test::check_store_contract(*s);
   }
 
   TEST_CASE("the store contract on three members") {
     SKIP_WITHOUT_ETCD();
-    auto s = open_on(shared_etcd_cluster(3).endpoints(), fresh_etcd_prefix("t"));
+    auto s = open_etcd(shared_etcd_cluster(3).endpoints(), fresh_etcd_prefix("t"));
     test::check_store_contract(*s);
   }
 
@@ -78,8 +67,8 @@ TEST_SUITE("etcd store") {
   TEST_CASE("keys and values are bytes, and keys are namespaced by the prefix") {
     SKIP_WITHOUT_ETCD();
     std::string prefix = fresh_etcd_prefix("t");
-    auto s = open_on(shared_etcd_cluster(1).endpoints(), prefix);
-    auto beside = open_on(shared_etcd_cluster(1).endpoints(), prefix + "x");  // a prefix that starts like ours
+    auto s = open_etcd(shared_etcd_cluster(1).endpoints(), prefix);
+    auto beside = open_etcd(shared_etcd_cluster(1).endpoints(), prefix + "x");  // a prefix that starts like ours
     const std::string key("k\xff\x01 /é", 7), value(std::string("\0\x80\xc3(", 4));
     REQUIRE(s->create(key, value).ok());
     REQUIRE(beside->create("other", "o").ok());
@@ -96,8 +85,8 @@ TEST_SUITE("etcd store") {
   TEST_CASE("a scan reads at one revision across pages while another client writes") {
     SKIP_WITHOUT_ETCD();
     std::string prefix = fresh_etcd_prefix("t");
-    auto s = open_on(shared_etcd_cluster(3).endpoints(), prefix);
-    auto other = open_on({shared_etcd_cluster(3).endpoint(2)}, prefix);
+    auto s = open_etcd(shared_etcd_cluster(3).endpoints(), prefix);
+    auto other = open_etcd({shared_etcd_cluster(3).endpoint(2)}, prefix);
     std::map<std::string, Revision> before;
     for (int i = 0; i < 50; ++i) {
       std::string key = fmt::format("n.{:03}", i);
@@ -138,14 +127,14 @@ TEST_SUITE("etcd store") {
     EtcdCluster c(3);
     REQUIRE(c.start());
     std::string prefix = fresh_etcd_prefix("t");
-    auto seed = open_on(c.endpoints(), prefix);
+    auto seed = open_etcd(c.endpoints(), prefix);
     std::vector<Revision> revs;
     for (int i = 0; i < 300; ++i) {
       auto r = seed->create(fmt::format("k.{:03}", i), "v0");
       REQUIRE(r.ok());
       revs.push_back(*r);
     }
-    auto s = open_on({c.endpoint(0)}, prefix);
+    auto s = open_etcd({c.endpoint(0)}, prefix);
     PipelineOptions po;
     po.window = 64;
     auto p = s->pipeline(po);
@@ -161,7 +150,7 @@ TEST_SUITE("etcd store") {
     while (auto o = p->next()) out.push_back(*o);
     REQUIRE(out.size() == 300);
     REQUIRE(c.healthy(std::chrono::seconds(20)));  // the two left have a leader
-    auto after = open_on({c.endpoint(1), c.endpoint(2)}, prefix);
+    auto after = open_etcd({c.endpoint(1), c.endpoint(2)}, prefix);
     for (int i = 0; i < 300; ++i) {
       ++count[out[i].kind];
       auto got = after->get(fmt::format("k.{:03}", i));
@@ -187,7 +176,7 @@ TEST_SUITE("etcd store") {
     REQUIRE(c.start());
     int dead = test::free_port();
     std::string dead_endpoint = "127.0.0.1:" + std::to_string(dead);
-    auto s = open_on({dead_endpoint, c.endpoint(0)}, "down");
+    auto s = open_etcd({dead_endpoint, c.endpoint(0)}, "down");
     REQUIRE(s->create("k", "v").ok());
     CHECK(s->endpoint() == "http://" + c.endpoint(0));
     c.kill(0);
@@ -278,7 +267,7 @@ TEST_SUITE("etcd store") {
     lj_free(value);
     lj_store_destroy(store);
     // The same key through the C++ store: one namespace.
-    auto s = open_on(shared_etcd_cluster(3).endpoints(), prefix);
+    auto s = open_etcd(shared_etcd_cluster(3).endpoints(), prefix);
     auto k = s->get("k");
     REQUIRE(k.ok());
     CHECK((**k).revision == rev);
@@ -301,7 +290,7 @@ TEST_SUITE("etcd store") {
     SKIP_WITHOUT_ETCD();
     EtcdCluster& c = shared_etcd_cluster(3);
     std::string prefix = fresh_etcd_prefix("t");
-    auto store = open_on(c.endpoints(), prefix);
+    auto store = open_etcd(c.endpoints(), prefix);
     std::vector<std::unique_ptr<test::Racer>> racers;
     for (int i = 0; i < 4; ++i) {
       racers.push_back(std::make_unique<test::Racer>());

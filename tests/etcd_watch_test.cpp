@@ -13,19 +13,12 @@
 #if defined(LEASEJUDGE_HAVE_ETCD)
 
 using namespace leasejudge;
-using leasejudge::test::EtcdCluster;
-using leasejudge::test::fresh_etcd_prefix;
-using leasejudge::test::shared_etcd_cluster;
+using namespace leasejudge::test;
 
 namespace {
 
 std::unique_ptr<EtcdStore> open_store(const std::string& prefix) {
-  EtcdOptions o;
-  o.endpoints = shared_etcd_cluster(1).endpoints();
-  o.prefix = prefix;
-  auto s = EtcdStore::open(o);
-  REQUIRE_MESSAGE(s.ok(), (s.ok() ? std::string() : s.error().message));
-  return std::move(s).value();
+  return open_etcd(shared_etcd_cluster(1).endpoints(), prefix);
 }
 
 // The next n changes (or fewer, after 5 s).

@@ -8,10 +8,10 @@ Usage: nats_lost_answers.py NATS_PORT PORT_FILE [DELAY_MS]. It listens on a free
 of 127.0.0.1, writes the port to PORT_FILE once it listens, and serves until killed.
 With DELAY_MS each key/value write is passed on after that long instead of dropped:
 another writer has the time to move the key between a read and its write."""
-import time
-import socket
 import sys
-import threading
+import time
+
+from lost_answers import serve, shut
 
 
 def pump(src, dst):
@@ -24,15 +24,6 @@ def pump(src, dst):
     except OSError:
         pass
     shut(src, dst)
-
-
-def shut(*sockets):
-    """Both directions of each socket ended: the proxy's two pumps end with them."""
-    for s in sockets:
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def client_to_server(client, server):
@@ -81,20 +72,10 @@ DELAY_MS = None
 
 def main():
     global DELAY_MS
-    nats_port = int(sys.argv[1])
     if len(sys.argv) > 3:
         DELAY_MS = int(sys.argv[3])
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    with open(sys.argv[2], "w") as f:
-        f.write(str(listener.getsockname()[1]))
-    while True:
-        client, _ = listener.accept()
-        server = socket.create_connection(("127.0.0.1", nats_port))
-        threading.Thread(target=pump, args=(server, client), daemon=True).start()
-        threading.Thread(target=client_to_server, args=(client, server), daemon=True).start()
+    serve(int(sys.argv[1]), sys.argv[2],
+          lambda client, server: (lambda: pump(server, client), lambda: client_to_server(client, server)))
 
 
 if __name__ == "__main__":

@@ -10,12 +10,7 @@
 #    package, no index), where, with LEASEJUDGE_LIBRARY unset and no library on the
 #    loader's path, the package loads its own copy and judges a lock body, plans steps
 #    and takes, refuses and releases a lock on a real nats-server.
-set -u
-src=${LEASEJUDGE_SOURCE_DIR:?}
-build=${LEASEJUDGE_BINARY_DIR:?}
-. "$src/tests/skip.sh"
-. "$src/tests/nats_server.sh"
-need_nats_server
+. "${LEASEJUDGE_SOURCE_DIR:?}/tests/nats_script.sh"
 py=/usr/bin/python3
 [ -x "$py" ] || skip_or_fail "Debian's python3 (/usr/bin/python3) is not installed"
 "$py" -c 'import ensurepip, venv' 2>/dev/null || skip_or_fail "python3-venv is not installed"
@@ -25,13 +20,6 @@ version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$src/bindings/python/pyproject.t
 wheel=$build/bindings/python/dist/leasejudge-$version-py3-none-$platform.whl
 [ -f "$wheel" ] || skip_or_fail "$wheel is not built (the Python package is built with LEASEJUDGE_PYTHON)"
 
-w=$(mktemp -d)
-cleanup() {
-  stop_nats_server
-  rm -rf "$w"
-}
-trap cleanup EXIT
-. "$src/tests/tap.sh"
 # Without the sanitizers' runtime the test's environment may preload for our programs:
 # what runs here is Debian's python3 loading the wheel's library, built plainly.
 clean() { env -i PATH=/usr/bin:/bin HOME="$w" LANG=C.UTF-8 "$@"; }

@@ -43,14 +43,11 @@ static int flag_asked(void* payload) {
 static napi_value wait_cancel(napi_env env, napi_callback_info info) {
   napi_value arg, undefined;
   size_t argc = 1;
-  bool tagged = false;
-  void* data = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, NULL));
-  if (argc < 1 || ljn_type(env, arg) != napi_external ||
-      napi_check_object_type_tag(env, arg, &cancel_tag, &tagged) != napi_ok || !tagged ||
-      napi_get_value_external(env, arg, &data) != napi_ok)
-    return ljn_throw_type(env, "the handle must be a wait's cancel handle");
-  atomic_store(&((cancel_flag*)data)->set, 1);
+  cancel_flag* flag = (cancel_flag*)ljn_external_of(env, argc < 1 ? NULL : arg, &cancel_tag,
+                                                    "the handle must be a wait's cancel handle");
+  if (flag == NULL) return NULL;
+  atomic_store(&flag->set, 1);
   LJN_CALL(env, napi_get_undefined(env, &undefined));
   return undefined;
 }

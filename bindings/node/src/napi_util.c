@@ -107,6 +107,17 @@ napi_valuetype ljn_type(napi_env env, napi_value v) {
   return type;
 }
 
+void* ljn_external_of(napi_env env, napi_value v, const napi_type_tag* tag, const char* message) {
+  bool tagged = false;
+  void* data = NULL;
+  if (ljn_type(env, v) != napi_external || napi_check_object_type_tag(env, v, tag, &tagged) != napi_ok || !tagged ||
+      napi_get_value_external(env, v, &data) != napi_ok) {
+    ljn_throw_type(env, message);
+    return NULL;
+  }
+  return data;
+}
+
 static int type_error(napi_env env, const char* what, const char* must) {
   char message[160];
   snprintf(message, sizeof message, "%s must be %s", what, must);
@@ -325,6 +336,11 @@ napi_value ljn_revision(napi_env env, uint64_t revision) {
   if (revision > UINT64_C(9007199254740991)) return ljn_throw_range(env, "a revision beyond 2^53 is no exact number");
   LJN_CALL(env, napi_create_double(env, (double)revision, &v));
   return v;
+}
+
+napi_value ljn_result(napi_env env, int rc, lj_error_t* err, napi_value result) {
+  if (rc != LJ_OK) return ljn_throw_code(env, rc, err);
+  return result;
 }
 
 int ljn_set(napi_env env, napi_value obj, const char* name, napi_value value) {

@@ -91,6 +91,9 @@ int ljn_int64_of(napi_env env, napi_value v, const char* what, int64_t* out);
 int ljn_bigint_of(napi_env env, napi_value v, const char* what, int64_t* out);
 /* A revision: a number that is a non-negative safe integer, or a bigint in uint64. */
 int ljn_revision_of(napi_env env, napi_value v, const char* what, uint64_t* out);
+/* The data of an external that carries tag (a handle this addon made); NULL after a
+ * TypeError with message for anything else. */
+void* ljn_external_of(napi_env env, napi_value v, const napi_type_tag* tag, const char* message);
 /* A function argument (TypeError otherwise). */
 int ljn_function_of(napi_env env, napi_value v, const char* what);
 napi_valuetype ljn_type(napi_env env, napi_value v);
@@ -104,6 +107,8 @@ napi_value ljn_string(napi_env env, const char* s, size_t len);
 napi_value ljn_wtf8_string(napi_env env, const char* s, size_t len);
 /* A revision as a number; a RangeError beyond 2^53. */
 napi_value ljn_revision(napi_env env, uint64_t revision);
+/* result when rc is LJ_OK; else the Error for rc thrown (err destroyed) and NULL. */
+napi_value ljn_result(napi_env env, int rc, lj_error_t* err, napi_value result);
 /* Set obj[name] = value; -1 after a thrown exception. */
 int ljn_set(napi_env env, napi_value obj, const char* name, napi_value value);
 

@@ -1,17 +1,14 @@
 /*
- * The addon's store part: stores (memory, file, NATS) as externals, their
- * operations, and the lock's life on them (acquire, renew, release). See store.h.
+ * The addon's store part: stores (memory, file, NATS) as externals and their
+ * operations. See store.h.
  */
 #include "store.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "lock.h"
-
-/* Tags that tell a store's external from a lock's. */
+/* The tag that tells a store's external from another (a lock's has its own, lock.c). */
 static const napi_type_tag store_tag = {0x6c6a2d73746f7265ULL, 0x6e6f64652d616464ULL};
-static const napi_type_tag lock_tag = {0x6c6a2d6c6f636b21ULL, 0x6e6f64652d616464ULL};
 
 void ljn_store_settle(ljn_store* s) {
   if (s->store != NULL && s->closed && s->locks == 0) {
@@ -51,30 +48,13 @@ static napi_value wrap_store(napi_env env, int rc, lj_store_t* store, lj_error_t
 }
 
 ljn_store* ljn_store_of(napi_env env, napi_value v) {
-  bool tagged = false;
-  void* data = NULL;
-  if (ljn_type(env, v) != napi_external || napi_check_object_type_tag(env, v, &store_tag, &tagged) != napi_ok ||
-      !tagged || napi_get_value_external(env, v, &data) != napi_ok) {
-    ljn_throw_type(env, "store must be a Store");
-    return NULL;
-  }
-  ljn_store* s = (ljn_store*)data;
+  ljn_store* s = (ljn_store*)ljn_external_of(env, v, &store_tag, "store must be a Store");
+  if (s == NULL) return NULL;
   if (s->closed) {
     napi_throw_error(env, "LJ_EINVAL", "the store is closed");
     return NULL;
   }
   return s;
-}
-
-ljn_lock* ljn_lock_of(napi_env env, napi_value v) {
-  bool tagged = false;
-  void* data = NULL;
-  if (ljn_type(env, v) != napi_external || napi_check_object_type_tag(env, v, &lock_tag, &tagged) != napi_ok ||
-      !tagged || napi_get_value_external(env, v, &data) != napi_ok) {
-    ljn_throw_type(env, "lock must be a HeldLock");
-    return NULL;
-  }
-  return (ljn_lock*)data;
 }
 
 /* --- opening ------------------------------------------------------------------------------ */
@@ -235,8 +215,7 @@ static napi_value store_close(napi_env env, napi_callback_info info) {
 
 /* --- operations ---------------------------------------------------------------------------- */
 
-/* The store, key and (with value) value of args; -1 after an exception. */
-static int op_args(napi_env env, napi_value* args, size_t argc, size_t need, ljn_store** s, ljn_text* key,
+int ljn_store_args(napi_env env, napi_value* args, size_t argc, size_t need, ljn_store** s, ljn_text* key,
                    ljn_text* value) {
   ljn_text_init(key);
   if (value != NULL) ljn_text_init(value);
@@ -250,11 +229,6 @@ static int op_args(napi_env env, napi_value* args, size_t argc, size_t need, ljn
   return 0;
 }
 
-static napi_value done(napi_env env, int rc, lj_error_t* err, napi_value result) {
-  if (rc != LJ_OK) return ljn_throw_code(env, rc, err);
-  return result;
-}
-
 /* storeGet(store, key): null, or [value Buffer, revision]. */
 static napi_value store_get(napi_env env, napi_callback_info info) {
   napi_value args[2], result = NULL, buffer;
@@ -265,7 +239,7 @@ static napi_value store_get(napi_env env, napi_callback_info info) {
   uint64_t revision = 0;
   lj_error_t* err = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  if (op_args(env, args, argc, 2, &s, &key, NULL) != 0) {
+  if (ljn_store_args(env, args, argc, 2, &s, &key, NULL) != 0) {
     ljn_text_release(&key);
     return NULL;
   }
@@ -297,13 +271,13 @@ static napi_value store_create(napi_env env, napi_callback_info info) {
   uint64_t revision = 0;
   lj_error_t* err = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  int rc = op_args(env, args, argc, 3, &s, &key, &value) != 0
+  int rc = ljn_store_args(env, args, argc, 3, &s, &key, &value) != 0
                ? 1
                : lj_store_create(&revision, s->store, key.data, key.len, value.data, value.len, &err);
   ljn_text_release(&key);
   ljn_text_release(&value);
   if (rc == 1) return NULL;
-  return done(env, rc, err, rc == LJ_OK ? ljn_revision(env, revision) : NULL);
+  return ljn_result(env, rc, err, rc == LJ_OK ? ljn_revision(env, revision) : NULL);
 }
 
 /* storeUpdate(store, key, value, revision): the new revision. */
@@ -315,13 +289,14 @@ static napi_value store_update(napi_env env, napi_callback_info info) {
   uint64_t at = 0, revision = 0;
   lj_error_t* err = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  int rc = op_args(env, args, argc, 4, &s, &key, &value) != 0 || ljn_revision_of(env, args[3], "revision", &at) != 0
-               ? 1
-               : lj_store_update(&revision, s->store, key.data, key.len, value.data, value.len, at, &err);
+  int rc =
+      ljn_store_args(env, args, argc, 4, &s, &key, &value) != 0 || ljn_revision_of(env, args[3], "revision", &at) != 0
+          ? 1
+          : lj_store_update(&revision, s->store, key.data, key.len, value.data, value.len, at, &err);
   ljn_text_release(&key);
   ljn_text_release(&value);
   if (rc == 1) return NULL;
-  return done(env, rc, err, rc == LJ_OK ? ljn_revision(env, revision) : NULL);
+  return ljn_result(env, rc, err, rc == LJ_OK ? ljn_revision(env, revision) : NULL);
 }
 
 /* storeRemove(store, key, revision). */
@@ -333,13 +308,14 @@ static napi_value store_remove(napi_env env, napi_callback_info info) {
   uint64_t at = 0;
   lj_error_t* err = NULL;
   LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  int rc = op_args(env, args, argc, 3, &s, &key, NULL) != 0 || ljn_revision_of(env, args[2], "revision", &at) != 0
-               ? 1
-               : lj_store_remove(s->store, key.data, key.len, at, &err);
+  int rc =
+      ljn_store_args(env, args, argc, 3, &s, &key, NULL) != 0 || ljn_revision_of(env, args[2], "revision", &at) != 0
+          ? 1
+          : lj_store_remove(s->store, key.data, key.len, at, &err);
   ljn_text_release(&key);
   if (rc == 1) return NULL;
   LJN_CALL(env, napi_get_undefined(env, &undefined));
-  return done(env, rc, err, undefined);
+  return ljn_result(env, rc, err, undefined);
 }
 
 struct key_list {
@@ -366,203 +342,7 @@ static napi_value store_keys(napi_env env, napi_callback_info info) {
   if (s == NULL) return NULL;
   LJN_CALL(env, napi_create_array(env, &l.array));
   int rc = lj_store_keys(s->store, list_key, &l, &err);
-  return done(env, rc, err, l.array);
-}
-
-/* --- the lock's life ----------------------------------------------------------------------- */
-
-void ljn_lock_stop_beat(ljn_lock* l) {
-  ljn_beat* b = l->beat;
-  if (b == NULL) return;
-  lj_lock_heartbeat_destroy(b->beat); /* on_lost is not called after this */
-  b->beat = NULL;
-  b->lock = NULL;
-  l->beat = NULL;
-  napi_release_threadsafe_function(b->fn, napi_tsfn_release); /* its finalizer frees b */
-}
-
-static void lock_collected(napi_env env, void* data, void* hint) {
-  ljn_lock* l = (ljn_lock*)data;
-  (void)env;
-  (void)hint;
-  ljn_lock_stop_beat(l);
-  lj_lock_destroy(l->lock);
-  l->store->locks--;
-  ljn_store_settle(l->store);
-  free(l);
-}
-
-static napi_value verdict_object(napi_env env, const lj_lock_verdict_t* v) {
-  napi_value obj, kind, reason, manual;
-  LJN_CALL(env, napi_create_object(env, &obj));
-  LJN_CALL(env, napi_create_int32(env, v->kind, &kind));
-  LJN_CALL(env, napi_create_int32(env, v->reason, &reason));
-  LJN_CALL(env, napi_get_boolean(env, v->manual_removal != 0, &manual));
-  if (ljn_set(env, obj, "kind", kind) != 0 || ljn_set(env, obj, "reason", reason) != 0 ||
-      ljn_set(env, obj, "manualRemoval", manual) != 0 ||
-      ljn_set(env, obj, "why", ljn_string(env, v->why, v->why_len)) != 0)
-    return NULL;
-  return obj;
-}
-
-napi_value ljn_lock_wrap(napi_env env, lj_lock_t* lock, ljn_store* s) {
-  napi_value ext;
-  ljn_lock* l = (ljn_lock*)calloc(1, sizeof *l);
-  if (l == NULL) {
-    lj_lock_destroy(lock);
-    return ljn_throw_code(env, LJ_ENOMEM, NULL);
-  }
-  l->lock = lock;
-  l->store = s;
-  s->locks++;
-  if (napi_create_external(env, l, lock_collected, NULL, &ext) != napi_ok) {
-    lock_collected(env, l, NULL);
-    return ljn_napi_failed(env);
-  }
-  LJN_CALL(env, napi_type_tag_object(env, ext, &lock_tag));
-  return ext;
-}
-
-napi_value ljn_acquisition_object(napi_env env, const lj_lock_acquisition_t* a, napi_value lock) {
-  napi_value obj, outcome, verdict;
-  LJN_CALL(env, napi_create_object(env, &obj));
-  LJN_CALL(env, napi_create_int32(env, a->outcome, &outcome));
-  if (a->has_verdict) {
-    verdict = verdict_object(env, &a->verdict);
-  } else {
-    LJN_CALL(env, napi_get_null(env, &verdict));
-  }
-  if (ljn_set(env, obj, "outcome", outcome) != 0 || ljn_set(env, obj, "verdict", verdict) != 0 ||
-      ljn_set(env, obj, "brokeAt", ljn_revision(env, a->broke_at)) != 0 ||
-      ljn_set(env, obj, "revision", ljn_revision(env, a->revision)) != 0 || ljn_set(env, obj, "lock", lock) != 0)
-    return NULL;
-  return obj;
-}
-
-/* lockAcquire(store, key, purpose, holderKind, leaseMs, projectId, region, name,
- *             nowMs, describe, here, host, machineKind, machine, alive, gcloudTimeoutMs). */
-static napi_value lock_acquire(napi_env env, napi_callback_info info) {
-  napi_value args[16], result = NULL;
-  size_t argc = 16;
-  ljn_store* s;
-  ljn_text key, purpose, texts[3];
-  lj_lock_holder_t holder;
-  ljn_judging j;
-  int64_t now_ms = 0, timeout_ms = 0;
-  lj_lock_t* lock = NULL;
-  lj_lock_acquisition_t a;
-  lj_error_t* err = NULL;
-  LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  ljn_text_init(&purpose);
-  ljn_text_init(&j.host);
-  ljn_text_init(&j.machine);
-  for (int k = 0; k < 3; k++) ljn_text_init(&texts[k]);
-  int bad = op_args(env, args, argc, 16, &s, &key, NULL) != 0 ||
-            ljn_text_of(env, args[2], "purpose", LJN_TEXT_MAX, false, &purpose) != 0 ||
-            ljn_holder_of(env, args + 3, texts, &holder) != 0 || ljn_int64_of(env, args[8], "now", &now_ms) != 0 ||
-            ljn_judging_of(env, args + 9, &j) != 0 || ljn_int64_of(env, args[15], "gcloudTimeoutMs", &timeout_ms) != 0;
-  if (!bad) {
-    j.opts.gcloud_timeout_ms = timeout_ms;
-    int rc = lj_lock_acquire(&lock, &a, s->store, key.data, key.len, purpose.data, purpose.len, &holder, now_ms,
-                             &j.opts, &err);
-    if (rc != LJ_OK) {
-      ljn_throw_code(env, rc, err);
-    } else {
-      napi_value handle = NULL;
-      if (lock != NULL) {
-        handle = ljn_lock_wrap(env, lock, s);
-      } else if (napi_get_null(env, &handle) != napi_ok) {
-        handle = ljn_napi_failed(env);
-      }
-      if (handle != NULL) result = ljn_acquisition_object(env, &a, handle);
-      lj_lock_acquisition_clear(&a);
-    }
-  }
-  ljn_text_release(&key);
-  ljn_text_release(&purpose);
-  ljn_texts_release(texts, 3);
-  ljn_judging_release(&j);
-  return result;
-}
-
-/* lockOpen(store, key, id, leaseMs): the lock at key while its body is the one with
- * acquisition id `id` (lj_lock_open), as a handle. */
-static napi_value lock_open(napi_env env, napi_callback_info info) {
-  napi_value args[4], result = NULL;
-  size_t argc = 4;
-  ljn_store* s;
-  ljn_text key, id;
-  int64_t lease_ms = 0;
-  lj_lock_t* lock = NULL;
-  lj_error_t* err = NULL;
-  LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  ljn_text_init(&id);
-  int bad = op_args(env, args, argc, 4, &s, &key, NULL) != 0 ||
-            ljn_text_of(env, args[2], "id", LJN_TEXT_MAX, false, &id) != 0 ||
-            ljn_int64_of(env, args[3], "leaseMs", &lease_ms) != 0;
-  if (!bad) {
-    int rc = lj_lock_open(&lock, s->store, key.data, key.len, id.data, id.len, lease_ms, &err);
-    result = rc != LJ_OK ? ljn_throw_code(env, rc, err) : ljn_lock_wrap(env, lock, s);
-  }
-  ljn_text_release(&key);
-  ljn_text_release(&id);
-  return result;
-}
-
-/* lockRenew(lock, nowMs). */
-static napi_value lock_renew(napi_env env, napi_callback_info info) {
-  napi_value args[2], undefined;
-  size_t argc = 2;
-  int64_t now_ms = 0;
-  lj_error_t* err = NULL;
-  LJN_CALL(env, napi_get_cb_info(env, info, &argc, args, NULL, NULL));
-  if (argc < 2) return ljn_throw_type(env, "lockRenew takes 2 arguments");
-  ljn_lock* l = ljn_lock_of(env, args[0]);
-  if (l == NULL || ljn_int64_of(env, args[1], "now", &now_ms) != 0) return NULL;
-  int rc = lj_lock_renew(l->lock, now_ms, &err);
-  LJN_CALL(env, napi_get_undefined(env, &undefined));
-  return done(env, rc, err, undefined);
-}
-
-/* lockRelease(lock). */
-static napi_value lock_release(napi_env env, napi_callback_info info) {
-  napi_value arg, undefined;
-  size_t argc = 1;
-  lj_error_t* err = NULL;
-  LJN_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, NULL));
-  ljn_lock* l = ljn_lock_of(env, argc < 1 ? NULL : arg);
-  if (l == NULL) return NULL;
-  int rc = lj_lock_release(l->lock, &err);
-  LJN_CALL(env, napi_get_undefined(env, &undefined));
-  return done(env, rc, err, undefined);
-}
-
-/* lockState(lock): { id, body, revision, renewIntervalMs }. */
-static napi_value lock_state(napi_env env, napi_callback_info info) {
-  napi_value arg, obj, interval;
-  size_t argc = 1, id_len = 0, body_len = 0;
-  char *id = NULL, *body = NULL;
-  lj_error_t* err = NULL;
-  LJN_CALL(env, napi_get_cb_info(env, info, &argc, &arg, NULL, NULL));
-  ljn_lock* l = ljn_lock_of(env, argc < 1 ? NULL : arg);
-  if (l == NULL) return NULL;
-  int rc = lj_lock_id(&id, &id_len, l->lock, &err);
-  if (rc == LJ_OK) rc = lj_lock_body(&body, &body_len, l->lock, &err);
-  if (rc != LJ_OK) {
-    lj_free(id);
-    return ljn_throw_code(env, rc, err);
-  }
-  napi_value id_v = ljn_string(env, id, id_len), body_v = ljn_string(env, body, body_len);
-  lj_free(id);
-  lj_free(body);
-  if (id_v == NULL || body_v == NULL) return NULL;
-  LJN_CALL(env, napi_create_object(env, &obj));
-  LJN_CALL(env, napi_create_double(env, (double)lj_lock_renew_interval_ms(l->lock), &interval));
-  if (ljn_set(env, obj, "id", id_v) != 0 || ljn_set(env, obj, "body", body_v) != 0 ||
-      ljn_set(env, obj, "revision", ljn_revision(env, lj_lock_revision(l->lock))) != 0 ||
-      ljn_set(env, obj, "renewIntervalMs", interval) != 0)
-    return NULL;
-  return obj;
+  return ljn_result(env, rc, err, l.array);
 }
 
 int ljn_store_init(napi_env env, napi_value exports) {
@@ -570,8 +350,7 @@ int ljn_store_init(napi_env env, napi_value exports) {
       {"storeMemory", store_memory},    {"storeFile", store_file},     {"storeNats", store_nats},
       {"storeOpenUrl", store_open_url}, {"storeClose", store_close},   {"storeGet", store_get},
       {"storeCreate", store_create},    {"storeUpdate", store_update}, {"storeRemove", store_remove},
-      {"storeKeys", store_keys},        {"lockAcquire", lock_acquire}, {"lockRenew", lock_renew},
-      {"lockRelease", lock_release},    {"lockState", lock_state},     {"lockOpen", lock_open},
+      {"storeKeys", store_keys},
   };
   return ljn_define(env, exports, fns, sizeof fns / sizeof fns[0]);
 }

@@ -376,6 +376,25 @@ test("the lock's life: acquire, held, renew, release, and a dead holder broken",
   kept.release();
 });
 
+test("the addon's handles: one kind where another is asked for is a TypeError", () => {
+  // The addon itself, below the package's classes, which never mix handles.
+  const native = require(path.join(process.env.LEASEJUDGE_NODE_PACKAGE, "leasejudge.node"));
+  const store = native.storeMemory();
+  const got = native.lockAcquire(store, "k", "p", 0, 0, undefined, undefined, undefined, 0, undefined,
+                                 undefined, undefined, 0, undefined, undefined, 0);
+  const lock = got.lock;
+  assert.strictEqual(got.outcome, 0);
+  throwsCode(() => native.storeGet(lock, "k"), TypeError, "LJ_EINVAL", /^store must be a Store$/);
+  throwsCode(() => native.lockRenew(store, 0), TypeError, "LJ_EINVAL", /^lock must be a HeldLock$/);
+  throwsCode(() => native.lockRelease({}), TypeError, "LJ_EINVAL", /^lock must be a HeldLock$/);
+  throwsCode(() => native.lockWaitCancel(lock), TypeError, "LJ_EINVAL", /^the handle must be a wait's cancel handle$/);
+  throwsCode(() => native.lockWaitCancel(), TypeError, "LJ_EINVAL", /^the handle must be a wait's cancel handle$/);
+  native.lockRelease(lock);
+  assert.strictEqual(native.storeGet(store, "k"), null);
+  native.storeClose(store);
+  throwsCode(() => native.storeGet(store, "k"), Error, "LJ_EINVAL", /^the store is closed$/);
+});
+
 test("the step plan over JSON lines", () => {
   const owner = "0f6d2c1e-8a3b-4c5d-9e7f-a1b2c3d4e5f6.4242.lxb2k3a0";
   const line = (key, value) => JSON.stringify({ key, revision: 3, value });
