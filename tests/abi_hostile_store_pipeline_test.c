@@ -36,6 +36,7 @@ static void case_store_pipeline(void) {
   REFUSED(lj_store_pipeline_next(&rev, pipe, &err), LJ_ENOTFOUND);
   CHECK(rev == 7);
   CHECK(lj_store_pipeline_in_flight(NULL) == 0 && lj_store_pipeline_ready(NULL) == 0);
+  CHECK(lj_store_pipeline_window(NULL) == 0);
   lj_store_pipeline_destroy(pipe);
   lj_store_pipeline_destroy(NULL);
   lj_store_destroy(store);
@@ -47,6 +48,7 @@ static const struct symbol_case cases[] = {
     {"lj_store_pipeline_next", case_store_pipeline},
     {"lj_store_pipeline_in_flight", case_store_pipeline},
     {"lj_store_pipeline_ready", case_store_pipeline},
+    {"lj_store_pipeline_window", case_store_pipeline},
     {"lj_store_pipeline_destroy", case_store_pipeline},
 };
 

@@ -16,6 +16,7 @@ static void test_creates(void) {
   CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
   CHECK(lj_store_create(&held, store, S("k.held"), S("old"), NULL) == LJ_OK);
   CHECK(lj_store_pipeline_open(&pipe, store, 0, NULL) == LJ_OK);
+  CHECK(lj_store_pipeline_window(pipe) == 256); /* a memory store's own */
   CHECK(lj_store_pipeline_create(pipe, S("k.new"), S("fresh")) == LJ_OK);
   CHECK(lj_store_pipeline_create(pipe, S("k.held"), S("overwrite?")) == LJ_OK);
   CHECK(lj_store_pipeline_in_flight(pipe) == 2);
@@ -31,6 +32,9 @@ static void test_creates(void) {
   CHECK(len == 3 && memcmp(value, "old", 3) == 0 && got_rev == held);
   lj_free(value);
   lj_store_pipeline_destroy(pipe);
+  CHECK(lj_store_pipeline_open(&pipe, store, 8, NULL) == LJ_OK);
+  CHECK(lj_store_pipeline_window(pipe) == 8);
+  lj_store_pipeline_destroy(pipe);
   lj_store_destroy(store);
 }
 
@@ -43,6 +47,7 @@ static void test_refusals(void) {
   CHECK(lj_store_pipeline_next(NULL, NULL, NULL) == LJ_EINVAL);
   CHECK(lj_store_pipeline_in_flight(NULL) == 0);
   CHECK(lj_store_pipeline_ready(NULL) == 0);
+  CHECK(lj_store_pipeline_window(NULL) == 0);
   lj_store_pipeline_destroy(NULL);
 }
 

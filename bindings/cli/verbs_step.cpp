@@ -444,7 +444,7 @@ struct PipelineHandle {
 struct ImportIn {
   Context* cx = nullptr;
   lj_store_pipeline_t* pipe = nullptr;
-  std::size_t window = 256;
+  std::size_t window = 0;  // lj_store_pipeline_window
   std::uint64_t created = 0, existed = 0, malformed = 0, unknown = 0, failed_writes = 0, line = 0;
   Progress* progress = nullptr;
   int failed = LJ_OK;  // the first failure's code (LJ_EUNKNOWN: an answer lost)
@@ -539,7 +539,7 @@ int import_summary(Context& cx, const ImportIn& in, std::string_view input, int 
 
 int run_import(Context& cx, const Args& args) {
   if (args.operands.size() > 1) return cx.usage(fmt::format("one FILE at most, not also {}", args.operands[1]));
-  std::size_t window = 256;
+  std::size_t window = 0;  // the store's own
   if (auto w = args.value("--window")) {
     auto n = count_arg(*w, 65536);
     if (!n) return cx.usage(fmt::format("--window {} is no count from 1 to 65536", *w));
@@ -559,7 +559,7 @@ int run_import(Context& cx, const Args& args) {
   ImportIn in;
   in.cx = &cx;
   in.pipe = pipe.p;
-  in.window = window;
+  in.window = lj_store_pipeline_window(pipe.p);
   Progress progress(cx, "lines", static_cast<std::uint64_t>(std::count(input->begin(), input->end(), '\n')));
   in.progress = &progress;
   int rc = lj_step_lines_read(input->data(), input->size(), import_line, &in, &err);
@@ -607,7 +607,7 @@ std::vector<Verb> step_verbs() {
       {"step export", "", "the store's steps as JSON lines (what step plan and step import read)",
        with({{"--node", "N", "only the keys of node N"}}, store_options), run_export},
       {"step import", "[FILE|-]", "JSON lines into a store, each key created only where it holds none",
-       with({{"--window", "N", "creates in flight at once (default 256)"}}, store_options), run_import,
+       with({{"--window", "N", "creates in flight at once (default: the store's, 1024 on etcd, else 256)"}}, store_options), run_import,
        "For tests, migrations and replays: a key that holds a value is left as it is. The\n"
        "creates go through the store's pipeline, N in flight at once. Exit 7 when a line is\n"
        "malformed (the others are imported); exit 6 when a create's answer is lost (it may\n"

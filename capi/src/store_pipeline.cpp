@@ -15,6 +15,7 @@ constexpr size_t kMostWindow = 1 << 20;
 
 struct lj_store_pipeline_t {
   std::unique_ptr<leasejudge::WritePipeline> pipe;
+  std::size_t window = 0;
 };
 
 extern "C" {
@@ -27,9 +28,10 @@ LJ_API int lj_store_pipeline_open(lj_store_pipeline_t** out, lj_store_t* store, 
   if (window > kMostWindow) return fail(err, LJ_EINVAL, "window is over 1048576");
   return guard(err, [&] {
     leasejudge::PipelineOptions options;
-    if (window > 0) options.window = window;
+    options.window = window > 0 ? window : store->store->write_window();
     auto handle = std::make_unique<lj_store_pipeline_t>();
     handle->pipe = store->store->pipeline(options);
+    handle->window = options.window;
     *out = handle.release();
     return LJ_OK;
   });
@@ -50,6 +52,10 @@ LJ_API int lj_store_pipeline_create(lj_store_pipeline_t* pipeline, const char* k
 
 LJ_API size_t lj_store_pipeline_in_flight(const lj_store_pipeline_t* pipeline) {
   return pipeline == nullptr ? 0 : pipeline->pipe->in_flight();
+}
+
+LJ_API size_t lj_store_pipeline_window(const lj_store_pipeline_t* pipeline) {
+  return pipeline == nullptr ? 0 : pipeline->window;
 }
 
 LJ_API size_t lj_store_pipeline_ready(const lj_store_pipeline_t* pipeline) {

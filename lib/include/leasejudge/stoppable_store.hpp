@@ -30,6 +30,7 @@ class StoppableStore final : public Store {
   Status scan(std::string_view prefix, const ScanSink& sink, const ScanOptions& options = {},
               ScanStats* stats = nullptr) override;
   std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {}) override;
+  std::size_t write_window() const override { return inner_.write_window(); }
   Result<std::unique_ptr<KeyWatch>> watch(std::string_view prefix, const KeyWatchOptions& options = {}) override;
 
  private:

@@ -195,6 +195,9 @@ class Store {
   // Errc::timeout or Errc::unknown_outcome from the store is an unknown outcome, an
   // Errc::changed or Errc::exists a change, any other error a failure).
   virtual std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {});
+  // The writes a pipeline's caller keeps in flight when it is not told how many: where
+  // the store's writes go fastest. 256 by default; an etcd store's fills 8 of its txns.
+  virtual std::size_t write_window() const { return 256; }
   // A watch of the keys starting with prefix, from now on. The default polls: it
   // scans once now (that scan's failure is the call's), then once per poll_ns at
   // most, and hands over each key whose revision moved or that went since the scan

@@ -482,6 +482,10 @@ std::unique_ptr<WritePipeline> EtcdStore::pipeline(const PipelineOptions& option
   return std::make_unique<EtcdPipeline>(*c_, options);
 }
 
+std::size_t EtcdStore::write_window() const {
+  return std::max<std::size_t>(c_->txn_keys.load(), 1) * std::clamp<std::size_t>(c_->o.txns_in_flight, 1, 8);
+}
+
 EtcdWriteStats EtcdStore::write_stats() const {
   std::lock_guard lock(c_->stats_mu);
   EtcdWriteStats s = c_->stats;

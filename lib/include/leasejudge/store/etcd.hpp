@@ -128,8 +128,13 @@ class EtcdStore final : public Store, public StoreLeases {
   // large goes again in parts. A txn whose answer is lost (a time-out, a dropped
   // connection, a request curl sent again) makes each of its writes unknown, never
   // sent again; a refusal (no space left) makes each failed. Either breaks the
-  // pipeline: writes not sent yet fail, unsent.
+  // pipeline: writes not sent yet fail, unsent. The txns go to the endpoints in turn;
+  // one that refuses the connection (nothing sent) is passed over for the others.
   std::unique_ptr<WritePipeline> pipeline(const PipelineOptions& options = {}) override;
+  // 8 txns of txn_keys (fewer with fewer txns_in_flight): 1024 writes by default. A
+  // sweep of 100k keys of 400k on three members wrote 23.4k writes/s so, against 10.2k
+  // with 256 (two txns).
+  std::size_t write_window() const override;
   // What the store's pipelines did so far.
   EtcdWriteStats write_stats() const;
   // An etcd watch of the prefix from options.from_revision, or (0) from the revision
