@@ -61,23 +61,24 @@ struct Runner {
 
   std::string plan(element s, bool owner_kind) {
     lj_step_plan_options_t opts = LJ_STEP_PLAN_OPTIONS_INIT;
+    lj_step_rules_t& rules = opts.rules;
     std::string node = text_of(s, "node"), owner = text_of(s, "owner");
-    opts.node = node.data();
-    opts.node_len = node.size();
+    rules.node = node.data();
+    rules.node_len = node.size();
     if (has(s, "owner")) {
-      opts.owner = owner.data();
-      opts.owner_len = owner.size();
+      rules.owner = owner.data();
+      rules.owner_len = owner.size();
     }
     if (has(s, "rule")) {
       std::string rule = text_of(s, "rule");
       // The ABI takes the rule's number; a name it has none for is passed as one out of range.
-      opts.rule = rule == "not-self" ? LJ_STEP_RULE_NOT_SELF
+      rules.rule = rule == "not-self" ? LJ_STEP_RULE_NOT_SELF
                   : rule == "provably-dead" ? LJ_STEP_RULE_PROVABLY_DEAD
                   : rule == "by-owner" ? LJ_STEP_RULE_BY_OWNER
                                        : 99;
     }
-    if (has(s, "min_age_ms")) opts.min_age_ms = s["min_age_ms"].get_int64().value();
-    for (auto [field, out] : {std::pair{"now", &opts.now_ns}, std::pair{"before", &opts.before_ns}}) {
+    if (has(s, "min_age_ms")) rules.min_age_ms = s["min_age_ms"].get_int64().value();
+    for (auto [field, out] : {std::pair{"now", &rules.now_ns}, std::pair{"before", &rules.before_ns}}) {
       std::string t = text_of(s, field);
       if (int rc = lj_step_time_parse(out, t.data(), t.size(), nullptr); rc != LJ_OK) return error_json(rc);
     }
