@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -224,6 +225,40 @@ TEST_SUITE("etcd pipeline") {
     }
     CHECK(written == 60);  // the proxy passed every txn on: the unknown ones landed too
     CHECK(wrong == 0);
+  }
+
+  TEST_CASE("txns go to every endpoint in turn; one that refuses the connection is passed over") {
+    SKIP_WITHOUT_ETCD();
+    EtcdCluster& c = shared_etcd_cluster(3);
+    const std::string prefix = fresh_etcd_prefix("e");
+    auto probe = open_on(c.endpoints(), prefix + "-probe");
+    // Port 1 of the loopback: nothing listens there, the connection is refused.
+    auto s = open_on({c.endpoint(0), "127.0.0.1:1", c.endpoint(1), c.endpoint(2)}, prefix, 8);
+    std::vector<std::string> notes;
+    long before[3];
+    for (std::size_t i = 0; i < 3; ++i) REQUIRE((before[i] = c.txns_answered(i)) >= 0);
+    const Revision from = revision_now(*probe);
+    PipelineOptions po;
+    po.note = [&](std::string_view note) { notes.emplace_back(note); };
+    auto p = s->pipeline(po);
+    for (int i = 0; i < 96; ++i) p->create(key(i), "v");
+    const auto out = drain(*p);
+    REQUIRE(out.size() == 96);
+    CHECK(count(out, WriteOutcome::Kind::done) == 96);
+    CHECK_FALSE(p->broken());
+    // 12 txns of 8 keys, every one written once: the cluster moved by 12 revisions and
+    // the probe's put.
+    CHECK(revision_now(*probe) == from + 12 + 1);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(c.txns_answered(i) > before[i]);
+    // One note of the endpoint passed over (a slow answer may add its own).
+    const auto passed = std::find_if(notes.begin(), notes.end(), [](const std::string& n) {
+      return n.find("http://127.0.0.1:1/v3/kv/txn") != std::string::npos;
+    });
+    REQUIRE(passed != notes.end());
+    CHECK(passed->find("nothing was sent: the txns go to the other endpoints") != std::string::npos);
+    CHECK(std::count_if(notes.begin(), notes.end(), [](const std::string& n) {
+            return n.find("127.0.0.1:1/") != std::string::npos;
+          }) == 1);
   }
 
   TEST_CASE("a txn larger than the cluster's --max-txn-ops is split, not refused") {

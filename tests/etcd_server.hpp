@@ -141,12 +141,23 @@ class EtcdCluster {
       if (!leader_id.empty() && ids[i] == leader_id) return static_cast<int>(i);
     return -1;
   }
+  // The txns member i has answered OK so far, as its /metrics counts them (etcd's
+  // gateway hands each JSON request to the member's own gRPC server); -1 when it cannot
+  // say.
+  long txns_answered(std::size_t i) const {
+    const std::string body = post(endpoint(i), "/metrics", false);
+    const std::string name =
+        R"(grpc_server_handled_total{grpc_code="OK",grpc_method="Txn",grpc_service="etcdserverpb.KV",grpc_type="unary"} )";
+    const std::size_t at = body.find(name);
+    return at == std::string::npos ? -1 : std::stol(body.substr(at + name.size()));
+  }
 #endif
 
  private:
 #if defined(LEASEJUDGE_ETCD_STATUS)
-  // The body of a POST of "{}" to path on endpoint ("" when it fails or takes 1 s).
-  static std::string post(const std::string& endpoint, const char* path) {
+  // The body of a POST of "{}" to path on endpoint, or of a GET ("" when it fails or
+  // takes 1 s).
+  static std::string post(const std::string& endpoint, const char* path, bool posted = true) {
     std::string out;
     CURL* curl = curl_easy_init();
     if (curl == nullptr) return out;
@@ -156,7 +167,7 @@ class EtcdCluster {
       return size * n;
     };
     curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "{}");
+    if (posted) curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "{}");
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 1000L);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, sink);

@@ -7,6 +7,11 @@
 // are known not written and go again. A txn whose answer did not come (or came to a
 // request curl sent twice) may have landed whole: each of its writes is unknown and
 // none is sent again.
+//
+// The txns go to the endpoints in turn, the one the store reached first first: each
+// member then translates its share of the requests from JSON (etcd's gateway), where a
+// single endpoint did it all for the cluster. An endpoint that refuses the connection
+// (nothing was sent) is passed over for the others from then on.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -48,6 +53,7 @@ struct Txn {
   std::vector<std::uint64_t> writes;
   std::string body, response;
   Http* http = nullptr;
+  std::size_t endpoint = 0;  // the index in the pipeline's endpoints it went to
 };
 
 // etcd's refusal of a txn too large for it, before proposing it (nothing of it was
@@ -91,12 +97,17 @@ class EtcdPipeline final : public WritePipeline {
   void all(const Txn& txn, WriteOutcome::Kind kind, const Error& e);
   void resolve(std::uint64_t seq, WriteOutcome::Kind kind, Error e, Revision revision = 0);
   void abandon();
-  std::string where(const Write& w, std::size_t keys) const;
+  std::size_t next_endpoint();
+  bool pass_over(Txn& txn, const Transfer& t);
+  std::string where(const Write& w, std::size_t keys, std::size_t endpoint = 0) const;
 
   EtcdStore::Connection& c_;
   Multi m_;
   PipelineOptions options_;
   std::size_t txn_keys_, txns_in_flight_;
+  std::vector<std::string> urls_;  // the txn URL of each endpoint, the store's current one first
+  std::vector<bool> refused_;      // an endpoint that refused a connection: passed over
+  std::size_t next_url_ = 0;
   std::deque<Write> writes_;                        // whose outcome next() has not given, in the order sent
   std::uint64_t first_ = 0;                         // writes_.front()'s sequence number
   std::vector<std::uint64_t> open_;                 // the next txn's writes, not sent yet
@@ -118,14 +129,18 @@ EtcdPipeline::EtcdPipeline(EtcdStore::Connection& c, const PipelineOptions& opti
       txn_keys_(std::max<std::size_t>(c.txn_keys.load(), 1)),
       txns_in_flight_(std::max<std::size_t>(c.o.txns_in_flight, 1)) {
   curl_multi_setopt(m_.multi, CURLMOPT_MAXCONNECTS, static_cast<long>(txns_in_flight_ + 4));
+  std::lock_guard lock(c.mu);
+  for (std::size_t i = 0; i < c.endpoints.size(); ++i)
+    urls_.push_back(c.endpoints[(c.current + i) % c.endpoints.size()] + "/v3/kv/txn");
+  refused_.assign(urls_.size(), false);
 }
 
 EtcdPipeline::~EtcdPipeline() {
   for (auto& txn : active_) curl_multi_remove_handle(m_.multi, txn->http->easy);
 }
 
-std::string EtcdPipeline::where(const Write& w, std::size_t keys) const {
-  return fmt::format("etcd at {}: the {} of {}{}", m_.url, op_name(w.op), w.key,
+std::string EtcdPipeline::where(const Write& w, std::size_t keys, std::size_t endpoint) const {
+  return fmt::format("etcd at {}: the {} of {}{}", urls_[endpoint], op_name(w.op), w.key,
                      keys > 1 ? fmt::format(" (in a txn of {} keys)", keys) : std::string());
 }
 
@@ -187,7 +202,8 @@ void EtcdPipeline::start_txns() {
     }
     txn->http = free_.back();
     free_.pop_back();
-    prepare_easy(*txn->http, m_.url, m_.headers, m_.o, txn->body, m_.o.request_timeout);
+    txn->endpoint = next_endpoint();
+    prepare_easy(*txn->http, urls_[txn->endpoint], m_.headers, m_.o, txn->body, m_.o.request_timeout);
     curl_easy_setopt(txn->http->easy, CURLOPT_PRIVATE, static_cast<void*>(txn.get()));
     curl_multi_add_handle(m_.multi, txn->http->easy);
     for (std::uint64_t seq : txn->writes) at(seq).sent = true;
@@ -197,6 +213,31 @@ void EtcdPipeline::start_txns() {
     c_.stats.writes += active_.back()->writes.size();
     c_.stats.most_in_flight = std::max<std::uint64_t>(c_.stats.most_in_flight, active_.size());
   }
+}
+
+// The next endpoint in turn that has not refused a connection (the first when all have:
+// pass_over fails the txn then).
+std::size_t EtcdPipeline::next_endpoint() {
+  for (std::size_t i = 0; i < urls_.size(); ++i) {
+    const std::size_t e = (next_url_ + i) % urls_.size();
+    if (!refused_[e]) {
+      next_url_ = e + 1;
+      return e;
+    }
+  }
+  return 0;
+}
+
+// A txn whose endpoint refused the connection carried nothing to etcd: it goes again,
+// first in turn, to the endpoints that have not refused one. False when none is left.
+bool EtcdPipeline::pass_over(Txn& txn, const Transfer& t) {
+  refused_[txn.endpoint] = true;
+  if (std::find(refused_.begin(), refused_.end(), false) == refused_.end()) return false;
+  if (options_.note) options_.note(where(at(txn.writes[0]), txn.writes.size(), txn.endpoint) + ": " + t.error +
+                                   " (nothing was sent: the txns go to the other endpoints)");
+  for (std::uint64_t seq : txn.writes) at(seq).sent = false;
+  queued_.push_front(std::move(txn.writes));
+  return true;
 }
 
 // The txn's request: each key's compare, each write in the success branch, and (for
@@ -266,7 +307,7 @@ void EtcdPipeline::all(const Txn& txn, WriteOutcome::Kind kind, const Error& e) 
   const std::size_t n = txn.writes.size();
   for (std::uint64_t seq : txn.writes) {
     const Write& w = at(seq);
-    resolve(seq, kind, Error{e.code, fmt::format("{}: {}", where(w, n), e.message)});
+    resolve(seq, kind, Error{e.code, fmt::format("{}: {}", where(w, n, txn.endpoint), e.message)});
   }
   if (kind == WriteOutcome::Kind::failed || kind == WriteOutcome::Kind::unknown) broken_ = true;
 }
@@ -275,6 +316,7 @@ void EtcdPipeline::all(const Txn& txn, WriteOutcome::Kind kind, const Error& e) 
 void EtcdPipeline::settle(Txn& txn, const Transfer& t) {
   const std::size_t n = txn.writes.size();
   if (TooLarge why = too_large(t, txn.response); why != TooLarge::no && n > 1) return split(txn, why);
+  if (not_sent(t) && pass_over(txn, t)) return;
   if (t.code != CURLE_OK || t.http != 200) {
     Error e = transfer_error(t, txn.response, true, "the txn");
     return all(txn, e.code == Errc::unknown_outcome ? WriteOutcome::Kind::unknown : WriteOutcome::Kind::failed, e);
@@ -301,7 +343,7 @@ void EtcdPipeline::settle(Txn& txn, const Transfer& t) {
     const Write& w = at(txn.writes[0]);
     Errc code = w.op == Op::create ? Errc::exists : Errc::changed;
     std::string why = w.op == Op::create ? "the key holds a value" : "the key moved since it was read";
-    return resolve(txn.writes[0], WriteOutcome::Kind::changed, Error{code, fmt::format("{}: {}", where(w, 1), why)});
+    return resolve(txn.writes[0], WriteOutcome::Kind::changed, Error{code, fmt::format("{}: {}", where(w, 1, txn.endpoint), why)});
   }
   settle_compares(txn, doc);
 }
@@ -333,11 +375,11 @@ void EtcdPipeline::settle_compares(Txn& txn, dom::element doc) {
       again.push_back(seq);
     } else if (w.op == Op::create) {
       resolve(seq, WriteOutcome::Kind::changed,
-              Error{Errc::exists, fmt::format("{}: the key holds a value (revision {})", where(w, n),
+              Error{Errc::exists, fmt::format("{}: the key holds a value (revision {})", where(w, n, txn.endpoint),
                                               int_field(kv, "mod_revision"))});
     } else {
       resolve(seq, WriteOutcome::Kind::changed,
-              Error{Errc::changed, fmt::format("{}: the key moved since it was read (revision {}, now {})", where(w, n),
+              Error{Errc::changed, fmt::format("{}: the key moved since it was read (revision {}, now {})", where(w, n, txn.endpoint),
                                                w.revision, found ? int_field(kv, "mod_revision") : 0)});
     }
   }
