@@ -24,7 +24,7 @@ const LOCK_LEASE_AS_TAKEN = native.lockLeaseAsTaken;
 
 // JavaScript's Date range, in ms either side of the epoch.
 const DATE_LIMIT = 8.64e15;
-// The library's "now": LJ_LOCK_NOW.
+// The library's "now": LJ_TIME_DEFAULT.
 const LIBRARY_NOW = -(2 ** 63);
 
 function typeError(message) {

@@ -567,7 +567,7 @@ LJ_API int lj_step_end_value(char** out, size_t* out_len, const char* value, siz
     *out = nullptr;
     if (!view_of(value, value_len, v) || !view_of(why, why_len, w))
       return fail(err, LJ_EINVAL, "a NULL value or why with a length");
-    Instant at = ended_ns == LJ_STEP_DEFAULT_TIME ? system_now() : instant_of_ns(ended_ns);
+    Instant at = ended_ns == LJ_TIME_DEFAULT ? system_now() : instant_of_ns(ended_ns);
     auto ended = codec.end(v, w, at);
     if (!ended) return fail(err, ended.error());
     return give(out, out_len, *ended, err);

@@ -271,13 +271,13 @@ struct Runner {
     lj_lock_t* lock = nullptr;
     lj_lock_acquisition_t a{};
     int rc = lj_lock_acquire(&lock, &a, store, key.data(), key.size(), purpose.data(), purpose.size(), &holder,
-                             LJ_LOCK_NOW, nullptr, nullptr);
+                             LJ_TIME_DEFAULT, nullptr, nullptr);
     lj_lock_acquisition_clear(&a);
     if (rc == LJ_OK && lock == nullptr) rc = LJ_EBUSY;
     if (rc == LJ_OK && (c.empty() || c == "another")) {
       char* body = nullptr;
       size_t n = 0;
-      rc = lj_lock_body_new(&body, &n, "another writer", 14, LJ_LOCK_NOW, nullptr, nullptr, 0, nullptr);
+      rc = lj_lock_body_new(&body, &n, "another writer", 14, LJ_TIME_DEFAULT, nullptr, nullptr, 0, nullptr);
       std::string other = taken(body, n);
       if (rc == LJ_OK)
         rc = lj_store_update(nullptr, store, key.data(), key.size(), other.data(), other.size(),
@@ -287,7 +287,7 @@ struct Runner {
     }
     std::string answer = fmt::format(R"({{"error":"not disturbed: {}"}})", error_class(rc));
     if (rc == LJ_OK) {
-      int got = loss ? lj_lock_renew(lock, LJ_LOCK_NOW, nullptr) : lj_lock_release(lock, nullptr);
+      int got = loss ? lj_lock_renew(lock, LJ_TIME_DEFAULT, nullptr) : lj_lock_release(lock, nullptr);
       answer = got != LJ_OK ? error_json(got) : loss ? R"({"renewed":true})" : R"({"released":true})";
     }
     lj_lock_destroy(lock);
