@@ -187,6 +187,7 @@ static void test_plan_one(void) {
   o.rules.min_age_ms = INT64_MAX;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, strlen(other), &o, &err), LJ_EINVAL,
                      &err, NULL));
+  o.rules.min_age_ms = 0;
   {
     /* lj_step_plan_options_init of an older version fills only that layout's bytes. */
     plan_options_v1 *v1 = (plan_options_v1 *)malloc(sizeof(plan_options_v1)); /* exactly its size */

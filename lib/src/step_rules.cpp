@@ -55,9 +55,6 @@ Result<StepRules> resolve(StepRules given, bool in_process, std::string* why) {
   if (given.node.find('.') != std::string::npos)
     return Error{Errc::invalid_argument,
                  fmt::format("the node {} holds a '.', which ends a step key's node", c_text_capped(given.node, 80))};
-  if (given.node.find('\0') != std::string::npos)
-    return Error{Errc::invalid_argument,
-                 fmt::format("the node {} holds a NUL, which no step key holds", c_text_capped(given.node, 80))};
   if (!given.owner.empty() && !parse_owner_token(given.owner)) {
     return Error{Errc::invalid_argument,
                  fmt::format("the owner '{}' is not an owner token: <boot id>.<pid>.<start in base 36>, as the "

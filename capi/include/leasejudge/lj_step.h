@@ -132,7 +132,8 @@ LJ_API int lj_step_said(char **out, size_t *out_len, const lj_step_action_t *act
 #define LJ_STEP_RULES_VERSION 1
 typedef struct lj_step_rules_t {
   uint32_t version;
-  /* The node whose keys are judged: non-empty, no '.' nor NUL. A plan requires it;
+  /* The node whose keys are judged: non-empty, no '.' (a NUL it may hold: keys are
+   * bytes). A plan requires it;
    * the sweep calls take their node argument, and rules.node must then be empty or
    * equal to it (LJ_EINVAL otherwise). */
   const char *node;
@@ -164,7 +165,7 @@ LJ_API int lj_step_rules_init(lj_step_rules_t *rules, uint32_t version);
  * owner token taken for "self", *out_why the rule chosen and why, as a person reads it
  * ("rule provably-dead (no owner named): only owners proven gone ..."). Each out may be
  * NULL; the strings are the caller's (lj_free). LJ_EINVAL for NULL rules and for the
- * rules a plan refuses (no node, a node holding '.' or NUL, an owner that is no owner
+ * rules a plan refuses (no node, a node holding '.', an owner that is no owner
  * token, a NULL owner with a length, a rule out of range, not-self with no owner named,
  * a bound, tolerance, minimum age or self_pid out of range); LJ_EVERSION for a version
  * of 0 or newer than the library's; LJ_ENOTFOUND for a self_pid of no process. */

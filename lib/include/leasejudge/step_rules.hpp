@@ -106,7 +106,7 @@ struct StepRules {
 // sweeps, whose owner is this process whether it is named or not (the rules by-owner
 // and not-self then take its token). why (optional) receives the rule chosen and why,
 // as a person reads it. Errc::invalid_argument for a node that is empty or holds a '.'
-// or a NUL, an owner that is no owner token, a rule out of range, not-self with no
+// (a NUL it may hold: keys are bytes), an owner that is no owner token, a rule out of range, not-self with no
 // owner named out of process, a bound out of range, a negative min_age_ns and a
 // self_pid that is negative or past a pid's range; process_start's error for a
 // self_pid of no process. The one place a default of the rules is decided, for every
