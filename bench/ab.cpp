@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -28,8 +29,44 @@
 namespace leasejudge::bench {
 namespace {
 
+// lj_step_plan_options_t at version 1, the layout every build since the plan's options
+// were versioned reads (a build's header has only its newest layout): the rule fields
+// side by side, the bound in seconds.
+struct PlanOptionsV1 {
+  std::uint32_t version;
+  const char* node;
+  size_t node_len;
+  const char* owner;
+  size_t owner_len;
+  std::int64_t before_ns;
+  std::int64_t now_ns;
+  std::int64_t bound_seconds;
+  int rule;
+  std::int64_t start_tolerance_ms;
+  int (*owner_state)(lj_holder_state_t*, const char*, size_t, void*);
+  void* payload;
+  std::uint32_t threads;
+};
+
+// The rules at version 1, on one thread.
+PlanOptionsV1 plan_options_v1(const Rules& rules) {
+  return PlanOptionsV1{1,
+                       rules.node.data(),
+                       rules.node.size(),
+                       rules.owner.data(),
+                       rules.owner.size(),
+                       ns_of(rules.before),
+                       ns_of(rules.now),
+                       rules.bound_ms / 1000,
+                       LJ_STEP_RULE_NOT_SELF,
+                       5000,
+                       nullptr,
+                       nullptr,
+                       1};
+}
+
 using PlanBatch = int (*)(lj_step_action_t*, size_t, lj_step_plan_summary_t*, const char*, size_t, size_t,
-                          const lj_step_entry_t*, size_t, const lj_step_plan_options_t*, lj_error_t**);
+                          const lj_step_entry_t*, size_t, const PlanOptionsV1*, lj_error_t**);
 
 [[noreturn]] void usage(std::string_view why) {
   fmt::print(stderr,
@@ -63,7 +100,7 @@ struct Build {
 
 // Plans entries [b, e) with one build, timed.
 void plan_chunk(Build& build, const StepLines& lines, const std::vector<lj_step_entry_t>& entries, std::size_t b,
-                std::size_t e, const lj_step_plan_options_t& opts) {
+                std::size_t e, const PlanOptionsV1& opts) {
   lj_error_t* err = nullptr;
   std::string_view buf = lines.buffer();
   const auto t0 = std::chrono::steady_clock::now();
@@ -107,8 +144,8 @@ int run(int argc, char** argv) {
       usage(fmt::format("unknown option {}", flag));
     }
   }
-  if (lib_a.empty() || lib_b.empty() || args.state.empty() || args.node.empty() || args.owner.empty() ||
-      !args.have_now || !args.have_before)
+  if (lib_a.empty() || lib_b.empty() || args.state.empty() || args.rules.node.empty() ||
+      args.rules.owner.empty() || !args.rules.have_now || !args.rules.have_before)
     usage("--a, --b, --state, --node, --owner, --now and --before are needed");
   if (rounds < 1 || chunk < 1) usage("--rounds and --chunk must be at least 1");
 
@@ -120,11 +157,10 @@ int run(int argc, char** argv) {
   const StepLines& lines = *read;
   const std::vector<lj_step_entry_t> entries = plan_entries(lines);
 
-  // The options at version 1, the layout every build since the plan's options were
-  // versioned reads (a later version's fields, such as min_age_ms, are at their
-  // defaults): an older build refuses a version it does not know.
-  lj_step_plan_options_t opts = plan_options(args, 1);
-  opts.version = 1;
+  // The options at version 1, which every build reads (a later version's fields, such
+  // as min_age_ms, are at their defaults): an older build refuses a version it does not
+  // know.
+  const PlanOptionsV1 opts = plan_options_v1(args.rules);
 
   Build a{load(lib_a), std::vector<lj_step_action_t>(entries.size()), 0};
   Build b{load(lib_b), std::vector<lj_step_action_t>(entries.size()), 0};

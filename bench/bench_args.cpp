@@ -27,17 +27,17 @@ bool rule_arg(RuleArgs& a, std::string_view flag, const char* v, Usage usage) {
   else if (flag == "--state")
     a.state = v;
   else if (flag == "--node")
-    a.node = v;
+    a.rules.node = v;
   else if (flag == "--owner")
-    a.owner = v;
+    a.rules.owner = v;
   else if (flag == "--decisions")
     a.decisions = v;
   else if (flag == "--now")
-    a.now = instant_arg(flag, v, usage), a.have_now = true;
+    a.rules.now = instant_arg(flag, v, usage), a.rules.have_now = true;
   else if (flag == "--before")
-    a.before = instant_arg(flag, v, usage), a.have_before = true;
+    a.rules.before = instant_arg(flag, v, usage), a.rules.have_before = true;
   else if (flag == "--bound")
-    a.bound_s = number_arg(flag, v, usage);
+    a.rules.bound_ms = number_arg(flag, v, usage) * 1000LL;  // --bound is in seconds
   else
     return false;
   return true;

@@ -11,23 +11,31 @@
 
 namespace leasejudge::bench {
 
-struct RuleArgs {
-  std::string contender, state, node, owner, decisions;
+// The rules every benchmark judges by: read once from the arguments (rule_arg) and
+// handed alike to the generator (step_state.hpp: the state it writes sits on their
+// edges), to every contender as lib's StepRules (step_rules) and to the C ABI as its
+// lj_step_rules_t (plan_options.hpp). Every benchmark names its owner token and judges
+// by the rule not-self, as the module's own sweep does.
+struct Rules {
+  std::string node, owner;
   Instant now{}, before{};
-  std::int64_t bound_s = 3600;
+  std::int64_t bound_ms = 3600000;  // the step bound (the generator places asks around it)
   bool have_now = false, have_before = false;
 };
 
-// The rules of args, built once for every contender: its node, owner, times and bound,
-// and the rule not-self (every benchmark names its owner token, as the module's own
-// sweep does).
-inline StepRules step_rules(const RuleArgs& args) {
+struct RuleArgs {
+  std::string contender, state, decisions;
+  Rules rules;
+};
+
+// The rules as lib takes them.
+inline StepRules step_rules(const Rules& rules) {
   StepRules r;
-  r.node = args.node;
-  r.owner = args.owner;
-  r.before = args.before;
-  r.now = args.now;
-  r.bound_ns = args.bound_s * 1000000000LL;
+  r.node = rules.node;
+  r.owner = rules.owner;
+  r.before = rules.before;
+  r.now = rules.now;
+  r.bound_ns = rules.bound_ms * 1000000LL;
   r.rule = OwnerRule::not_self;
   return r;
 }

@@ -44,7 +44,7 @@ std::string said_of(const lj_step_action_t& a, std::string_view value, const Opt
   char* said = nullptr;
   std::size_t said_len = 0;
   rc =
-      lj_step_said(&said, &said_len, &a, owner, owner == nullptr ? 0 : owner_len, o.owner.data(), o.owner.size(), &err);
+      lj_step_said(&said, &said_len, &a, owner, owner == nullptr ? 0 : owner_len, o.rules.owner.data(), o.rules.owner.size(), &err);
   lj_step_destroy(step);
   if (rc != LJ_OK) die("lj_step_said", rc, err);
   std::string text(said, said_len);
@@ -59,7 +59,7 @@ Outcome run_capi_batch(const Options& o, const StepLines& lines, DecisionFile& d
   out.decided = true;
   const std::vector<lj_step_entry_t> entries = plan_entries(lines);
   std::vector<lj_step_action_t> actions(entries.size());
-  lj_step_plan_options_t opts = plan_options(o, o.threads);
+  lj_step_plan_options_t opts = plan_options(o.rules, o.threads);
   std::string_view buf = lines.buffer();
   lj_step_plan_summary_t summary{};
   int rc = LJ_OK;
@@ -161,7 +161,7 @@ Outcome run_capi_lines(const Options& o, std::string& answer) {
     std::exit(1);
   }
   std::string input = std::move(*read);
-  lj_step_plan_options_t opts = plan_options(o, o.threads);
+  lj_step_plan_options_t opts = plan_options(o.rules, o.threads);
   lj_step_plan_summary_t summary{};
   char* text = nullptr;
   std::size_t text_len = 0;
@@ -195,7 +195,7 @@ Outcome run_capi_lines_fd(const Options& o, std::string& answer) {
     std::exit(1);
   }
   int outfd = fileno(sink);
-  lj_step_plan_options_t opts = plan_options(o, o.threads);
+  lj_step_plan_options_t opts = plan_options(o.rules, o.threads);
   lj_step_plan_summary_t summary{};
   int rc = LJ_OK;
   lj_error_t* err = nullptr;

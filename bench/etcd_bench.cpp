@@ -88,7 +88,7 @@ EtcdBenchOptions parse(int argc, char** argv) {
   }
   if (o.endpoints.empty() || o.contender.empty()) usage("--endpoints and --contender are required");
   if (o.contender == "clear") return o;
-  if (o.contender == "load" ? o.state.empty() : (o.node.empty() || o.owner.empty() || !o.have_now || !o.have_before))
+  if (o.contender == "load" ? o.state.empty() : (o.rules.node.empty() || o.rules.owner.empty() || !o.rules.have_now || !o.rules.have_before))
     usage("load needs --state; a sweep needs --node, --owner, --now and --before");
   return o;
 }

@@ -44,8 +44,8 @@ leasejudge::Instant instant(std::string_view flag, const char* text) {
 int main(int argc, char** argv) {
   using namespace leasejudge::bench;
   StepStateSpec spec;
+  spec.rules.node = "build-eu-1";  // the sweeping node unless --node names another
   const char* out_path = nullptr;
-  bool have_now = false, have_before = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (i + 1 >= argc) usage(fmt::format("{} needs a value", a));
@@ -55,15 +55,15 @@ int main(int argc, char** argv) {
     else if (a == "--nodes")
       spec.nodes = static_cast<std::uint32_t>(number(a, v));
     else if (a == "--node")
-      spec.node = v;
+      spec.rules.node = v;
     else if (a == "--owner")
-      spec.owner = v;
+      spec.rules.owner = v;
     else if (a == "--now")
-      spec.now = instant(a, v), have_now = true;
+      spec.rules.now = instant(a, v), spec.rules.have_now = true;
     else if (a == "--before")
-      spec.before = instant(a, v), have_before = true;
+      spec.rules.before = instant(a, v), spec.rules.have_before = true;
     else if (a == "--bound")
-      spec.bound_s = static_cast<std::int64_t>(number(a, v));
+      spec.rules.bound_ms = static_cast<std::int64_t>(number(a, v)) * 1000;  // --bound is in seconds
     else if (a == "--seed")
       spec.seed = number(a, v);
     else if (a == "--other-node-pct")
@@ -75,10 +75,10 @@ int main(int argc, char** argv) {
     else
       usage(fmt::format("unknown option {}", a));
   }
-  if (spec.owner.empty() || spec.owner.find('.') == std::string::npos) usage("--owner takes an owner token");
-  if (!have_now || !have_before) usage("--now and --before are required");
-  if (spec.before > spec.now) usage("--before is after --now");
-  if (spec.node.empty() || spec.node.find('.') != std::string::npos) usage("--node takes a node name without '.'");
+  if (spec.rules.owner.empty() || spec.rules.owner.find('.') == std::string::npos) usage("--owner takes an owner token");
+  if (!spec.rules.have_now || !spec.rules.have_before) usage("--now and --before are required");
+  if (spec.rules.before > spec.rules.now) usage("--before is after --now");
+  if (spec.rules.node.empty() || spec.rules.node.find('.') != std::string::npos) usage("--node takes a node name without '.'");
   if (spec.other_node_pct > 100) usage("--other-node-pct is a percentage");
   if (spec.edge_pct > 100) usage("--edge-pct is a percentage");
 

@@ -88,7 +88,7 @@ NatsBenchOptions parse(int argc, char** argv) {
       usage(fmt::format("unknown option {}", a));
   }
   if (o.url.empty() || o.contender.empty()) usage("--url and --contender are required");
-  if (o.contender == "load" ? o.state.empty() : (o.node.empty() || o.owner.empty() || !o.have_now || !o.have_before))
+  if (o.contender == "load" ? o.state.empty() : (o.rules.node.empty() || o.rules.owner.empty() || !o.rules.have_now || !o.rules.have_before))
     usage("load needs --state; a sweep needs --node, --owner, --now and --before");
   return o;
 }

@@ -1,4 +1,4 @@
-// The C ABI's plan options from the benchmarks' rule arguments, and its entries from a
+// The C ABI's rules and plan options from the benchmarks' rules, and its entries from a
 // state in memory: what the C ABI contenders (capi_contender.cpp) and leasejudge-bench-ab
 // (ab.cpp) hand lj_step_plan_*.
 #pragma once
@@ -16,16 +16,23 @@ inline std::int64_t ns_of(Instant t) {
   return t.sec * 1000000000LL + t.nsec;
 }
 
-inline lj_step_plan_options_t plan_options(const RuleArgs& args, unsigned threads) {
+// The rules as the C ABI takes them (pointing into rules' strings).
+inline lj_step_rules_t c_rules(const Rules& rules) {
+  lj_step_rules_t r = LJ_STEP_RULES_INIT;
+  r.node = rules.node.data();
+  r.node_len = rules.node.size();
+  r.owner = rules.owner.data();
+  r.owner_len = rules.owner.size();
+  r.before_ns = ns_of(rules.before);
+  r.now_ns = ns_of(rules.now);
+  r.bound_ms = rules.bound_ms;
+  r.rule = LJ_STEP_RULE_NOT_SELF;
+  return r;
+}
+
+inline lj_step_plan_options_t plan_options(const Rules& rules, unsigned threads) {
   lj_step_plan_options_t opts = LJ_STEP_PLAN_OPTIONS_INIT;
-  opts.node = args.node.data();
-  opts.node_len = args.node.size();
-  opts.owner = args.owner.data();
-  opts.owner_len = args.owner.size();
-  opts.before_ns = ns_of(args.before);
-  opts.now_ns = ns_of(args.now);
-  opts.bound_seconds = args.bound_s;
-  opts.rule = LJ_STEP_RULE_NOT_SELF;
+  opts.rules = c_rules(rules);
   opts.threads = threads;
   return opts;
 }

@@ -283,7 +283,7 @@ class StateWriter {
   }
 
   void local_key(bool ask_id) {
-    key_ = spec_.node;
+    key_ = spec_.rules.node;
     key_ += '.';
     if (ask_id) {
       put_uuid(key_, rng_, rng_.chance(30));
@@ -294,7 +294,7 @@ class StateWriter {
   }
   std::string id_of_key() const { return key_.substr(key_.find('.') + 1); }
 
-  Instant ago(std::int64_t lo_ns, std::int64_t hi_ns) { return spec_.now.plus_ns(-rng_.between(lo_ns, hi_ns)); }
+  Instant ago(std::int64_t lo_ns, std::int64_t hi_ns) { return spec_.rules.now.plus_ns(-rng_.between(lo_ns, hi_ns)); }
   int offset() { return rng_.chance(850) ? 0 : static_cast<int>(rng_.pick(std::array<int, 4>{120, 60, -300, 330})); }
 
   void hand(StepText& s) {
@@ -323,8 +323,8 @@ class StateWriter {
     Kind kind = draw();
     StepText s;
     value_.clear();
-    std::int64_t bound = spec_.bound_s * kSecond;
-    std::int64_t since_start = (spec_.now.sec - spec_.before.sec) * kSecond + (spec_.now.nsec - spec_.before.nsec);
+    std::int64_t bound = spec_.rules.bound_ms * 1000000;
+    std::int64_t since_start = (spec_.rules.now.sec - spec_.rules.before.sec) * kSecond + (spec_.rules.now.nsec - spec_.rules.before.nsec);
     switch (kind) {
       case Kind::other_node: {
         other_node_key();
@@ -333,7 +333,7 @@ class StateWriter {
         o.id = id_of_key();
         o.tool = rng_.pick(kHandTools);
         o.owner_form = OwnerForm::token;
-        put_other_owner(o.owner, rng_, spec_.now);
+        put_other_owner(o.owner, rng_, spec_.rules.now);
         o.started = ago(kSecond, 30 * 24 * kHour);
         step(o);
         break;
@@ -346,7 +346,7 @@ class StateWriter {
         s.state = rng_.chance(750) ? "succeeded" : "failed";
         if (rng_.chance(700)) {
           s.owner_form = OwnerForm::token;
-          put_other_owner(s.owner, rng_, spec_.now);
+          put_other_owner(s.owner, rng_, spec_.rules.now);
         }
         s.started = ago(kSecond, 30 * 24 * kHour);
         s.offset_min = offset();
@@ -365,7 +365,7 @@ class StateWriter {
         else
           hand(s);
         s.owner_form = OwnerForm::token;
-        s.owner = spec_.owner;
+        s.owner = spec_.rules.owner;
         s.started = ago(0, 3 * bound);  // an own step is left whatever its age
         s.offset_min = offset();
         ended_running(s);
@@ -391,9 +391,9 @@ class StateWriter {
         s.owner_form = OwnerForm::token;
         if (rng_.chance(100)) {
           // This process's boot id and pid with another start: another process.
-          s.owner = spec_.owner.substr(0, spec_.owner.rfind('.') + 1) + "zz";
+          s.owner = spec_.rules.owner.substr(0, spec_.rules.owner.rfind('.') + 1) + "zz";
         } else {
-          put_other_owner(s.owner, rng_, spec_.now);
+          put_other_owner(s.owner, rng_, spec_.rules.now);
         }
         s.started = ago(0, 3 * bound);
         s.offset_min = offset();
@@ -405,7 +405,7 @@ class StateWriter {
       case Kind::other_owner_ask: {
         ask(s);
         s.owner_form = OwnerForm::token;
-        put_other_owner(s.owner, rng_, spec_.now);
+        put_other_owner(s.owner, rng_, spec_.rules.now);
         s.started = ago(0, 3 * bound);
         s.offset_min = offset();
         ended_running(s);
@@ -418,7 +418,7 @@ class StateWriter {
         no_owner(s);
         unsigned r = static_cast<unsigned>(rng_.below(100));
         if (r < 2) {
-          s.started = spec_.now.plus_ns(-bound - 1);  // one nanosecond past the bound
+          s.started = spec_.rules.now.plus_ns(-bound - 1);  // one nanosecond past the bound
         } else if (r < 4) {
           s.started_form = rng_.chance(500) ? StartedForm::absent : StartedForm::null;  // Go's zero time
         } else {
@@ -432,7 +432,7 @@ class StateWriter {
       case Kind::ask_young: {
         ask(s);
         no_owner(s);
-        s.started = rng_.chance(30) ? spec_.now.plus_ns(-bound) : ago(0, bound - 1);  // exactly at it: left
+        s.started = rng_.chance(30) ? spec_.rules.now.plus_ns(-bound) : ago(0, bound - 1);  // exactly at it: left
         s.offset_min = offset();
         ended_running(s);
         step(s);
@@ -443,11 +443,11 @@ class StateWriter {
         no_owner(s);
         unsigned r = static_cast<unsigned>(rng_.below(100));
         if (r < 2) {
-          s.started = spec_.before.plus_ns(-1);
+          s.started = spec_.rules.before.plus_ns(-1);
         } else if (r < 4) {
           s.started_form = rng_.chance(500) ? StartedForm::absent : StartedForm::null;
         } else {
-          s.started = spec_.before.plus_ns(-rng_.between(1, 30 * 24 * kHour));
+          s.started = spec_.rules.before.plus_ns(-rng_.between(1, 30 * 24 * kHour));
         }
         s.offset_min = offset();
         ended_running(s);
@@ -459,7 +459,7 @@ class StateWriter {
       case Kind::hand_after: {
         hand(s);
         no_owner(s);
-        s.started = rng_.chance(30) ? spec_.before : spec_.before.plus_ns(rng_.between(0, since_start));
+        s.started = rng_.chance(30) ? spec_.rules.before : spec_.rules.before.plus_ns(rng_.between(0, since_start));
         s.offset_min = offset();
         ended_running(s);
         step(s);
@@ -539,7 +539,7 @@ class StateWriter {
     // Names that share this node's prefix are other nodes all the same.
     static constexpr std::array<std::string_view, 3> near{"-old", "1", "-canary"};
     if (r < 15) {
-      key_ = spec_.node;
+      key_ = spec_.rules.node;
       key_ += rng_.pick(near);
     } else {
       std::uint32_t others = spec_.nodes > 1 ? spec_.nodes - 1 : 1;
@@ -761,7 +761,7 @@ class StateWriter {
       tail += R"(,"ask":)";
       put_ask(tail, rng_, s.ask_kind);
     }
-    fmt::format_to(std::back_inserter(tail), R"(,"attempt":{},"node":"{}"}})", 1 + rng_.below(3), spec_.node);
+    fmt::format_to(std::back_inserter(tail), R"(,"attempt":{},"node":"{}"}})", 1 + rng_.below(3), spec_.rules.node);
     if (s.result) {
       fmt::format_to(out, R"(,"result":{{"passed":{},"failed":{},"duration_ms":{},"coverage":{}.{},"artifacts":[)",
                      rng_.below(400), s.state == "failed" ? 1 + rng_.below(5) : 0, rng_.below(900000), rng_.below(100),

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <string>
 
+#include "bench_args.hpp"
 #include "leasejudge/clock.hpp"
 
 namespace leasejudge::bench {
@@ -25,11 +26,9 @@ namespace leasejudge::bench {
 struct StepStateSpec {
   std::uint64_t keys = 10000;
   std::uint32_t nodes = 4;          // this node and nodes-1 others
-  std::string node = "build-eu-1";  // the sweeping node
-  std::string owner;                // this process's owner token
-  Instant now{};                    // the sweep's now
-  Instant before{};                 // this process's start
-  std::int64_t bound_s = 3600;      // the step bound
+  // The rules the state is written around: the sweeping node, this process's owner
+  // token, the sweep's now, this process's start (before) and the step bound.
+  Rules rules;
   std::uint64_t seed = 1;
   // Share of keys on other nodes (or with no node), in percent.
   std::uint32_t other_node_pct = 8;

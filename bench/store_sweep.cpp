@@ -45,7 +45,7 @@ void run_scan_raw(std::string_view program, std::string_view name, Store& store,
   ScanStats st;
   auto t0 = std::chrono::steady_clock::now();
   Status done = store.scan(
-      args.node + ".", [](const ScanBatch&) { return Status::success(); }, {}, &st);
+      args.rules.node + ".", [](const ScanBatch&) { return Status::success(); }, {}, &st);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!done) store_bench_fail(program, fmt::format("scan: {}", done.error().message));
   struct rusage ru {};
@@ -61,7 +61,7 @@ void run_end_stale(std::string_view program, Store& inner, const RuleArgs& o, st
   PerKey per_key(inner);
   Store& store = per_key_path ? static_cast<Store&>(per_key) : inner;
   SweepOptions opts;
-  opts.rules = step_rules(o);
+  opts.rules = step_rules(o.rules);
   opts.dry_run = o.contender.ends_with("-dry-run");
   opts.window = window;
   std::vector<std::string> decided;  // key \t action \t why \t said
@@ -70,7 +70,7 @@ void run_end_stale(std::string_view program, Store& inner, const RuleArgs& o, st
     decided.push_back(fmt::format("{}\t{}\t{}\t{}", k.key, step_action_name(k.verdict.action), k.why, k.said));
   };
   auto t0 = std::chrono::steady_clock::now();
-  SweepReport report = end_stale(store, o.node, o.before, {}, opts);
+  SweepReport report = end_stale(store, o.rules.node, o.rules.before, {}, opts);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!report.status) store_bench_fail(program, fmt::format("end_stale: {}", report.status.error().message));
   struct rusage ru {};

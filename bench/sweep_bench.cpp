@@ -229,8 +229,6 @@ Outcome run_simdjson_raw(const Options& o, const StepLines& lines) {
 
 // --- decisions, for the agreement check --------------------------------------------
 
-StepRules rules_of(const Options& o) { return step_rules(o); }
-
 // --- the plan-like floor: what the rules read, nothing checked ---------------------------
 
 // The fields the rules read, by their exact names, the rest skipped unread and unchecked
@@ -265,7 +263,7 @@ Outcome run_plan_floor(const Options& o, const StepLines& lines) {
   out.decided = true;
   simdjson::ondemand::parser parser;
   PaddedCopy copy;
-  StepRules rules = rules_of(o);
+  StepRules rules = step_rules(o.rules);
   BatchSummary sum;
   repeat(o, out, [&] {
     sum = BatchSummary{};
@@ -296,7 +294,7 @@ Outcome run_plan(const Options& o, const StepLines& lines, DecisionFile& decisio
   for (const StepLine& l : lines.lines)
     entries.push_back({l.key_offset, l.value_offset, l.key_len, l.value_len, l.revision});
   std::vector<BatchVerdict> verdicts(entries.size());
-  StepRules rules = rules_of(o);
+  StepRules rules = step_rules(o.rules);
   BatchSummary summary;
   Status status;
   repeat(o, out, [&] {
@@ -361,7 +359,7 @@ Outcome run_sweep_apply(const Options& o, const StepLines& lines, DecisionFile& 
   std::string log_text;
   std::vector<std::size_t> log_ends;
   SweepOptions opts;
-  opts.rules = step_rules(o);
+  opts.rules = step_rules(o.rules);
   SweepLog log = [&](std::string_view line) {
     log_text.append(line);
     log_ends.push_back(log_text.size());
@@ -374,7 +372,7 @@ Outcome run_sweep_apply(const Options& o, const StepLines& lines, DecisionFile& 
     held[i] = BatchEntry{l.key_offset, l.value_offset, l.key_len, l.value_len, l.revision};
   }
   repeat(
-      o, out, [&] { report = end_stale(*store, o.node, o.before, log, opts); },
+      o, out, [&] { report = end_stale(*store, o.rules.node, o.rules.before, log, opts); },
       [&] {
         store = std::make_unique<MemoryStore>();
         if (Status s = store->adopt(lines.buffer(), StepLines::padding_bytes, held); !s.ok()) {
@@ -455,7 +453,7 @@ Options parse_options(int argc, char** argv) {
     else
       usage(fmt::format("unknown option {}", a));
   }
-  if (o.contender.empty() || o.state.empty() || o.node.empty() || o.owner.empty() || !o.have_now || !o.have_before)
+  if (o.contender.empty() || o.state.empty() || o.rules.node.empty() || o.rules.owner.empty() || !o.rules.have_now || !o.rules.have_before)
     usage("--contender, --state, --node, --owner, --now and --before are required");
   if (o.threads == 0) usage("--threads is at least 1");
   if (o.max_reps < 1) o.max_reps = 1;

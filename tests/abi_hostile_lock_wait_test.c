@@ -103,11 +103,11 @@ static void case_lock_wait(void) {
   REFUSED(lj_lock_heartbeat_start(&beat, held, NULL, NULL, &err), LJ_EINVAL);
   CHECK(beat == NULL && lj_lock_release(held, NULL) == LJ_OK);
   lj_lock_destroy(held);
-  CHECK(lj_lock_acquire(&held, &a, wait_store, S("leased"), S("p"), NULL, LJ_LOCK_NOW, NULL, NULL) == LJ_OK);
+  CHECK(lj_lock_acquire(&held, &a, wait_store, S("leased"), S("p"), NULL, LJ_TIME_DEFAULT, NULL, NULL) == LJ_OK);
   lj_lock_acquisition_clear(&a);
   CHECK(lj_lock_heartbeat_start(&beat, held, NULL, NULL, NULL) == LJ_OK && beat != NULL);
   REFUSED(lj_lock_heartbeat_start(&second, held, NULL, NULL, &err), LJ_EBUSY);
-  REFUSED(lj_lock_renew(held, LJ_LOCK_NOW, &err), LJ_EBUSY);
+  REFUSED(lj_lock_renew(held, LJ_TIME_DEFAULT, &err), LJ_EBUSY);
   REFUSED(lj_lock_release(held, &err), LJ_EBUSY);
   CHECK(second == NULL && lj_lock_heartbeat_lost(beat) == 0);
   lj_lock_heartbeat_destroy(beat);

@@ -116,8 +116,8 @@ static void case_bulk_and_lines(void) {
   REFUSED(lj_step_lines_read(S("x"), NULL, &lines, &err), LJ_EINVAL);
 
   /* The lines plan fed in pieces, and streamed between descriptors. */
-  po.node = "n1";
-  po.node_len = 2;
+  po.rules.node = "n1";
+  po.rules.node_len = 2;
   REFUSED(lj_step_lines_plan_create(NULL, &po, &err), LJ_EINVAL);
   REFUSED(lj_step_lines_plan_create(&plan, NULL, &err), LJ_EINVAL);
   po.version = LJ_STEP_PLAN_OPTIONS_VERSION + 1;

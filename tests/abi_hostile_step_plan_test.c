@@ -19,12 +19,12 @@
 
 static lj_step_plan_options_t plan_options(void) {
   lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
-  o.node = "n1";
-  o.node_len = 2;
-  o.owner = "no-boot-id.1.2";
-  o.owner_len = 14;
-  o.now_ns = NOW_NS;
-  o.before_ns = NOW_NS;
+  o.rules.node = "n1";
+  o.rules.node_len = 2;
+  o.rules.owner = "no-boot-id.1.2";
+  o.rules.owner_len = 14;
+  o.rules.now_ns = NOW_NS;
+  o.rules.before_ns = NOW_NS;
   return o;
 }
 
@@ -39,33 +39,134 @@ static void bad_plan_options(int (*call)(const lj_step_plan_options_t *, lj_erro
   o.version = LJ_STEP_PLAN_OPTIONS_VERSION + 1;
   REFUSED(call(&o, &err), LJ_EVERSION);
   o = plan_options();
-  o.node = NULL;
-  o.node_len = 0;
+  o.rules.node = NULL;
+  o.rules.node_len = 0;
   REFUSED(call(&o, &err), LJ_EINVAL);
-  o.node = NULL;
-  o.node_len = 2;
+  o.rules.node = NULL;
+  o.rules.node_len = 2;
   REFUSED(call(&o, &err), LJ_EINVAL);
-  o.node = "a.b";
-  o.node_len = 3;
-  REFUSED(call(&o, &err), LJ_EINVAL);
-  o = plan_options();
-  o.owner = NULL;
+  o.rules.node = "a.b";
+  o.rules.node_len = 3;
   REFUSED(call(&o, &err), LJ_EINVAL);
   o = plan_options();
-  o.bound_seconds = 0;
-  REFUSED(call(&o, &err), LJ_EINVAL);
-  o.bound_seconds = -1;
-  REFUSED(call(&o, &err), LJ_EINVAL);
-  o.bound_seconds = INT64_MAX;
+  o.rules.owner = NULL;
   REFUSED(call(&o, &err), LJ_EINVAL);
   o = plan_options();
-  o.rule = 3;
+  o.rules.bound_ms = 0;
   REFUSED(call(&o, &err), LJ_EINVAL);
-  o.rule = -1;
+  o.rules.bound_ms = -1;
+  REFUSED(call(&o, &err), LJ_EINVAL);
+  o.rules.bound_ms = INT64_MAX;
   REFUSED(call(&o, &err), LJ_EINVAL);
   o = plan_options();
-  o.start_tolerance_ms = -1;
+  o.rules.rule = 3;
   REFUSED(call(&o, &err), LJ_EINVAL);
+  o.rules.rule = -1;
+  REFUSED(call(&o, &err), LJ_EINVAL);
+  o = plan_options();
+  o.rules.start_tolerance_ms = -1;
+  REFUSED(call(&o, &err), LJ_EINVAL);
+  o = plan_options();
+  o.rules.version = 0;
+  REFUSED(call(&o, &err), LJ_EVERSION);
+  o.rules.version = LJ_STEP_RULES_VERSION + 1;
+  REFUSED(call(&o, &err), LJ_EVERSION);
+  o = plan_options();
+  o.rules.min_age_ms = -1;
+  REFUSED(call(&o, &err), LJ_EINVAL);
+  o = plan_options();
+  o.rules.self_pid = -1;
+  REFUSED(call(&o, &err), LJ_EINVAL);
+}
+
+/* The rules alone, as lj_step_rules_resolve takes them. */
+static lj_step_rules_t rules(void) {
+  return plan_options().rules;
+}
+
+static void case_step_rules(void) {
+  lj_error_t *err = NULL;
+  lj_step_rules_t r;
+  int rule = -1;
+  char *owner = NULL, *why = NULL;
+  size_t owner_len = 0, why_len = 0;
+  /* Each way the rules are out of range, and the code it gets. */
+  static const struct {
+    int field; /* 0 node, 1 owner, 2 bound_ms, 3 rule, 4 start_tolerance_ms, 5 min_age_ms, 6 self_pid, 7 version */
+    const char *text;
+    size_t len;
+    int64_t number;
+    int code;
+  } bad[] = {
+      {0, NULL, 0, 0, LJ_EINVAL},        {0, NULL, 2, 0, LJ_EINVAL},      {0, "a.b", 3, 0, LJ_EINVAL},
+      {1, NULL, 5, 0, LJ_EINVAL},      {1, "garbage", 7, 0, LJ_EINVAL},
+      {2, NULL, 0, -1, LJ_EINVAL},       {2, NULL, 0, 0, LJ_EINVAL},      {2, NULL, 0, INT64_MAX, LJ_EINVAL},
+      {3, NULL, 0, 3, LJ_EINVAL},        {3, NULL, 0, -1, LJ_EINVAL},     {4, NULL, 0, -1, LJ_EINVAL},
+      {5, NULL, 0, -1, LJ_EINVAL},       {5, NULL, 0, INT64_MAX, LJ_EINVAL}, {6, NULL, 0, -1, LJ_EINVAL},
+      {6, NULL, 0, INT64_MAX, LJ_EINVAL}, {6, NULL, 0, (int64_t)INT32_MAX + 1, LJ_EINVAL},
+      {6, NULL, 0, INT32_MAX, LJ_ENOTFOUND}, /* past any pid_max: no process */
+      {7, NULL, 0, 0, LJ_EVERSION},      {7, NULL, 0, LJ_STEP_RULES_VERSION + 1, LJ_EVERSION},
+  };
+  size_t i;
+
+  REFUSED(lj_step_rules_init(NULL, LJ_STEP_RULES_VERSION), LJ_EINVAL);
+  REFUSED(lj_step_rules_init(&r, 0), LJ_EVERSION);
+  REFUSED(lj_step_rules_init(&r, LJ_STEP_RULES_VERSION + 1), LJ_EVERSION);
+  CHECK(lj_step_rules_init(&r, LJ_STEP_RULES_VERSION) == LJ_OK && r.bound_ms == 3600000 && r.self_pid == 0);
+
+  REFUSED(lj_step_rules_resolve(&rule, &owner, &owner_len, &why, &why_len, NULL, &err), LJ_EINVAL);
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    r = rules();
+    switch (bad[i].field) {
+      case 0:
+        r.node = bad[i].text;
+        r.node_len = bad[i].len;
+        break;
+      case 1:
+        r.owner = bad[i].text;
+        r.owner_len = bad[i].len;
+        break;
+      case 2:
+        r.bound_ms = bad[i].number;
+        break;
+      case 3:
+        r.rule = (int)bad[i].number;
+        break;
+      case 4:
+        r.start_tolerance_ms = bad[i].number;
+        break;
+      case 5:
+        r.min_age_ms = bad[i].number;
+        break;
+      case 6:
+        r.owner = NULL; /* self_pid stands for the owner not named */
+        r.owner_len = 0;
+        r.self_pid = bad[i].number;
+        break;
+      default:
+        r.version = (uint32_t)bad[i].number;
+    }
+    REFUSED(lj_step_rules_resolve(&rule, &owner, &owner_len, &why, &why_len, &r, &err), bad[i].code);
+    CHECK(owner == NULL && why == NULL && rule == -1);
+  }
+  /* Not-self with no owner named: every owner would be taken for gone. */
+  r = rules();
+  r.owner = NULL;
+  r.owner_len = 0;
+  r.rule = LJ_STEP_RULE_NOT_SELF;
+  REFUSED(lj_step_rules_resolve(&rule, &owner, &owner_len, &why, &why_len, &r, &err), LJ_EINVAL);
+  /* A node holding a NUL is a node (keys are bytes); every out may be NULL; what is
+   * asked for is text. */
+  r = rules();
+  r.node = "a\0b";
+  r.node_len = 3;
+  CHECK(lj_step_rules_resolve(&rule, NULL, NULL, NULL, NULL, &r, NULL) == LJ_OK && rule == LJ_STEP_RULE_NOT_SELF);
+  r = rules();
+  CHECK(lj_step_rules_resolve(NULL, NULL, NULL, NULL, NULL, &r, NULL) == LJ_OK);
+  CHECK(lj_step_rules_resolve(&rule, &owner, &owner_len, &why, &why_len, &r, NULL) == LJ_OK);
+  CHECK(rule == LJ_STEP_RULE_NOT_SELF && text(owner, owner_len) && text(why, why_len));
+  lj_free(owner);
+  lj_free(why);
 }
 
 static int call_plan(const lj_step_plan_options_t *o, lj_error_t **err) {
@@ -163,7 +264,7 @@ static void case_step_plans(void) {
   REFUSED(lj_step_plan_options_init(NULL, LJ_STEP_PLAN_OPTIONS_VERSION), LJ_EINVAL);
   REFUSED(lj_step_plan_options_init(&o, 0), LJ_EVERSION);
   REFUSED(lj_step_plan_options_init(&o, LJ_STEP_PLAN_OPTIONS_VERSION + 1), LJ_EVERSION);
-  CHECK(lj_step_plan_options_init(&o, LJ_STEP_PLAN_OPTIONS_VERSION) == LJ_OK && o.bound_seconds == 3600);
+  CHECK(lj_step_plan_options_init(&o, LJ_STEP_PLAN_OPTIONS_VERSION) == LJ_OK && o.rules.bound_ms == 3600000);
 
   bad_plan_options(call_plan);
   bad_plan_options(call_batch);
@@ -249,6 +350,8 @@ static const struct symbol_case cases[] = {
     {"lj_step_said", case_step_names_and_texts},
     {"lj_step_plan_summary_format", case_step_names_and_texts},
     {"lj_step_plan_options_init", case_step_plans},
+    {"lj_step_rules_init", case_step_rules},
+    {"lj_step_rules_resolve", case_step_rules},
     {"lj_step_plan", case_step_plans},
     {"lj_step_plan_batch", case_step_plans},
     {"lj_step_plan_entries", case_step_plans},

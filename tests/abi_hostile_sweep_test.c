@@ -19,10 +19,10 @@
 
 static lj_sweep_options_t sweep_options(void) {
   lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
-  o.owner = "no-boot-id.1.2";
-  o.owner_len = 14;
-  o.now_ns = NOW_NS;
-  o.before_ns = NOW_NS;
+  o.rules.owner = "no-boot-id.1.2";
+  o.rules.owner_len = 14;
+  o.rules.now_ns = NOW_NS;
+  o.rules.before_ns = NOW_NS;
   o.retry_ms = 0;
   o.attempts = 1;
   return o;
@@ -41,19 +41,35 @@ static void bad_sweep_options(lj_store_t *store) {
   o.version = LJ_SWEEP_OPTIONS_VERSION + 1;
   REFUSED(lj_sweep_end_stale(&report, store, S("n1"), NOW_NS, &o, &err), LJ_EVERSION);
   o = sweep_options();
-  o.owner = NULL;
+  o.rules.owner = NULL;
   REFUSED(lj_sweep_end_stale(&report, store, S("n1"), NOW_NS, &o, &err), LJ_EINVAL);
   o = sweep_options();
-  o.bound_seconds = 0;
+  o.rules.bound_ms = 0;
   REFUSED(lj_sweep_end_stale(&report, store, S("n1"), NOW_NS, &o, &err), LJ_EINVAL);
-  o.bound_seconds = INT64_MAX;
-  REFUSED(lj_sweep_end_stale(&report, store, S("n1"), NOW_NS, &o, &err), LJ_EINVAL);
-  o = sweep_options();
-  o.rule = 5;
+  o.rules.bound_ms = INT64_MAX;
   REFUSED(lj_sweep_end_stale(&report, store, S("n1"), NOW_NS, &o, &err), LJ_EINVAL);
   o = sweep_options();
-  o.start_tolerance_ms = -1;
+  o.rules.rule = 5;
   REFUSED(lj_sweep_end_stale(&report, store, S("n1"), NOW_NS, &o, &err), LJ_EINVAL);
+  o = sweep_options();
+  o.rules.start_tolerance_ms = -1;
+  REFUSED(lj_sweep_end_stale(&report, store, S("n1"), NOW_NS, &o, &err), LJ_EINVAL);
+  /* The rules: of a version unknown, or naming another node than the sweep's; a
+   * self_pid out of range or of no process. */
+  o = sweep_options();
+  o.rules.version = 0;
+  REFUSED(lj_sweep_stale(&report, store, S("n1"), &o, &err), LJ_EVERSION);
+  o = sweep_options();
+  o.rules.node = "n2";
+  o.rules.node_len = 2;
+  REFUSED(lj_sweep_stale(&report, store, S("n1"), &o, &err), LJ_EINVAL);
+  o = sweep_options();
+  o.rules.owner = NULL;
+  o.rules.owner_len = 0;
+  o.rules.self_pid = -1;
+  REFUSED(lj_sweep_stale(&report, store, S("n1"), &o, &err), LJ_EINVAL);
+  o.rules.self_pid = INT32_MAX;
+  REFUSED(lj_sweep_stale(&report, store, S("n1"), &o, &err), LJ_ENOTFOUND);
   o = sweep_options();
   o.attempts = 0;
   REFUSED(lj_sweep_end_stale(&report, store, S("n1"), NOW_NS, &o, &err), LJ_EINVAL);

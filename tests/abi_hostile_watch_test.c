@@ -44,7 +44,7 @@ static void case_watch(void) {
     lj_step_watch_destroy(watch);
     watch = NULL;
   }
-  CHECK(lj_step_watch_create(&watch, S("n\0\xff"), LJ_STEP_DEFAULT_TIME, NULL) == LJ_OK);
+  CHECK(lj_step_watch_create(&watch, S("n\0\xff"), LJ_TIME_DEFAULT, NULL) == LJ_OK);
   CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
   REFUSED(lj_step_watch_run(NULL, store, NULL, &err), LJ_EINVAL);
   REFUSED(lj_step_watch_run(watch, NULL, NULL, &err), LJ_EINVAL);

@@ -43,8 +43,11 @@ usage_case() {  # EXPECTED-STDERR ARGS...
 usage_case "leasejudge step sweep: --node N is required (see leasejudge step sweep --help)" step sweep --store mem:
 usage_case "leasejudge lock judge: --now 2024-05-01 is no RFC 3339 time (see leasejudge lock judge --help)" \
   lock judge --now 2024-05-01
-usage_case "leasejudge step plan: --rule not-self needs --owner TOKEN: without it every owner but this shell is taken for gone (see leasejudge step plan --help)" \
+# The library refuses it (lj_step_rules_resolve), in its words: still a usage error.
+usage_case "leasejudge step plan: the rule not-self takes every owner but the caller's for gone: it needs the caller's owner token (or the rule by-owner, which is provably-dead without one) (see leasejudge step plan --help)" \
   step plan --node n1 --rule not-self /dev/null
+usage_case "leasejudge step sweep: the node a.b holds a '.', which ends a step key's node (see leasejudge step sweep --help)" \
+  step sweep --node a.b --store mem:
 usage_case "leasejudge step export: opening bogus:x: not a store URL (mem:, file:DIR, nats://[user:pass@]host:port[,host:port...]/BUCKET, etcd://[user:pass@]host:port[,host:port...]/PREFIX) (see leasejudge step export --help)" \
   step export --store bogus:x
 usage_case "leasejudge step plan: --threads 0 is no count from 1 to 64 (see leasejudge step plan --help)" \

@@ -131,7 +131,7 @@ nats=nats://127.0.0.1:$NATS_PORT
 # (Every wall-clock read of the library and the command is clock_gettime(CLOCK_REALTIME),
 # directly or through std::chrono::system_clock; nats.c's nats_Now is too. A process's
 # start, which owner tokens name, is the kernel's (/proc), which no clock step moves.)
-# lock judge (LJ_LOCK_NOW: clock_gettime(CLOCK_REALTIME)) of a body on another host, its
+# lock judge (LJ_TIME_DEFAULT: clock_gettime(CLOCK_REALTIME)) of a body on another host, its
 # lease ending a minute from now.
 until_ms=$(($(now_ms) + 60000))
 until_iso=$(python3 -c 'import datetime, sys; print(datetime.datetime.fromtimestamp(int(sys.argv[1]) / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z")' "$until_ms")

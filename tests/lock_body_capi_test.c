@@ -117,7 +117,7 @@ static void test_bodies(void) {
   holder.pid = 0;
   CHECK(lj_lock_body_new(&out, &len, S("\xff"), now_ms, NULL, NULL, 0, NULL) == LJ_EINVAL);
   CHECK(lj_lock_body_new(&out, &len, NULL, 1, now_ms, NULL, NULL, 0, NULL) == LJ_EINVAL);
-  CHECK(lj_lock_body_new(&out, &len, S("p"), LJ_LOCK_NOW, NULL, NULL, 0, NULL) == LJ_OK);
+  CHECK(lj_lock_body_new(&out, &len, S("p"), LJ_TIME_DEFAULT, NULL, NULL, 0, NULL) == LJ_OK);
   lj_free(out);
 
   CHECK(lj_lock_time_format(&out, &len, now_ms, NULL) == LJ_OK);

@@ -48,7 +48,7 @@ static void test_wait(void) {
 
   CHECK(lj_store_memory_open(&store, NULL) == LJ_OK);
   /* Held by this process, alive: a wait for it runs out. */
-  CHECK(lj_lock_acquire(&theirs, &a, store, S("w"), S("theirs"), NULL, LJ_LOCK_NOW, NULL, NULL) == LJ_OK);
+  CHECK(lj_lock_acquire(&theirs, &a, store, S("w"), S("theirs"), NULL, LJ_TIME_DEFAULT, NULL, NULL) == LJ_OK);
   CHECK(a.outcome == LJ_ACQUIRE_ACQUIRED);
   lj_lock_acquisition_clear(&a);
   w.wait_ms = 150;
@@ -195,7 +195,7 @@ static void test_heartbeat(void) {
   memset(&r, 0, sizeof r);
   CHECK(lj_store_from_callbacks(&store, &cb, &t, NULL) == LJ_OK);
   holder.lease_ms = 300; /* renewed every 100 ms, a failure tried again every 25 ms */
-  CHECK(lj_lock_acquire(&lock, &a, store, S("k"), S("beat"), &holder, LJ_LOCK_NOW, NULL, NULL) == LJ_OK);
+  CHECK(lj_lock_acquire(&lock, &a, store, S("k"), S("beat"), &holder, LJ_TIME_DEFAULT, NULL, NULL) == LJ_OK);
   CHECK(lock != NULL);
   lj_lock_acquisition_clear(&a);
   first = lj_lock_revision(lock);
@@ -205,7 +205,7 @@ static void test_heartbeat(void) {
   CHECK(lj_lock_heartbeat_start(&beat, lock, on_lost, &r, NULL) == LJ_OK);
   CHECK(beat != NULL);
   CHECK(lj_lock_heartbeat_start(&second, lock, on_lost, &r, NULL) == LJ_EBUSY && second == NULL);
-  CHECK(lj_lock_renew(lock, LJ_LOCK_NOW, NULL) == LJ_EBUSY);
+  CHECK(lj_lock_renew(lock, LJ_TIME_DEFAULT, NULL) == LJ_EBUSY);
   CHECK(lj_lock_release(lock, NULL) == LJ_EBUSY);
   WAIT_FOR(lj_lock_heartbeat_renewals(beat) >= 3);
   CHECK(lj_lock_heartbeat_renewals(beat) >= 3);
@@ -261,7 +261,7 @@ static void test_heartbeat(void) {
   CHECK(lj_lock_heartbeat_start(&beat, NULL, NULL, NULL, NULL) == LJ_EINVAL && beat == NULL);
   holder.kind = LJ_LOCK_HOLDER_NONE;
   t.has = 0;
-  CHECK(lj_lock_acquire(&lock, &a, store, S("k"), S("plain"), &holder, LJ_LOCK_NOW, NULL, NULL) == LJ_OK);
+  CHECK(lj_lock_acquire(&lock, &a, store, S("k"), S("plain"), &holder, LJ_TIME_DEFAULT, NULL, NULL) == LJ_OK);
   lj_lock_acquisition_clear(&a);
   CHECK(lj_lock_heartbeat_start(&beat, lock, on_lost, &r, NULL) == LJ_EINVAL && beat == NULL);
   CHECK(lj_lock_release(lock, NULL) == LJ_OK);

@@ -342,10 +342,10 @@ TEST_SUITE("nats capi") {
     char* self = nullptr;
     size_t self_len = 0;
     REQUIRE(lj_owner_token(&self, &self_len, 0, nullptr) == LJ_OK);
-    so.owner = self;
-    so.owner_len = self_len;
+    so.rules.owner = self;
+    so.rules.owner_len = self_len;
     lj_sweep_report_t* report = nullptr;
-    REQUIRE(lj_sweep_end_stale(&report, store, "node1", 5, LJ_STEP_DEFAULT_TIME, &so, nullptr) == LJ_OK);
+    REQUIRE(lj_sweep_end_stale(&report, store, "node1", 5, LJ_TIME_DEFAULT, &so, nullptr) == LJ_OK);
     REQUIRE(report != nullptr);
     lj_sweep_counts_t counts;
     REQUIRE(lj_sweep_report_counts(&counts, report) == LJ_OK);

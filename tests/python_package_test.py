@@ -594,6 +594,34 @@ def test_rules_built_once_for_plan_and_sweep():
     assert plan.lines()[0]["reason"] == "owner-not-self"
     with pytest.raises(TypeError, match="rules must be Rules"):
         lj.plan_step(NODE + ".x", theirs, node=NODE, rules=PLAN)
+    # The node in the rules: a plan takes it, a sweep of the same node too.
+    with_node = replace(rules, node=NODE)
+    assert lj.plan_step(NODE + ".theirs", theirs, rules=with_node) == lj.plan_step(NODE + ".theirs", theirs, **PLAN)
+    store.create(NODE + ".again", theirs.replace("theirs", "again"))
+    assert lj.sweep(store, NODE, rules=with_node).ended == ["again"]
+    with pytest.raises(lj.InvalidArgumentError, match="the rules name the node build-eu-1, the sweep node other"):
+        lj.sweep(store, "other", rules=with_node)
+
+
+def test_rules_resolve():
+    gone = "only owners proven gone (dead, recycled, rebooted) are ended"
+    assert lj.Rules(node=NODE).resolve() == lj.ResolvedRules(
+        lj.StepRule.PROVABLY_DEAD, lj.owner_token(),
+        "rule provably-dead (no owner named): %s, never a step whose owner is alive on this node" % gone)
+    assert lj.Rules(node=NODE, owner=ME).resolve() == lj.ResolvedRules(
+        lj.StepRule.NOT_SELF, ME, "rule not-self: every owner but %s is taken for gone" % ME)
+    assert lj.Rules(node=NODE, owner=ME, rule="provably-dead").resolve().why == "rule provably-dead: " + gone
+    assert lj.Rules(node=NODE, self_pid=os.getpid()).resolve().owner == lj.owner_token()
+    for bad in (lj.Rules(), lj.Rules(node="a.b"), lj.Rules(node=NODE, rule="not-self"),
+                lj.Rules(node=NODE, owner="garbage"), lj.Rules(node=NODE, bound_ms=-1),
+                lj.Rules(node=NODE, min_age_ms=-1), lj.Rules(node=NODE, self_pid=-1),
+                lj.Rules(node=NODE, self_pid=2**40)):
+        with pytest.raises(lj.InvalidArgumentError):
+            bad.resolve()
+    with pytest.raises(lj.NotFoundError):
+        lj.Rules(node=NODE, self_pid=2**31 - 2).resolve()
+    with pytest.raises(ValueError):
+        lj.Rules(node=NODE, rule=7).resolve()
 
 
 def test_plan_bad_input():
@@ -605,6 +633,8 @@ def test_plan_bad_input():
     with pytest.raises(TypeError, match="data must be str or bytes"):
         lj.plan_lines(None, **PLAN)
     with pytest.raises(TypeError, match="node must be str or bytes"):
+        lj.plan_step("k", "v", node=5)
+    with pytest.raises(lj.InvalidArgumentError, match="the rules name no node"):
         lj.plan_step("k", "v", node=None)
     with pytest.raises(ValueError):
         lj.plan_lines(b"", rule=9, **PLAN)

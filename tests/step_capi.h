@@ -22,12 +22,12 @@ static const char *SELF = "0b5c3e0e-7d7a-4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8";
 
 static inline lj_step_plan_options_t plan_options(void) {
   lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
-  o.node = "n1";
-  o.node_len = 2;
-  o.owner = SELF;
-  o.owner_len = strlen(SELF);
-  o.before_ns = BEFORE_NS;
-  o.now_ns = NOW_NS;
+  o.rules.node = "n1";
+  o.rules.node_len = 2;
+  o.rules.owner = SELF;
+  o.rules.owner_len = strlen(SELF);
+  o.rules.before_ns = BEFORE_NS;
+  o.rules.now_ns = NOW_NS;
   return o;
 }
 

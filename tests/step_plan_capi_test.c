@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "leasejudge.h"
@@ -97,7 +98,8 @@ static int judge_stop(lj_holder_state_t *out, const char *token, size_t len, voi
   return 1;
 }
 
-/* lj_step_plan_options_t as version 1 of the header declared it. */
+/* lj_step_plan_options_t as versions 1 and 2 of the header declared it: the rule fields
+ * side by side, the bound in seconds; version 1 ends before min_age_ms. */
 typedef struct {
   uint32_t version;
   const char *node;
@@ -111,6 +113,20 @@ typedef struct {
   void *payload;
   uint32_t threads;
 } plan_options_v1;
+typedef struct {
+  uint32_t version;
+  const char *node;
+  size_t node_len;
+  const char *owner;
+  size_t owner_len;
+  int64_t before_ns, now_ns, bound_seconds;
+  int rule;
+  int64_t start_tolerance_ms;
+  int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
+  void *payload;
+  uint32_t threads;
+  int64_t min_age_ms; /* version 2 */
+} plan_options_v2;
 
 static void test_plan_one(void) {
   lj_step_plan_options_t o = plan_options(), bad;
@@ -123,7 +139,8 @@ static void test_plan_one(void) {
   const char *old_ask = "{\"id\":\"x\",\"tool\":\"check ask\",\"state\":\"running\",\"started\":\"2024-05-01T10:59:59Z\"}";
 
   CHECK(lj_step_plan_options_init(&bad, LJ_STEP_PLAN_OPTIONS_VERSION) == LJ_OK);
-  CHECK(bad.bound_seconds == 3600 && bad.rule == LJ_STEP_RULE_BY_OWNER && bad.now_ns == LJ_STEP_DEFAULT_TIME);
+  CHECK(bad.rules.bound_ms == 3600000 && bad.rules.rule == LJ_STEP_RULE_BY_OWNER &&
+        bad.rules.now_ns == LJ_TIME_DEFAULT);
   CHECK(lj_step_plan_options_init(&bad, 99) == LJ_EVERSION);
   CHECK(lj_step_plan_options_init(NULL, LJ_STEP_PLAN_OPTIONS_VERSION) == LJ_EINVAL);
 
@@ -132,12 +149,12 @@ static void test_plan_one(void) {
   /* The default rule, by-owner: not-self with an owner named (above), provably-dead
    * without one: another owner that cannot be proven gone keeps its step. */
   bad = o;
-  bad.owner = NULL;
-  bad.owner_len = 0;
+  bad.rules.owner = NULL;
+  bad.rules.owner_len = 0;
   CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, strlen(other), &bad, NULL) == LJ_OK);
   CHECK(a.action == LJ_STEP_LEAVE && a.reason == LJ_STEP_OWNER_UNKNOWN);
   /* Not-self needs the owner named: without it every owner would be taken for gone. */
-  bad.rule = LJ_STEP_RULE_NOT_SELF;
+  bad.rules.rule = LJ_STEP_RULE_NOT_SELF;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, strlen(other), &bad, &err),
                      LJ_EINVAL, &err, NULL));
   CHECK(strcmp(why, RESTART) == 0 && why_len == strlen(RESTART));
@@ -149,43 +166,39 @@ static void test_plan_one(void) {
   CHECK(a.bound_sec == INT64_C(1714564799) && a.bound_nsec == 0);
   CHECK(strcmp(why, "past the step bound: its asker stopped waiting at 2024-05-01T11:59:59Z") == 0);
   lj_free(why);
-  o.bound_seconds = 7200;
+  o.rules.bound_ms = 7200000;
   CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1." ASK_ID), old_ask, strlen(old_ask), &o, NULL) == LJ_OK);
   CHECK(a.action == LJ_STEP_LEAVE && a.reason == LJ_STEP_ASK_WITHIN_BOUND && a.bound_sec == INT64_C(1714568399));
-  o.bound_seconds = 3600;
+  o.rules.bound_ms = 3600000;
   /* min_age_ms: a step started less than that before now is left, whoever owns it (the
    * ask started 10:59:59, now is 12:00:00). */
-  o.min_age_ms = INT64_C(3601001);
+  o.rules.min_age_ms = INT64_C(3601001);
   CHECK(lj_step_plan(&a, &why, NULL, NULL, NULL, S("n1." ASK_ID), old_ask, strlen(old_ask), &o, NULL) == LJ_OK);
   CHECK(a.action == LJ_STEP_LEAVE && a.reason == LJ_STEP_UNDER_MIN_AGE);
   CHECK(strcmp(why, "") == 0); /* a leave's why is its reason's (lj_step_leave_why) */
   CHECK(strcmp(lj_step_leave_why(LJ_STEP_UNDER_MIN_AGE), "it started less than the minimum age (--min-age) ago") == 0);
   lj_free(why);
-  o.min_age_ms = INT64_C(3601000); /* exactly its age: the minimum is met */
+  o.rules.min_age_ms = INT64_C(3601000); /* exactly its age: the minimum is met */
   CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1." ASK_ID), old_ask, strlen(old_ask), &o, NULL) == LJ_OK);
   CHECK(a.reason == LJ_STEP_ASK_PAST_BOUND);
-  o.min_age_ms = -1;
+  o.rules.min_age_ms = -1;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, strlen(other), &o, &err), LJ_EINVAL,
                      &err, "the minimum age of -1000000 ns is negative"));
-  o.min_age_ms = INT64_MAX;
+  o.rules.min_age_ms = INT64_MAX;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, strlen(other), &o, &err), LJ_EINVAL,
                      &err, NULL));
+  o.rules.min_age_ms = 0;
   {
-    /* A caller built against version 1: its struct ends before min_age_ms, and is read
-     * as it is, the same verdicts. */
+    /* lj_step_plan_options_init of an older version fills only that layout's bytes. */
     plan_options_v1 *v1 = (plan_options_v1 *)malloc(sizeof(plan_options_v1)); /* exactly its size */
-    lj_step_action_t b;
-    CHECK(sizeof(plan_options_v1) == offsetof(lj_step_plan_options_t, min_age_ms));
-    o.min_age_ms = 0;
-    memcpy(v1, &o, sizeof *v1);
-    v1->version = 1;
-    CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1." ASK_ID), old_ask, strlen(old_ask),
-                       (const lj_step_plan_options_t *)v1, NULL) == LJ_OK);
-    CHECK(lj_step_plan(&b, NULL, NULL, NULL, NULL, S("n1." ASK_ID), old_ask, strlen(old_ask), &o, NULL) == LJ_OK);
-    CHECK(memcmp(&a, &b, sizeof a) == 0 && a.reason == LJ_STEP_ASK_PAST_BOUND);
+    plan_options_v2 v2;
+    CHECK(sizeof(plan_options_v1) == offsetof(plan_options_v2, min_age_ms));
     memset(v1, 0x5a, sizeof *v1);
     CHECK(lj_step_plan_options_init((lj_step_plan_options_t *)v1, 1) == LJ_OK && v1->version == 1 &&
-          v1->bound_seconds == 3600);
+          v1->bound_seconds == 3600 && v1->rule == LJ_STEP_RULE_BY_OWNER && v1->start_tolerance_ms == 5000 &&
+          v1->threads == 1 && v1->before_ns == LJ_TIME_DEFAULT && v1->node == NULL);
+    CHECK(lj_step_plan_options_init((lj_step_plan_options_t *)&v2, 2) == LJ_OK && v2.version == 2 &&
+          v2.bound_seconds == 3600 && v2.min_age_ms == 0);
     free(v1);
   }
   /* Untouched: no value, no step, other node, and bytes that are not UTF-8. */
@@ -199,7 +212,7 @@ static void test_plan_one(void) {
   CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n2.h"), other, strlen(other), &o, NULL) == LJ_OK);
   CHECK(a.reason == LJ_STEP_OTHER_NODE);
   /* The rule provably-dead, with the caller's judge. */
-  o.rule = LJ_STEP_RULE_PROVABLY_DEAD;
+  o.rules.rule = LJ_STEP_RULE_PROVABLY_DEAD;
   o.owner_state = judge_dead;
   o.payload = &judged;
   CHECK(lj_step_plan(&a, NULL, NULL, &said, NULL, S("n1.h"), other, strlen(other), &o, NULL) == LJ_OK);
@@ -219,20 +232,20 @@ static void test_plan_one(void) {
   bad.version = LJ_STEP_PLAN_OPTIONS_VERSION + 1;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EVERSION, &err, NULL));
   bad = o;
-  bad.node_len = 0;
+  bad.rules.node_len = 0;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EINVAL, &err,
                      "the rules name no node"));
-  bad.node = "a.b";
-  bad.node_len = 3;
+  bad.rules.node = "a.b";
+  bad.rules.node_len = 3;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EINVAL, &err, NULL));
   bad = o;
-  bad.bound_seconds = 0;
+  bad.rules.bound_ms = 0;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EINVAL, &err, NULL));
   bad = o;
-  bad.rule = 7;
+  bad.rules.rule = 7;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EINVAL, &err, NULL));
   bad = o;
-  bad.owner = NULL;
+  bad.rules.owner = NULL;
   CHECK(expect_error(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), other, 3, &bad, &err), LJ_EINVAL, &err, NULL));
   /* Defaults: this process's token, start and clock. A step this very process owns is left. */
   {
@@ -241,8 +254,8 @@ static void test_plan_one(void) {
     char value[256];
     lj_step_plan_options_t d;
     lj_step_plan_options_init(&d, LJ_STEP_PLAN_OPTIONS_VERSION);
-    d.node = "n1";
-    d.node_len = 2;
+    d.rules.node = "n1";
+    d.rules.node_len = 2;
     CHECK(lj_owner_token(&token, &token_len, 0, NULL) == LJ_OK);
     snprintf(value, sizeof value, "{\"state\":\"running\",\"owner\":\"%s\"}", token);
     CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), value, strlen(value), &d, NULL) == LJ_OK);
@@ -255,6 +268,157 @@ static void test_plan_one(void) {
     CHECK(a.reason == LJ_STEP_STARTED_BEFORE);
     lj_free(token);
   }
+}
+
+/* The JSON-lines plan of lines by opts: its answer bytes and summary. */
+static char *plan_of(const char *lines, const void *opts, lj_step_plan_summary_t *summary) {
+  char *out = NULL;
+  size_t len = 0;
+  if (lj_step_plan_lines(&out, &len, summary, lines, strlen(lines), (const lj_step_plan_options_t *)opts, NULL) != LJ_OK)
+    return NULL;
+  return out;
+}
+
+static void test_old_layouts(void) {
+  /* A program built against version 1 or 2 passes the flat layout; the library reads it
+   * by its version: the same bytes and verdicts as today's struct with the same rules.
+   * The lines: another owner's step (ended, not-self), this process's (left), an ask
+   * past the bound of an hour and one within two hours (bound 7200 s: left), a step
+   * started a minute ago (min age 2 min in version 2: left), no step, another node. */
+  static const char lines[] =
+      "{\"key\":\"n1.a\",\"value\":{\"id\":\"a\",\"tool\":\"t\",\"state\":\"running\",\"owner\":\"o.1.2\","
+      "\"started\":\"2024-05-01T10:00:00Z\"}}\n"
+      "{\"key\":\"n1.b\",\"value\":{\"id\":\"b\",\"tool\":\"t\",\"state\":\"running\",\"owner\":\"0b5c3e0e-7d7a-"
+      "4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8\"}}\n"
+      "{\"key\":\"n1." ASK_ID "\",\"value\":{\"id\":\"" ASK_ID "\",\"tool\":\"check ask\",\"state\":\"running\","
+      "\"started\":\"2024-05-01T10:30:00Z\"}}\n"
+      "{\"key\":\"n1.c\",\"value\":{\"id\":\"c\",\"tool\":\"t\",\"state\":\"running\",\"owner\":\"o.1.2\","
+      "\"started\":\"2024-05-01T11:59:00Z\"}}\n"
+      "{\"key\":\"n1.d\",\"value\":\"no step\"}\n"
+      "{\"key\":\"n2.e\",\"value\":{\"id\":\"e\",\"state\":\"running\"}}\n";
+  lj_step_plan_options_t now = plan_options();
+  plan_options_v1 *v1 = (plan_options_v1 *)malloc(sizeof(plan_options_v1)); /* exactly its size */
+  plan_options_v2 v2;
+  lj_step_plan_summary_t s_now, s_old;
+  char *want, *got;
+  int bound;
+  memset(&v2, 0, sizeof v2);
+  v2.version = 2;
+  v2.node = "n1";
+  v2.node_len = 2;
+  v2.owner = SELF;
+  v2.owner_len = strlen(SELF);
+  v2.before_ns = BEFORE_NS;
+  v2.now_ns = NOW_NS;
+  v2.rule = LJ_STEP_RULE_BY_OWNER;
+  v2.start_tolerance_ms = 5000;
+  v2.threads = 1;
+  for (bound = 3600; bound <= 7200; bound += 3600) {
+    now.rules.bound_ms = (int64_t)bound * 1000;
+    now.rules.min_age_ms = 0;
+    v2.bound_seconds = bound;
+    v2.min_age_ms = 0;
+    memcpy(v1, &v2, sizeof *v1);
+    v1->version = 1;
+    want = plan_of(lines, &now, &s_now);
+    got = plan_of(lines, v1, &s_old);
+    CHECK(want != NULL && got != NULL && strcmp(want, got) == 0 && memcmp(&s_now, &s_old, sizeof s_now) == 0);
+    CHECK(s_now.ends == (bound == 3600 ? 3u : 2u) && s_now.leaves == (bound == 3600 ? 1u : 2u) &&
+          s_now.no_step == 1 && s_now.other_node == 1);
+    lj_free(got);
+    got = plan_of(lines, &v2, &s_old);
+    CHECK(got != NULL && strcmp(want, got) == 0 && memcmp(&s_now, &s_old, sizeof s_now) == 0);
+    lj_free(got);
+    lj_free(want);
+    /* Version 2's minimum age: the step started a minute ago is left under two. */
+    now.rules.min_age_ms = v2.min_age_ms = 120000;
+    want = plan_of(lines, &now, &s_now);
+    got = plan_of(lines, &v2, &s_old);
+    CHECK(want != NULL && got != NULL && strcmp(want, got) == 0 && memcmp(&s_now, &s_old, sizeof s_now) == 0);
+    CHECK(strstr(want, "{\"key\":\"n1.c\",\"action\":\"leave\",\"reason\":\"under-min-age\"") != NULL);
+    lj_free(got);
+    lj_free(want);
+  }
+  /* An old layout out of range is refused as today's is. */
+  v2.bound_seconds = 0;
+  CHECK(plan_of(lines, &v2, &s_old) == NULL);
+  free(v1);
+}
+
+/* RFC 3339 of ms since the epoch, UTC. */
+static void rfc3339_ms(char *out, size_t cap, int64_t ms) {
+  time_t sec = (time_t)(ms / 1000);
+  struct tm tm;
+  gmtime_r(&sec, &tm);
+  snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+           tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+static void test_rules_resolve(void) {
+  static const char gone[] = "only owners proven gone (dead, recycled, rebooted) are ended";
+  lj_step_rules_t r;
+  int rule = -1;
+  char *owner = NULL, *why = NULL, *token = NULL, *parent = NULL, want[256];
+  size_t owner_len = 0, why_len = 0, token_len = 0, parent_len = 0;
+  int64_t own_start = 0, parent_start = 0;
+  CHECK(lj_step_rules_init(&r, LJ_STEP_RULES_VERSION) == LJ_OK);
+  CHECK(r.version == 1 && r.node == NULL && r.owner == NULL && r.before_ns == LJ_TIME_DEFAULT &&
+        r.now_ns == LJ_TIME_DEFAULT && r.bound_ms == 3600000 && r.rule == LJ_STEP_RULE_BY_OWNER &&
+        r.start_tolerance_ms == 5000 && r.min_age_ms == 0 && r.self_pid == 0);
+  r.node = "n1";
+  r.node_len = 2;
+  /* No owner named: provably-dead, "self" this process's token. */
+  CHECK(lj_owner_token(&token, &token_len, 0, NULL) == LJ_OK);
+  CHECK(lj_step_rules_resolve(&rule, &owner, &owner_len, &why, &why_len, &r, NULL) == LJ_OK);
+  snprintf(want, sizeof want, "rule provably-dead (no owner named): %s, never a step whose owner is alive on this node",
+           gone);
+  CHECK(rule == LJ_STEP_RULE_PROVABLY_DEAD && strcmp(owner, token) == 0 && owner_len == token_len);
+  CHECK(strcmp(why, want) == 0 && why_len == strlen(want));
+  lj_free(owner);
+  lj_free(why);
+  /* Named: not-self; provably-dead when asked. */
+  r.owner = SELF;
+  r.owner_len = strlen(SELF);
+  CHECK(lj_step_rules_resolve(&rule, &owner, NULL, &why, NULL, &r, NULL) == LJ_OK);
+  snprintf(want, sizeof want, "rule not-self: every owner but %s is taken for gone", SELF);
+  CHECK(rule == LJ_STEP_RULE_NOT_SELF && strcmp(owner, SELF) == 0 && strcmp(why, want) == 0);
+  lj_free(owner);
+  lj_free(why);
+  r.rule = LJ_STEP_RULE_PROVABLY_DEAD;
+  CHECK(lj_step_rules_resolve(&rule, NULL, NULL, &why, NULL, &r, NULL) == LJ_OK);
+  snprintf(want, sizeof want, "rule provably-dead: %s", gone);
+  CHECK(rule == LJ_STEP_RULE_PROVABLY_DEAD && strcmp(why, want) == 0);
+  lj_free(why);
+  /* self_pid: the parent's token is "self", its start the default before. */
+  r = plan_options().rules;
+  r.owner = NULL;
+  r.owner_len = 0;
+  r.before_ns = LJ_TIME_DEFAULT;
+  r.self_pid = getppid();
+  CHECK(lj_owner_token(&parent, &parent_len, (int32_t)getppid(), NULL) == LJ_OK);
+  CHECK(lj_step_rules_resolve(&rule, &owner, &owner_len, NULL, NULL, &r, NULL) == LJ_OK);
+  CHECK(owner != NULL && strcmp(owner, parent) == 0 && owner_len == parent_len);
+  lj_free(owner);
+  CHECK(lj_owner_token_parse(NULL, NULL, NULL, &own_start, token, token_len, NULL) == LJ_OK);
+  CHECK(lj_owner_token_parse(NULL, NULL, NULL, &parent_start, parent, parent_len, NULL) == LJ_OK);
+  if (parent_start < own_start) {
+    /* A hand-started step with no owner, started when the parent did: not before the
+     * parent's start (left), before this process's (ended). */
+    lj_step_plan_options_t o = plan_options();
+    lj_step_action_t a;
+    char started[64], step[256];
+    rfc3339_ms(started, sizeof started, parent_start);
+    snprintf(step, sizeof step, "{\"id\":\"h\",\"tool\":\"lint\",\"state\":\"running\",\"started\":\"%s\"}",
+             started);
+    o.rules = r;
+    CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), step, strlen(step), &o, NULL) == LJ_OK);
+    CHECK(a.action == LJ_STEP_LEAVE && a.reason == LJ_STEP_STARTED_SINCE);
+    o.rules.self_pid = 0;
+    CHECK(lj_step_plan(&a, NULL, NULL, NULL, NULL, S("n1.h"), step, strlen(step), &o, NULL) == LJ_OK);
+    CHECK(a.action == LJ_STEP_END && a.reason == LJ_STEP_STARTED_BEFORE);
+  }
+  lj_free(token);
+  lj_free(parent);
 }
 
 static void test_batch(void) {
@@ -347,6 +511,8 @@ static void test_summary_bounds(void) {
 }
 
 int main(void) {
+  test_old_layouts();
+  test_rules_resolve();
   test_names();
   test_why_and_said();
   test_plan_one();

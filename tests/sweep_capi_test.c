@@ -17,8 +17,30 @@ static const char* SELF = "0b5c3e0e-7d7a-4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8";
 #define OTHER "{\"id\":\"x\",\"tool\":\"go build\",\"state\":\"running\",\"owner\":\"o.1.2\"}"
 #define DONE "{\"id\":\"y\",\"tool\":\"go build\",\"state\":\"succeeded\"}"
 
-/* lj_sweep_options_t as version 1 declared it: what a program built against that
- * header holds and passes. */
+/* lj_sweep_options_t as versions 1 to 3 declared it, the rule fields side by side and
+ * the bound in seconds: what a program built against those headers holds and passes.
+ * Version 1 ends before write_window (sweep_options_v1), version 2 before min_age_ms. */
+typedef struct sweep_options_v3 {
+  uint32_t version;
+  const char* owner;
+  size_t owner_len;
+  int64_t before_ns;
+  int64_t now_ns;
+  int64_t bound_seconds;
+  int rule;
+  int64_t start_tolerance_ms;
+  int (*owner_state)(lj_holder_state_t* out_state, const char* token, size_t token_len, void* payload);
+  int (*log)(const char* line, size_t line_len, void* payload);
+  int (*live)(int* out_live, const char* id, size_t id_len, void* payload);
+  void* payload;
+  int32_t attempts;
+  int64_t retry_ms;
+  uint32_t write_window; /* version 2 */
+  uint32_t batch_keys;
+  int dry_run;
+  int (*on_key)(const lj_sweep_key_t* key, void* payload);
+  int64_t min_age_ms; /* version 3 */
+} sweep_options_v3;
 typedef struct sweep_options_v1 {
   uint32_t version;
   const char* owner;
@@ -281,10 +303,10 @@ static int on_key(const lj_sweep_key_t* key, void* payload) {
 
 static lj_sweep_options_t options(struct observed* o) {
   lj_sweep_options_t opts = LJ_SWEEP_OPTIONS_INIT;
-  opts.owner = SELF;
-  opts.owner_len = strlen(SELF);
-  opts.before_ns = BEFORE_NS;
-  opts.now_ns = NOW_NS;
+  opts.rules.owner = SELF;
+  opts.rules.owner_len = strlen(SELF);
+  opts.rules.before_ns = BEFORE_NS;
+  opts.rules.now_ns = NOW_NS;
   opts.on_key = on_key;
   opts.payload = o;
   return opts;
@@ -313,7 +335,7 @@ static void test_sweep_v2(void) {
   lj_sweep_report_destroy(report);
   /* The deprecated lj_sweep_end_stale: its before_ns stands for the options'; LJ_TIME_DEFAULT leaves theirs. */
   memset(&o, 0, sizeof o);
-  CHECK(lj_sweep_end_stale(&report, store, S("n1"), opts.before_ns, &opts, &err) == LJ_OK);
+  CHECK(lj_sweep_end_stale(&report, store, S("n1"), opts.rules.before_ns, &opts, &err) == LJ_OK);
   CHECK(o.keys == 30 && o.planned == 10 && o.left == 20 && o.done == 0);
   lj_sweep_report_destroy(report);
   memset(&o, 0, sizeof o);
@@ -334,7 +356,7 @@ static void test_sweep_v2(void) {
   opts = options(&o);
   opts.write_window = 8;
   opts.batch_keys = 7;
-  CHECK(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &opts, &err) == LJ_OK);
+  CHECK(lj_sweep_end_stale(&report, store, S("n1"), LJ_TIME_DEFAULT, &opts, &err) == LJ_OK);
   CHECK(o.done == 10 && o.left == 20);
   CHECK(lj_sweep_report_write_count(report) == 10);
   CHECK(lj_sweep_report_write(&key, &key_len, &action, &outcome, &rev, report, 0) == LJ_OK);
@@ -356,7 +378,7 @@ static void test_sweep_v2(void) {
   memset(&o, 0, sizeof o);
   o.stop_at = 3;
   opts = options(&o);
-  CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &opts, &err), LJ_EUSER, &err));
+  CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_TIME_DEFAULT, &opts, &err), LJ_EUSER, &err));
   CHECK(lj_sweep_report_code(report) == LJ_EUSER);
   CHECK(lj_sweep_report_ended_count(report) == 1); /* k00 ended, then k01, k02 left and the stop */
   lj_sweep_report_destroy(report);
@@ -364,17 +386,17 @@ static void test_sweep_v2(void) {
   /* Out of range. */
   opts = options(&o);
   opts.write_window = 0;
-  CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &opts, &err), LJ_EINVAL, &err));
+  CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_TIME_DEFAULT, &opts, &err), LJ_EINVAL, &err));
   CHECK(report == NULL);
   opts = options(&o);
   opts.batch_keys = 0;
-  CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &opts, &err), LJ_EINVAL, &err));
+  CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_TIME_DEFAULT, &opts, &err), LJ_EINVAL, &err));
   opts.version = LJ_SWEEP_OPTIONS_VERSION + 1;
   CHECK(
-      expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &opts, &err), LJ_EVERSION, &err));
+      expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_TIME_DEFAULT, &opts, &err), LJ_EVERSION, &err));
   opts.version = 0;
   CHECK(
-      expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &opts, &err), LJ_EVERSION, &err));
+      expect_error(lj_sweep_end_stale(&report, store, S("n1"), LJ_TIME_DEFAULT, &opts, &err), LJ_EVERSION, &err));
   CHECK(lj_sweep_key_text(NULL, LJ_SWEEP_KEY_KEY, NULL) == NULL);
   CHECK(lj_sweep_key_verdict(NULL, NULL, NULL, NULL) == LJ_EINVAL);
   {
@@ -389,43 +411,96 @@ static void test_sweep_v2(void) {
   lj_store_destroy(store);
 }
 
-static void test_sweep_v1(void) {
-  /* A caller built against version 1: its struct ends before write_window. */
-  lj_store_t* store = filled(6);
+/* Every value of store's node n1 (k00..k<n-1>), one after another. */
+static void values_of(lj_store_t* store, int n, char* out, size_t cap) {
+  char key[32];
+  int i;
+  out[0] = '\0';
+  for (i = 0; i < n; i++) {
+    char* value = NULL;
+    size_t len = 0;
+    snprintf(key, sizeof key, "n1.k%02d", i);
+    if (lj_store_get(&value, &len, NULL, store, key, strlen(key), NULL) == LJ_OK && strlen(out) + len + 2 < cap) {
+      strncat(out, value, len);
+      strcat(out, "\n");
+    }
+    lj_free(value);
+  }
+}
+
+/* The sweep by opts of a store filled(9) and a step another owner started a minute
+ * before now (n1.k09): its counts, ended ids and the values after. */
+static void swept_by(const void* opts, lj_sweep_counts_t* counts, char* ended, char* values, size_t cap) {
+  lj_store_t* store = filled(9);
   lj_sweep_report_t* report = NULL;
-  lj_sweep_options_t v2;
-  sweep_options_v1* v1 = (sweep_options_v1*)malloc(sizeof(sweep_options_v1)); /* exactly its size */
-  CHECK(sizeof(sweep_options_v1) == offsetof(lj_sweep_options_t, write_window));
-  memset(v1, 0, sizeof *v1);
-  v1->version = 1;
-  v1->owner = SELF;
-  v1->owner_len = strlen(SELF);
-  v1->before_ns = BEFORE_NS;
-  v1->now_ns = NOW_NS;
-  v1->bound_seconds = 3600;
-  v1->start_tolerance_ms = 5000;
-  v1->attempts = 6;
-  v1->retry_ms = 5000;
-  CHECK(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, (const lj_sweep_options_t*)v1, NULL) ==
-        LJ_OK);
-  CHECK(lj_sweep_report_ended_count(report) == 2);
-  CHECK(lj_sweep_report_stat(report, LJ_SWEEP_STAT_KEYS) == 6);
+  size_t i;
+  lj_store_create(NULL, store, S("n1.k09"),
+                  S("{\"id\":\"z\",\"tool\":\"t\",\"state\":\"running\",\"owner\":\"o.1.2\","
+                    "\"started\":\"2024-05-01T11:59:00Z\"}"),
+                  NULL);
+  memset(counts, 0, sizeof *counts);
+  ended[0] = '\0';
+  CHECK(lj_sweep_stale(&report, store, S("n1"), (const lj_sweep_options_t*)opts, NULL) == LJ_OK);
+  lj_sweep_report_counts(counts, report);
+  for (i = 0; i < lj_sweep_report_ended_count(report); i++) {
+    strcat(ended, lj_sweep_report_ended(report, i, NULL));
+    strcat(ended, " ");
+  }
   lj_sweep_report_destroy(report);
-  /* lj_sweep_options_init fills only what version 1 has. */
+  values_of(store, 10, values, cap);
+  lj_store_destroy(store);
+}
+
+static void test_sweep_old_layouts(void) {
+  /* A caller built against version 1 or 3: the flat layout, read by its version; the
+   * sweep decides and writes exactly as with today's struct of the same rules. */
+  sweep_options_v1* v1 = (sweep_options_v1*)malloc(sizeof(sweep_options_v1)); /* exactly its size */
+  sweep_options_v3 v3;
+  lj_sweep_options_t v4 = LJ_SWEEP_OPTIONS_INIT, v2;
+  lj_sweep_counts_t c4, c;
+  char e4[256], e[256], w4[4096], w[4096];
+  CHECK(lj_sweep_options_init((lj_sweep_options_t*)&v3, 3) == LJ_OK);
+  CHECK(v3.version == 3 && v3.bound_seconds == 3600 && v3.rule == LJ_STEP_RULE_BY_OWNER && v3.attempts == 6 &&
+        v3.retry_ms == 5000 && v3.write_window == 256 && v3.batch_keys == 4096 && v3.min_age_ms == 0);
+  v3.owner = SELF;
+  v3.owner_len = strlen(SELF);
+  v3.before_ns = BEFORE_NS;
+  v3.now_ns = NOW_NS;
+  v4.rules.owner = SELF;
+  v4.rules.owner_len = strlen(SELF);
+  v4.rules.before_ns = BEFORE_NS;
+  v4.rules.now_ns = NOW_NS;
+  CHECK(sizeof(sweep_options_v1) == offsetof(sweep_options_v3, write_window));
+  memcpy(v1, &v3, sizeof *v1);
+  v1->version = 1;
+  swept_by(&v4, &c4, e4, w4, sizeof w4);
+  /* k00, k03, k06 and k09 another owner's (ended), the rest finished (left). */
+  CHECK(strcmp(e4, "x x x z ") == 0 && c4.ends == 4 && c4.leaves == 6 && c4.other_node == 0);
+  CHECK(strstr(w4, "\"state\":\"failed\",\"owner\":\"o.1.2\"") != NULL);
+  swept_by(&v3, &c, e, w, sizeof w);
+  CHECK(memcmp(&c, &c4, sizeof c) == 0 && strcmp(e, e4) == 0 && strcmp(w, w4) == 0);
+  swept_by(v1, &c, e, w, sizeof w);
+  CHECK(memcmp(&c, &c4, sizeof c) == 0 && strcmp(e, e4) == 0 && strcmp(w, w4) == 0);
+  /* Version 3's minimum age, two minutes: the step started a minute ago is left. */
+  v3.min_age_ms = v4.rules.min_age_ms = 120000;
+  swept_by(&v4, &c4, e4, w4, sizeof w4);
+  CHECK(strcmp(e4, "x x x ") == 0 && c4.ends == 3 && c4.leaves == 7);
+  swept_by(&v3, &c, e, w, sizeof w);
+  CHECK(memcmp(&c, &c4, sizeof c) == 0 && strcmp(e, e4) == 0 && strcmp(w, w4) == 0);
+  /* lj_sweep_options_init fills only what an older version has. */
   memset(v1, 0x5a, sizeof *v1);
   CHECK(lj_sweep_options_init((lj_sweep_options_t*)v1, 1) == LJ_OK);
   CHECK(v1->version == 1 && v1->bound_seconds == 3600 && v1->attempts == 6 && v1->retry_ms == 5000);
-  CHECK(lj_sweep_options_init(&v2, 2) == LJ_OK && v2.write_window == 256 && v2.batch_keys == 4096);
-  CHECK(lj_sweep_options_init(&v2, 3) == LJ_OK && v2.min_age_ms == 0);
-  CHECK(lj_sweep_options_init(&v2, 4) == LJ_EVERSION && lj_sweep_options_init(&v2, 0) == LJ_EVERSION);
+  CHECK(lj_sweep_options_init(&v2, 4) == LJ_OK && v2.rules.version == LJ_STEP_RULES_VERSION &&
+        v2.rules.bound_ms == 3600000 && v2.write_window == 256 && v2.batch_keys == 4096);
+  CHECK(lj_sweep_options_init(&v2, 5) == LJ_EVERSION && lj_sweep_options_init(&v2, 0) == LJ_EVERSION);
   free(v1);
-  lj_store_destroy(store);
 }
 
 int main(void) {
   test_scan_memory();
   test_scan_callbacks();
   test_sweep_v2();
-  test_sweep_v1();
+  test_sweep_old_layouts();
   return CHECK_SUMMARY();
 }

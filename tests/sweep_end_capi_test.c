@@ -43,10 +43,10 @@ static int live_of(int *out, const char *id, size_t len, void *payload) {
 
 static lj_sweep_options_t sweep_options(struct log_lines *l) {
   lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
-  o.owner = SELF;
-  o.owner_len = strlen(SELF);
-  o.before_ns = BEFORE_NS;
-  o.now_ns = NOW_NS;
+  o.rules.owner = SELF;
+  o.rules.owner_len = strlen(SELF);
+  o.rules.before_ns = BEFORE_NS;
+  o.rules.now_ns = NOW_NS;
   o.log = log_line;
   o.live = live_of;
   o.payload = l;
@@ -94,11 +94,11 @@ static void test_end_stale(void) {
   o = sweep_options(&l);
 
   CHECK(lj_sweep_options_init(&bad, LJ_SWEEP_OPTIONS_VERSION) == LJ_OK);
-  CHECK(bad.attempts == 6 && bad.retry_ms == 5000 && bad.bound_seconds == 3600 && bad.log == NULL);
+  CHECK(bad.attempts == 6 && bad.retry_ms == 5000 && bad.rules.bound_ms == 3600000 && bad.log == NULL);
   CHECK(lj_sweep_options_init(&bad, 0) == LJ_EVERSION);
   CHECK(lj_sweep_options_init(NULL, LJ_SWEEP_OPTIONS_VERSION) == LJ_EINVAL);
 
-  CHECK(lj_sweep_end_stale(&report, store, S("n1"), LJ_STEP_DEFAULT_TIME, &o, &err) == LJ_OK);
+  CHECK(lj_sweep_end_stale(&report, store, S("n1"), LJ_TIME_DEFAULT, &o, &err) == LJ_OK);
   CHECK(lj_sweep_report_code(report) == LJ_OK);
   CHECK(strcmp(lj_sweep_report_message(report), "") == 0);
   CHECK(lj_sweep_report_ended_count(report) == 2);
@@ -175,18 +175,18 @@ static void test_end_stale(void) {
   bad.retry_ms = -1;
   CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), BEFORE_NS, &bad, &err), LJ_EINVAL, &err, NULL));
   bad = o;
-  bad.bound_seconds = -5;
+  bad.rules.bound_ms = -5000;
   CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), BEFORE_NS, &bad, &err), LJ_EINVAL, &err, NULL));
   bad = o;
-  bad.rule = 3;
+  bad.rules.rule = 3;
   CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), BEFORE_NS, &bad, &err), LJ_EINVAL, &err, NULL));
   bad = o;
-  bad.rule = LJ_STEP_RULE_NOT_SELF;
-  bad.owner = NULL;
-  bad.owner_len = 0;
+  bad.rules.rule = LJ_STEP_RULE_NOT_SELF;
+  bad.rules.owner = NULL;
+  bad.rules.owner_len = 0;
   CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), BEFORE_NS, &bad, &err), LJ_EINVAL, &err, NULL));
   bad = o;
-  bad.owner = NULL;
+  bad.rules.owner = NULL;
   CHECK(expect_error(lj_sweep_end_stale(&report, store, S("n1"), BEFORE_NS, &bad, &err), LJ_EINVAL, &err, NULL));
   lj_store_destroy(store);
 
@@ -281,8 +281,8 @@ static void test_start_and_round(void) {
   CHECK(lj_sweep_end_stale_round(NULL, store, S("n1"), signals, NULL, NULL) == LJ_OK);
   /* The boot id note, from an owner without one. */
   memset(&l, 0, sizeof l);
-  o.owner = "no-boot-id.4242.lvq1g2a8";
-  o.owner_len = strlen(o.owner);
+  o.rules.owner = "no-boot-id.4242.lvq1g2a8";
+  o.rules.owner_len = strlen(o.rules.owner);
   CHECK(lj_sweep_end_stale_at_start(NULL, store, S("n1"), BEFORE_NS, signals, &o, NULL) == LJ_OK);
   CHECK(l.count == 2);
   CHECK(strcmp(l.lines[0], "the boot id of n1 cannot be read (/proc/sys/kernel/random/boot_id): its steps' owner is "

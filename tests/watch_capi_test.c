@@ -113,10 +113,10 @@ int main(void) {
   wo.backoff_max_ms = 499;
   CHECK(lj_step_watch_run(watch, store, &wo, NULL) == LJ_EINVAL);
   wo.backoff_max_ms = 30000;
-  so.rule = 9; /* the sweep options are checked as a sweep checks them */
+  so.rules.rule = 9; /* the sweep options are checked as a sweep checks them */
   wo.sweep = &so;
   CHECK(lj_step_watch_run(watch, store, &wo, NULL) == LJ_EINVAL);
-  so.rule = LJ_STEP_RULE_NOT_SELF;
+  so.rules.rule = LJ_STEP_RULE_NOT_SELF;
   so.version = 0;
   CHECK(lj_step_watch_run(watch, store, &wo, NULL) == LJ_EVERSION);
   CHECK(lj_step_watch_figure(watch, LJ_WATCH_SWEEPS) == 0);
@@ -124,9 +124,9 @@ int main(void) {
 
   /* A run: the start ends n1.first, the watch n1.later; the stop callback ends it. */
   so.version = LJ_SWEEP_OPTIONS_VERSION;
-  so.owner = SELF;
-  so.owner_len = strlen(SELF);
-  so.before_ns = BEFORE_NS;
+  so.rules.owner = SELF;
+  so.rules.owner_len = strlen(SELF);
+  so.rules.before_ns = BEFORE_NS;
   so.retry_ms = 1;
   wo.sweep = &so;
   wo.poll_ms = 2;

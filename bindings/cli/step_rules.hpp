@@ -3,51 +3,44 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "command.hpp"
 
 namespace leasejudge::cli {
 
-// The rules a plan or a sweep judges by, from the options. Without --owner, the
-// owner is this shell's and the rule provably-dead: a plan or sweep run from outside
-// the module never ends a step whose owner is alive on this node; --owner TOKEN
-// --rule not-self is the module's own sweep.
+// The rules a plan or a sweep judges by, from the options: the C ABI's one rules
+// struct, every field the options leave out at its INIT value (the library's
+// default), checked and resolved by the library (lj_step_rules_resolve). Without
+// --owner, "self" is the shell that ran the command; --owner TOKEN --rule not-self is
+// the module's own sweep.
 struct Rules {
-  std::string owner;
-  bool owner_given = false;
-  int rule = LJ_STEP_RULE_NOT_SELF;
-  int64_t before_ns = LJ_STEP_DEFAULT_TIME;
-  int64_t now_ns = LJ_STEP_DEFAULT_TIME;
-  // nullopt: the library's default (the options' INIT).
-  std::optional<int64_t> bound_s, min_age_ms;
+  std::string node, owner;              // what rules.node and rules.owner point into
+  lj_step_rules_t given = LJ_STEP_RULES_INIT;
+  std::string note;                     // the rule chosen and why, as the library says it
+
+  // given, pointing into node and owner (valid while this lives unchanged).
+  lj_step_rules_t c() const {
+    lj_step_rules_t r = given;
+    r.node = node.data();
+    r.node_len = node.size();
+    r.owner = owner.data();
+    r.owner_len = owner.size();
+    return r;
+  }
 };
 
-// The rule options (--owner, --rule, --before, --now, --bound, --min-age) into r; a usage error
-// or a failure's exit, said, otherwise exit_ok.
-int rules_of(const Context& cx, const Args& args, Rules& r);
-// The note saying which rule a plan or sweep judged by, and why that one.
-std::string rule_note(const Rules& r);
-// The rule fields (owner, rule, times, bound) of r in o, an options struct of either
-// kind (lj_sweep_options_t, lj_step_plan_options_t: the same fields); the rest as o had
-// them.
-template <typename Options>
-Options with_rules(Options o, const Rules& r) {
-  o.owner = r.owner.data();
-  o.owner_len = r.owner.size();
-  o.before_ns = r.before_ns;
-  o.now_ns = r.now_ns;
-  if (r.bound_s) o.bound_seconds = *r.bound_s;
-  o.rule = r.rule;
-  if (r.min_age_ms) o.min_age_ms = *r.min_age_ms;
-  return o;
-}
+// The rules of node by the rule options (--owner, --rule, --before, --now, --bound,
+// --min-age) into r, resolved by the library: a usage error (the library's refusal
+// too), or a failure's exit, said; otherwise exit_ok.
+int rules_of(const Context& cx, const Args& args, const std::string& node, Rules& r);
 // The sweep options of r, each callback and the rest left to the caller.
 inline lj_sweep_options_t sweep_options(const Rules& r) {
-  return with_rules<lj_sweep_options_t>(LJ_SWEEP_OPTIONS_INIT, r);
+  lj_sweep_options_t o = LJ_SWEEP_OPTIONS_INIT;
+  o.rules = r.c();
+  return o;
 }
-// --node N: required, no '.'.
+// --node N: required (the library judges the name).
 int node_of(const Context& cx, const Args& args, std::string& node);
 
 }  // namespace leasejudge::cli

@@ -7,7 +7,7 @@ namespace {
 
 // --now TIME as ms since the epoch (one time syntax for every verb: RFC 3339).
 int now_of(const Context& cx, const Args& args, int64_t& now_ms) {
-  now_ms = LJ_LOCK_NOW;
+  now_ms = LJ_TIME_DEFAULT;
   if (auto now = args.value("--now")) {
     auto ns = time_arg(*now);
     if (!ns) return cx.usage(fmt::format("--now {} is no RFC 3339 time", *now));

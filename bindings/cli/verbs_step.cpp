@@ -17,86 +17,81 @@
 
 namespace leasejudge::cli {
 
-int rules_of(const Context& cx, const Args& args, Rules& r) {
+int rules_of(const Context& cx, const Args& args, const std::string& node, Rules& r) {
+  r.node = node;
+  lj_step_rules_t& g = r.given;
   if (auto owner = args.value("--owner")) {
     if (owner->empty()) return cx.usage("--owner is empty");
     r.owner = *owner;
-    r.owner_given = true;
   } else {
-    char* token = nullptr;
-    size_t len = 0;
-    lj_error_t* err = nullptr;
-    int rc = lj_owner_token(&token, &len, cx.host().self_pid, &err);
-    if (rc != LJ_OK) return cx.failed(fmt::format("the owner token of pid {}", cx.host().self_pid), rc, err);
-    r.owner.assign(token, len);
-    lj_free(token);
+    // No owner named: "self" is the shell that ran the command, whose start is the
+    // default before. With --owner the default before stays this process's start.
+    g.self_pid = cx.host().self_pid;
   }
-  r.rule = r.owner_given ? LJ_STEP_RULE_NOT_SELF : LJ_STEP_RULE_PROVABLY_DEAD;
   if (auto rule = args.value("--rule")) {
     if (*rule == "not-self")
-      r.rule = LJ_STEP_RULE_NOT_SELF;
+      g.rule = LJ_STEP_RULE_NOT_SELF;
     else if (*rule == "provably-dead")
-      r.rule = LJ_STEP_RULE_PROVABLY_DEAD;
-    else if (*rule != "by-owner")  // the default, named: as chosen above
+      g.rule = LJ_STEP_RULE_PROVABLY_DEAD;
+    else if (*rule != "by-owner")  // the default, named
       return cx.usage(fmt::format("--rule is by-owner, not-self or provably-dead, not {}", *rule));
-    // Without --owner, not-self would take every owner but this shell for gone.
-    if (r.rule == LJ_STEP_RULE_NOT_SELF && !r.owner_given)
-      return cx.usage("--rule not-self needs --owner TOKEN: without it every owner but this shell is taken for gone");
   }
   if (auto before = args.value("--before")) {
     auto ns = time_arg(*before);
     if (!ns) return cx.usage(fmt::format("--before {} is no RFC 3339 time", *before));
-    r.before_ns = *ns;
-  } else {
-    // This shell's start, as its owner token records it.
-    int64_t start_ms = 0;
-    if (!r.owner_given &&
-        lj_owner_token_parse(nullptr, nullptr, nullptr, &start_ms, r.owner.data(), r.owner.size(), nullptr) == LJ_OK &&
-        start_ms <= INT64_MAX / 1000000)
-      r.before_ns = start_ms * 1000000;
+    g.before_ns = *ns;
   }
   if (auto now = args.value("--now")) {
     auto ns = time_arg(*now);
     if (!ns) return cx.usage(fmt::format("--now {} is no RFC 3339 time", *now));
-    r.now_ns = *ns;
+    g.now_ns = *ns;
   }
   if (auto bound = args.value("--bound")) {
     auto s = count_arg(*bound, INT64_MAX / 1000000000);
     if (!s) return cx.usage(fmt::format("--bound {} is no positive number of seconds", *bound));
-    r.bound_s = static_cast<int64_t>(*s);
+    g.bound_ms = static_cast<int64_t>(*s) * 1000;
   }
   if (auto age = args.value("--min-age")) {
     auto ms = duration_ms_arg(*age);
     if (!ms) return cx.usage(fmt::format("--min-age {} is no duration (90s, 5m)", *age));
-    r.min_age_ms = *ms;
+    g.min_age_ms = *ms;
   }
+  lj_step_rules_t c = r.c();
+  int rule = 0;
+  char* why = nullptr;
+  size_t why_len = 0;
+  lj_error_t* err = nullptr;
+  int rc = lj_step_rules_resolve(&rule, nullptr, nullptr, &why, &why_len, &c, &err);
+  if (rc == LJ_EINVAL) {
+    std::string message = lj_error_message(err);
+    lj_error_destroy(err);
+    return cx.usage(message);
+  }
+  if (rc != LJ_OK) return cx.failed(fmt::format("the owner token of pid {}", cx.host().self_pid), rc, err);
+  r.note.assign(why, why_len);
+  lj_free(why);
+  // The library's words, with the option that names an owner.
+  constexpr std::string_view unnamed = "(no owner named)";
+  if (auto at = r.note.find(unnamed); at != std::string::npos) r.note.replace(at, unnamed.size(), "(no --owner)");
+  // The rule chosen out of the owners' processes, for every call: the command is never
+  // the owner's process, also where the library sweeps as one (end_one).
+  g.rule = rule;
   return exit_ok;
-}
-
-// The note saying which rule a plan or sweep judged by, and why that one.
-std::string rule_note(const Rules& r) {
-  if (r.rule == LJ_STEP_RULE_PROVABLY_DEAD)
-    return r.owner_given ? "rule provably-dead: only owners proven gone (dead, recycled, rebooted) are ended"
-                         : "rule provably-dead (no --owner): only owners proven gone (dead, recycled, rebooted) "
-                           "are ended, never a step whose owner is alive on this node";
-  return fmt::format("rule not-self: every owner but {} is taken for gone", r.owner);
 }
 
 int node_of(const Context& cx, const Args& args, std::string& node) {
   auto n = args.value("--node");
   if (!n || n->empty()) return cx.usage("--node N is required");
-  if (n->find('.') != std::string::npos) return cx.usage(fmt::format("the node {} holds a '.'", *n));
   node = *n;
   return exit_ok;
 }
 
 namespace {
 
-// The plan options of r for node.
-lj_step_plan_options_t plan_options(const Rules& r, const std::string& node) {
-  lj_step_plan_options_t o = with_rules<lj_step_plan_options_t>(LJ_STEP_PLAN_OPTIONS_INIT, r);
-  o.node = node.data();
-  o.node_len = node.size();
+// The plan options of r.
+lj_step_plan_options_t plan_options(const Rules& r) {
+  lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
+  o.rules = r.c();
   return o;
 }
 
@@ -163,7 +158,7 @@ int sweep(Context& cx, const Args& args, bool dry_run) {
   std::string node;
   if (int rc = node_of(cx, args, node); rc != exit_ok) return rc;
   Rules r;
-  if (int rc = rules_of(cx, args, r); rc != exit_ok) return rc;
+  if (int rc = rules_of(cx, args, node, r); rc != exit_ok) return rc;
   uint32_t window = 256;
   if (auto w = args.value("--window")) {
     auto n = count_arg(*w, 65536);
@@ -184,10 +179,10 @@ int sweep(Context& cx, const Args& args, bool dry_run) {
   o.payload = &so;
   o.write_window = window;
   o.dry_run = dry_run ? 1 : 0;
-  cx.note(rule_note(r));
+  cx.note(r.note);
   lj_sweep_report_t* report = nullptr;
   lj_error_t* err = nullptr;
-  int rc = lj_sweep_end_stale(&report, store.p, node.data(), node.size(), r.before_ns, &o, &err);
+  int rc = lj_sweep_stale(&report, store.p, node.data(), node.size(), &o, &err);
   cx.progress_done();
   lj_sweep_counts_t c{};
   if (report != nullptr) lj_sweep_report_counts(&c, report);
@@ -272,8 +267,8 @@ int run_plan(Context& cx, const Args& args) {
   std::string node;
   if (int rc = node_of(cx, args, node); rc != exit_ok) return rc;
   Rules r;
-  if (int rc = rules_of(cx, args, r); rc != exit_ok) return rc;
-  lj_step_plan_options_t o = plan_options(r, node);
+  if (int rc = rules_of(cx, args, node, r); rc != exit_ok) return rc;
+  lj_step_plan_options_t o = plan_options(r);
   if (int rc = plan_threads(cx, args, o); rc != exit_ok) return rc;
   std::optional<std::string> path;
   if (!args.operands.empty()) path = args.operands[0];
@@ -293,7 +288,7 @@ int run_plan(Context& cx, const Args& args) {
     if (fd != 0) ::close(fd);
     return cx.failed("planning the lines", rc, err);
   }
-  cx.note(rule_note(r));
+  cx.note(r.note);
   // The lines planned as they are read, the answers written as they come: a state of
   // any size in bounded memory.
   PlanOut po;
@@ -341,7 +336,7 @@ int run_end(Context& cx, const Args& args) {
     return rc;
   }
   Rules r;
-  if (int rc = rules_of(cx, args, r); rc != exit_ok) return rc;
+  if (int rc = rules_of(cx, args, node, r); rc != exit_ok) return rc;
   int exit = exit_ok;
   StoreHandle store;
   if ((store.p = open_store(cx, args, &exit)) == nullptr) return exit;
@@ -406,7 +401,17 @@ int run_export(Context& cx, const Args& args) {
   if (args.has("--node")) {
     std::string node;
     if (int rc = node_of(cx, args, node); rc != exit_ok) return rc;
-    prefix = node + ".";
+    // The prefix of the node's keys, as the library makes a key of it ("<node>.id").
+    char* key = nullptr;
+    size_t len = 0;
+    lj_error_t* err = nullptr;
+    if (lj_step_key(&key, &len, node.data(), node.size(), "id", 2, &err) != LJ_OK) {
+      std::string message = lj_error_message(err);
+      lj_error_destroy(err);
+      return cx.usage(message);
+    }
+    prefix.assign(key, len - 2);
+    lj_free(key);
   }
   int exit = exit_ok;
   StoreHandle store;

@@ -174,7 +174,7 @@ int run_watch(Context& cx, const Args& args) {
   std::string node;
   if (int rc = node_of(cx, args, node); rc != exit_ok) return rc;
   Rules r;
-  if (int rc = rules_of(cx, args, r); rc != exit_ok) return rc;
+  if (int rc = rules_of(cx, args, node, r); rc != exit_ok) return rc;
   int exit = exit_ok;
   auto interval = ms_option(cx, args, "--interval", 60000, 1, exit);
   if (!interval) return exit;
@@ -193,7 +193,7 @@ int run_watch(Context& cx, const Args& args) {
   if (store == nullptr) return exit;
   WatchHandle watch;
   lj_error_t* err = nullptr;
-  if (int rc = lj_step_watch_create(&watch.p, node.data(), node.size(), r.before_ns, &err); rc != LJ_OK)
+  if (int rc = lj_step_watch_create(&watch.p, node.data(), node.size(), LJ_TIME_DEFAULT, &err); rc != LJ_OK)
     return cx.failed("starting the watch", rc, err);
   std::unique_ptr<MetricsServer> metrics;
   if (auto addr = args.value("--metrics")) {
@@ -223,7 +223,7 @@ int run_watch(Context& cx, const Args& args) {
   wo.poll_ms = *poll;
   wo.stop = stop_run;
   wo.payload = &run;
-  cx.note(rule_note(r));
+  cx.note(r.note);
   cx.note(run.serving);
   service.status(fmt::format("the start's sweep of the steps of {}", node));
   for (;;) {

@@ -108,8 +108,13 @@ type PlanSummary struct {
 // handed to a plan (PlanOptions) and a sweep (SweepOptions) alike. A zero field is the
 // seed's package variable where it has one (Owner for a sweep, Boot for before,
 // StepBound) and the library's default otherwise: the system clock, RuleByOwner, a start
-// tolerance of 5 s, owners judged on this node.
+// tolerance of 5 s, owners judged on this node. Resolve says what the library makes of
+// them.
 type Rules struct {
+	// Node is the node whose keys are judged: a plan's (PlanOptions.Node, when set,
+	// stands for it); a sweep names its node itself, and Node must then be "" or the
+	// same.
+	Node string
 	// Owner is the caller's owner token (Owner for this process's), or "": none
 	// named, and the default rule, RuleByOwner, is then RuleProvablyDead for a plan.
 	// A token of another shape is refused (ErrInvalid).
@@ -125,83 +130,118 @@ type Rules struct {
 	// MinAge: a running step started less than MinAge before now is left, whoever
 	// owns it (StepUnderMinAge): a guard when a node's boot time is in doubt.
 	MinAge time.Duration
+	// SelfPID is whose owner token "self" is when Owner is "", and whose start a zero
+	// Before stands for (the package's Owner and Boot are this process's): 0, this
+	// process.
+	SelfPID int
 }
 
-// cRules are the rule fields of a C options struct (lj_step_plan_options_t and
-// lj_sweep_options_t name them alike).
-type cRules struct {
-	owner     **C.char
-	ownerLen  *C.size_t
-	before    *C.int64_t
-	now       *C.int64_t
-	bound     *C.int64_t
-	rule      *C.int
-	tolerance *C.int64_t
-	minAge    *C.int64_t
-}
-
-// into writes r into c, the package's variables standing for the zero fields it
-// names; free releases the C string it made (also on an error).
-func (r Rules) into(c cRules) (free func(), err error) {
-	if r.Before.IsZero() {
+// into writes r into c (initialised by the caller), the package's variables standing
+// for the zero fields it names; free releases the C strings it made (also on an
+// error).
+func (r Rules) into(c *C.lj_step_rules_t) (free func(), err error) {
+	if r.Before.IsZero() && r.SelfPID == 0 {
 		r.Before = Boot
 	}
 	if r.Bound == 0 {
 		r.Bound = StepBound
 	}
-	owner := C.CString(r.Owner)
-	free = func() { C.free(unsafe.Pointer(owner)) }
-	*c.owner, *c.ownerLen = owner, C.size_t(len(r.Owner))
-	if *c.before, err = nsOf(r.Before, "before"); err != nil {
-		return free, err
+	node, owner := C.CString(r.Node), C.CString(r.Owner)
+	free = func() {
+		C.free(unsafe.Pointer(node))
+		C.free(unsafe.Pointer(owner))
 	}
-	if !r.Now.IsZero() {
-		if *c.now, err = nsOf(r.Now, "now"); err != nil {
+	c.node, c.node_len = node, C.size_t(len(r.Node))
+	c.owner, c.owner_len = owner, C.size_t(len(r.Owner))
+	if !r.Before.IsZero() {
+		if c.before_ns, err = nsOf(r.Before, "before"); err != nil {
 			return free, err
 		}
 	}
-	if r.Bound < time.Second {
-		return free, &Error{Code: ErrInvalid, Message: "a step bound of " + r.Bound.String() + " is under a second"}
+	if !r.Now.IsZero() {
+		if c.now_ns, err = nsOf(r.Now, "now"); err != nil {
+			return free, err
+		}
 	}
-	*c.bound = C.int64_t(r.Bound / time.Second)
-	*c.rule = r.Rule.c()
+	if r.Bound > 0 && r.Bound < time.Millisecond {
+		return free, &Error{Code: ErrInvalid, Message: "a step bound of " + r.Bound.String() + " is under a millisecond"}
+	}
+	c.bound_ms = C.int64_t(r.Bound / time.Millisecond) // a negative one is the library's to refuse
+	c.rule = r.Rule.c()
 	if r.StartTolerance != 0 {
-		*c.tolerance = C.int64_t(r.StartTolerance / time.Millisecond)
+		c.start_tolerance_ms = C.int64_t(r.StartTolerance / time.Millisecond)
 	}
 	if r.MinAge != 0 {
-		*c.minAge = C.int64_t(r.MinAge / time.Millisecond)
+		c.min_age_ms = C.int64_t(r.MinAge / time.Millisecond)
 	}
+	c.self_pid = C.int64_t(r.SelfPID)
 	return free, nil
+}
+
+// Resolved is what the library makes of Rules: the rule it judges by, the owner
+// token "self" is, and why, as a person reads it.
+type Resolved struct {
+	Rule  OwnerRule // RuleNotSelf or RuleProvablyDead
+	Owner string
+	Why   string // "rule provably-dead (no owner named): only owners proven gone ..."
+}
+
+// Resolve says which rule the library judges r by and why, as a plan resolves them
+// (out of the owners' processes): ErrInvalid for rules a plan refuses (no Node, a
+// Node holding '.', an Owner that is no owner token, RuleNotSelf with no Owner, ...),
+// ErrNotFound for a SelfPID of no process.
+func (r Rules) Resolve() (Resolved, error) {
+	c := (*C.lj_step_rules_t)(C.malloc(C.sizeof_lj_step_rules_t))
+	defer C.free(unsafe.Pointer(c))
+	C.lj_step_rules_init(c, C.LJ_STEP_RULES_VERSION)
+	free, err := r.into(c)
+	defer free()
+	if err != nil {
+		return Resolved{}, err
+	}
+	var rule C.int
+	var owner, why *C.char
+	var ownerLen, whyLen C.size_t
+	var cerr *C.lj_error_t
+	if rc := C.lj_step_rules_resolve(&rule, &owner, &ownerLen, &why, &whyLen, c, &cerr); rc != C.LJ_OK {
+		return Resolved{}, errorOf(rc, cerr)
+	}
+	defer C.lj_free(unsafe.Pointer(owner))
+	defer C.lj_free(unsafe.Pointer(why))
+	out := Resolved{Rule: RuleNotSelf, Owner: C.GoStringN(owner, C.int(ownerLen)), Why: C.GoStringN(why, C.int(whyLen))}
+	if rule == C.LJ_STEP_RULE_PROVABLY_DEAD {
+		out.Rule = RuleProvablyDead
+	}
+	return out, nil
 }
 
 // PlanOptions say whose steps a plan judges, by which Rules, on how many threads.
 type PlanOptions struct {
-	Node string // required: the node whose keys are judged
+	Node string // the node whose keys are judged; "": Rules.Node
 	Rules
 	Threads int
 }
 
 // planOptions is opts as C memory, its callback wired through a handle.
 func planOptions(opts *PlanOptions) (*C.lj_step_plan_options_t, *stepCallbacks, func(), error) {
-	if opts == nil || opts.Node == "" {
+	if opts == nil || (opts.Node == "" && opts.Rules.Node == "") {
 		return nil, nil, nil, &Error{Code: ErrInvalid, Message: "the plan names no node"}
 	}
 	o := *opts
+	if o.Node != "" {
+		o.Rules.Node = o.Node
+	}
 	c := (*C.lj_step_plan_options_t)(C.malloc(C.sizeof_lj_step_plan_options_t))
 	C.lj_step_plan_options_init(c, C.LJ_STEP_PLAN_OPTIONS_VERSION)
-	node := C.CString(o.Node)
-	freeRules, err := o.Rules.into(cRules{&c.owner, &c.owner_len, &c.before_ns, &c.now_ns, &c.bound_seconds, &c.rule,
-		&c.start_tolerance_ms, &c.min_age_ms})
+	freeRules, err := o.Rules.into(&c.rules)
 	free := func() {
 		freeRules()
-		C.free(unsafe.Pointer(node))
 		C.free(unsafe.Pointer(c))
 	}
 	if err != nil {
 		free()
 		return nil, nil, nil, err
 	}
-	c.node, c.node_len = node, C.size_t(len(o.Node))
 	if o.Threads > 1 {
 		c.threads = C.uint32_t(o.Threads)
 	}

@@ -296,3 +296,42 @@ func TestPlanMinAge(t *testing.T) {
 		t.Errorf("StepUnderMinAge is %q", StepUnderMinAge.String())
 	}
 }
+
+func TestRulesResolve(t *testing.T) {
+	const gone = "only owners proven gone (dead, recycled, rebooted) are ended"
+	cases := []struct {
+		rules Rules
+		want  Resolved
+	}{
+		{Rules{Node: node}, Resolved{RuleProvablyDead, Owner,
+			"rule provably-dead (no owner named): " + gone + ", never a step whose owner is alive on this node"}},
+		{Rules{Node: node, Owner: self}, Resolved{RuleNotSelf, self, "rule not-self: every owner but " + self + " is taken for gone"}},
+		{Rules{Node: node, Owner: self, Rule: RuleProvablyDead}, Resolved{RuleProvablyDead, self, "rule provably-dead: " + gone}},
+		{Rules{Node: node, SelfPID: os.Getpid()}, Resolved{RuleProvablyDead, Owner,
+			"rule provably-dead (no owner named): " + gone + ", never a step whose owner is alive on this node"}},
+	}
+	for _, c := range cases {
+		if got, err := c.rules.Resolve(); err != nil || got != c.want {
+			t.Errorf("%+v: %+v, %v; want %+v", c.rules, got, err, c.want)
+		}
+	}
+	// The library refuses what a plan refuses, and says so.
+	for _, bad := range []Rules{{}, {Node: "a.b"}, {Node: node, Rule: RuleNotSelf},
+		{Node: node, Rule: OwnerRule(7)}, {Node: node, Owner: "garbage"}, {Node: node, Bound: -time.Second},
+		{Node: node, MinAge: -time.Second}, {Node: node, SelfPID: -1}, {Node: node, SelfPID: 1 << 40}} {
+		if _, err := bad.Resolve(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%+v: %v, want ErrInvalid", bad, err)
+		}
+	}
+	if _, err := (Rules{Node: node, SelfPID: 1<<31 - 2}).Resolve(); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a self pid of no process: %v, want ErrNotFound", err)
+	}
+	// One Rules, resolved once, planned by: the plan takes its node.
+	r := Rules{Node: node, Owner: self, Now: time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)}
+	line := `{"key":"` + node + `.s1","value":{"id":"s1","tool":"x","state":"running","owner":"` + other + `","started":"2024-06-01T11:00:00Z"}}`
+	got, _, err := PlanLines([]byte(line), &PlanOptions{Rules: r})
+	want := `{"key":"` + node + `.s1","action":"end","reason":"owner-not-self","why":"the build module restarted while it ran"}` + "\n"
+	if err != nil || string(got) != want {
+		t.Fatalf("a plan by Rules.Node: %q, %v; want %q", got, err, want)
+	}
+}

@@ -290,7 +290,7 @@ func lockSetup(opts *LockOptions) (setup C.lj_go_lock_setup_t, cb *lockCallbacks
 // msOf is t in milliseconds since the epoch; the zero time is the library's now.
 func msOf(t time.Time) C.int64_t {
 	if t.IsZero() {
-		return C.int64_t(math.MinInt64) // LJ_LOCK_NOW
+		return C.int64_t(math.MinInt64) // LJ_TIME_DEFAULT
 	}
 	return C.int64_t(t.UnixMilli())
 }

@@ -433,13 +433,12 @@ func sweepOptions(opts *SweepOptions, logf func(string, ...any), live func(id st
 	if opts != nil {
 		o = *opts
 	}
-	if o.Owner == "" {
+	if o.Owner == "" && o.SelfPID == 0 {
 		o.Owner = Owner
 	}
 	c := (*C.lj_sweep_options_t)(C.malloc(C.sizeof_lj_sweep_options_t))
 	C.lj_sweep_options_init(c, C.LJ_SWEEP_OPTIONS_VERSION)
-	freeRules, err := o.Rules.into(cRules{&c.owner, &c.owner_len, &c.before_ns, &c.now_ns, &c.bound_seconds, &c.rule,
-		&c.start_tolerance_ms, &c.min_age_ms})
+	freeRules, err := o.Rules.into(&c.rules)
 	free := func() {
 		freeRules()
 		C.free(unsafe.Pointer(c))

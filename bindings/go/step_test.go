@@ -305,8 +305,14 @@ func TestEndStaleErrors(t *testing.T) {
 	if _, err := EndStale(scanOf(m), "a.b", Boot, nil); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a node holding '.': %v", err)
 	}
-	if _, err := EndStaleWith(scanOf(m), node, Boot, nil, &SweepOptions{Rules: Rules{Bound: time.Millisecond}}); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("a bound under a second: %v", err)
+	for _, bound := range []time.Duration{time.Microsecond, -time.Second} {
+		if _, err := EndStaleWith(scanOf(m), node, Boot, nil, &SweepOptions{Rules: Rules{Bound: bound}}); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("a bound of %v: %v", bound, err)
+		}
+	}
+	// The rules may name the sweep's node, and no other.
+	if _, err := EndStaleWith(scanOf(m), node, Boot, nil, &SweepOptions{Rules: Rules{Node: "other"}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("rules naming another node: %v", err)
 	}
 }
 

@@ -392,23 +392,42 @@ export interface AcquireWaitOptions {
  */
 export declare function acquireLockWait(store: Store, key: string, options: AcquireWaitOptions): Promise<Acquisition>;
 
-export interface StepPlanOptions {
-  /** The node whose keys are judged. */
-  node: string;
+/** The rules a plan judges by: one shape for every call that judges steps. A field left out takes the library's default. */
+export interface Rules {
+  /** The node whose keys are judged (a plan requires it). */
+  node?: string;
   /** The caller's owner token; left out, none is named (and the default rule, by-owner, is provably-dead). */
   owner?: string;
-  /** A step with no owner started before it is ended; default this process's start. */
+  /** A step with no owner started before it is ended; default selfPid's start. */
   before?: Date|bigint;
   /** Default the clock. bigint: nanoseconds since the epoch. */
   now?: Date|bigint;
-  /** How long an asker waits; default 3600. */
-  boundSeconds?: number;
+  /** How long an asker waits; default an hour (3600000). */
+  boundMs?: number;
   rule?: 'by-owner'|'not-self'|'provably-dead';
   startToleranceMs?: number;
-  threads?: number;
   /** A running step started less than this ago is left, whoever owns it ("under-min-age"); default none. */
   minAgeMs?: number;
+  /** Whose owner token "self" is when no owner is named, and whose start the default before is; default 0, this process. */
+  selfPid?: number;
 }
+
+export interface StepPlanOptions extends Rules {
+  node: string;
+  threads?: number;
+}
+
+/** What the library makes of Rules, as a plan resolves them. */
+export interface ResolvedRules {
+  readonly rule: 'not-self'|'provably-dead';
+  /** The owner token "self" is. */
+  readonly owner: string;
+  /** The rule chosen and why, as a person reads it. */
+  readonly why: string;
+}
+
+/** The rule chosen, the owner token and why; throws code LJ_EINVAL for rules a plan refuses. */
+export declare function resolveRules(rules: Rules): ResolvedRules;
 
 export interface StepPlanSummary {
   readonly ends: number;

@@ -24,7 +24,7 @@ const LOCK_LEASE_AS_TAKEN = native.lockLeaseAsTaken;
 
 // JavaScript's Date range, in ms either side of the epoch.
 const DATE_LIMIT = 8.64e15;
-// The library's "now": LJ_LOCK_NOW.
+// The library's "now": LJ_TIME_DEFAULT.
 const LIBRARY_NOW = -(2 ** 63);
 
 function typeError(message) {
@@ -499,26 +499,50 @@ const RULES = {
   'provably-dead': 1,
   'by-owner': 2
 };
+const RULE_NAMES = ['not-self', 'provably-dead', 'by-owner'];
+
+/*
+ * The rules a plan judges by, one shape for every call that judges steps: { node,
+ * owner, before, now (Dates or bigint ns), boundMs, rule ("by-owner", the library's
+ * default: not-self with an owner named, provably-dead without | "not-self" |
+ * "provably-dead"), startToleranceMs, minAgeMs (a running step started less than this
+ * ago is left, whoever owns it), selfPid (whose owner token "self" is when no owner is
+ * named, and whose start the default before is; 0: this process) }. A field left out
+ * takes the library's default. Here as the native calls take them.
+ */
+function rulesOf(rules, what) {
+  const o = objectOf(rules, what);
+  let rule;
+  if (o.rule !== undefined) {
+    rule = RULES[o.rule];
+    if (rule === undefined) throw typeError(`${what}.rule must be "by-owner", "not-self" or "provably-dead"`);
+  }
+  return {
+    node: o.node, owner: o.owner, beforeNs: nsOf(o.before, `${what}.before`), nowNs: nsOf(o.now, `${what}.now`),
+    boundMs: o.boundMs, rule, startToleranceMs: o.startToleranceMs, minAgeMs: o.minAgeMs, selfPid: o.selfPid,
+  };
+}
 
 /**
  * The plan of `leasejudge step plan` over JSON lines
  * ({"key","revision","value"} each): { lines: Buffer of one
  * {"key","action","why"} line per entry, summary: { ends, deletes, leaves, noStep,
- * otherNode, malformed } }. options: { node, owner, before, now (Dates or bigint ns),
- * boundSeconds, rule ("by-owner", the library's default: not-self with an owner named,
- * provably-dead without | "not-self" | "provably-dead"), startToleranceMs, threads,
- * minAgeMs (a running step started less than this ago is left, whoever owns it) }.
+ * otherNode, malformed } }. options: the rules (rulesOf; node required) and threads.
  */
 function planStepLines(input, options) {
   const o = objectOf(options, 'options');
-  let rule;
-  if (o.rule !== undefined) {
-    rule = RULES[o.rule];
-    if (rule === undefined) throw typeError('options.rule must be "by-owner", "not-self" or "provably-dead"');
-  }
-  return native.planLines(
-      input, o.node, o.owner, nsOf(o.before, 'options.before'), nsOf(o.now, 'options.now'), o.boundSeconds, rule,
-      o.startToleranceMs, o.threads, o.minAgeMs);
+  return native.planLines(input, rulesOf(o, 'options'), o.threads);
+}
+
+/**
+ * What the library makes of rules (rulesOf's shape), as a plan resolves them: { rule
+ * ("not-self" or "provably-dead"), owner (the owner token "self" is), why (the rule
+ * chosen and why, as a person reads it) }. Throws code LJ_EINVAL for rules a plan
+ * refuses, LJ_ENOTFOUND for a selfPid of no process.
+ */
+function resolveRules(rules) {
+  const got = native.resolveRules(rulesOf(rules, 'rules'));
+  return {rule: RULE_NAMES[got.rule], owner: got.owner, why: got.why};
 }
 
 module.exports = {
@@ -544,5 +568,6 @@ module.exports = {
   openLock,
   acquireLockWait,
   planStepLines,
+  resolveRules,
   version : native.version,
 };

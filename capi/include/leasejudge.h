@@ -29,11 +29,18 @@
  *     struct of any version from 1 to the newest is read for the fields that
  *     version has, the rest taking their defaults, so a program built against an
  *     older header runs with a newer library; 0 or a version newer than the
- *     library's is LJ_EVERSION.
+ *     library's is LJ_EVERSION. Fields shared by several option structs are one
+ *     struct of their own, versioned the same way and held as a member (the step
+ *     rules, lj_step_rules_t); a struct that took such a member (ABI major 0) still
+ *     reads its older layouts by their version.
  *  7. Each part header (leasejudge/lj_*.h) stands on its own and includes what it
- *     needs; leasejudge.h includes them all. Times carry their unit in their name
- *     (_ms, _ns); LJ_TIME_DEFAULT stands for the default of any time
- *     (LJ_STEP_DEFAULT_TIME and LJ_LOCK_NOW are its older, deprecated names).
+ *     needs; leasejudge.h includes them all. A time or a duration carries its unit
+ *     as the last part of its name, _ms (milliseconds) or _ns (nanoseconds); a time
+ *     is counted since the Unix epoch. The one other form is a time split into whole
+ *     seconds and their nanoseconds, _sec and _nsec side by side (a step's times, an
+ *     ask's bound in lj_step_action_t), never a lone _sec or _seconds.
+ *     LJ_TIME_DEFAULT stands for the default of any time (LJ_STEP_DEFAULT_TIME and
+ *     LJ_LOCK_NOW are its older, deprecated names, used nowhere else).
  *  8. Callbacks end with void *payload; a non-zero return stops the work, which
  *     then returns LJ_EUSER.
  *  9. No C++ exception crosses this boundary; an unexpected one is LJ_EINTERNAL.

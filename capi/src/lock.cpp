@@ -94,13 +94,13 @@ constexpr int64_t timeout_limit_ms = 86'400'000;
 
 // Call only with a time check_time accepts.
 Instant instant_of(int64_t now_ms) {
-  return now_ms == LJ_LOCK_NOW ? leasejudge::system_now() : Instant::from_unix_ms(now_ms);
+  return now_ms == LJ_TIME_DEFAULT ? leasejudge::system_now() : Instant::from_unix_ms(now_ms);
 }
 
-// A time argument is LJ_LOCK_NOW or within JavaScript's Date range; anything else is
+// A time argument is LJ_TIME_DEFAULT or within JavaScript's Date range; anything else is
 // refused before any arithmetic is done on it.
 int check_time(int64_t now_ms, lj_error_t** err) {
-  if (now_ms == LJ_LOCK_NOW || (now_ms >= -js_time_limit && now_ms <= js_time_limit)) return LJ_OK;
+  if (now_ms == LJ_TIME_DEFAULT || (now_ms >= -js_time_limit && now_ms <= js_time_limit)) return LJ_OK;
   return fail(err, LJ_EINVAL, "the time is outside JavaScript's Date range (+-8.64e15 ms)");
 }
 

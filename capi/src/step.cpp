@@ -43,25 +43,22 @@ namespace {
 
 thread_local StepCodec codec;
 
-const OptionsVersions<lj_step_plan_options_t, 2> plan_options_versions{
-    "lj_step_plan_options_t",
-    LJ_STEP_PLAN_OPTIONS_INIT,
-    {offsetof(lj_step_plan_options_t, min_age_ms), sizeof(lj_step_plan_options_t)}};
+const lj_step_plan_options_t plan_defaults = LJ_STEP_PLAN_OPTIONS_INIT;
 
 // The plan options as rules, resolved (out of process: the plan's caller is no owner).
-// LJ_OK or a code (err set).
-int rules_of(StepRules& rules, std::atomic<bool>& stopped, const lj_step_plan_options_t* in, lj_error_t** err) {
+// threads receives the options' threads. LJ_OK or a code (err set).
+int rules_of(StepRules& rules, std::uint32_t& threads, std::atomic<bool>& stopped, const lj_step_plan_options_t* in,
+             lj_error_t** err) {
   if (in == nullptr) return fail(err, LJ_EINVAL, "the plan options are NULL: they must name the node");
   lj_step_plan_options_t read;
-  if (int rc = read_options(read, in, plan_options_versions, err); rc != LJ_OK) return rc;
-  std::string_view node;
-  if (!view_of(read.node, read.node_len, node)) return fail(err, LJ_EINVAL, "the node is NULL with a length");
+  if (int rc = read_rule_options(read, in, plan_defaults, plan_flat_versions, plan_options_of, err); rc != LJ_OK)
+    return rc;
   StepRules given;
-  given.node = std::string(node);
-  if (int rc = step_rules_of(given, read, &stopped, err); rc != LJ_OK) return rc;
+  if (int rc = step_rules_of(given, read.rules, read.owner_state, read.payload, &stopped, err); rc != LJ_OK) return rc;
   auto resolved = resolve(std::move(given), false);
   if (!resolved) return fail(err, resolved.error());
   rules = std::move(*resolved);
+  threads = read.threads;
   return LJ_OK;
 }
 
@@ -177,7 +174,41 @@ LJ_API int lj_step_said(char** out, size_t* out_len, const lj_step_action_t* act
 }
 
 LJ_API int lj_step_plan_options_init(lj_step_plan_options_t* opts, uint32_t version) {
-  return init_options(opts, version, plan_options_versions);
+  return init_rule_options(opts, version, plan_defaults, plan_flat_versions);
+}
+
+LJ_API int lj_step_rules_init(lj_step_rules_t* rules, uint32_t version) {
+  return init_options(rules, version, rules_versions);
+}
+
+LJ_API int lj_step_rules_resolve(int* out_rule, char** out_owner, size_t* out_owner_len, char** out_why,
+                                 size_t* out_why_len, const lj_step_rules_t* rules, lj_error_t** err) {
+  reset(err);
+  if (out_owner != nullptr) *out_owner = nullptr;
+  if (out_why != nullptr) *out_why = nullptr;
+  return guard(err, [&] {
+    if (rules == nullptr) return fail(err, LJ_EINVAL, "the rules are NULL: they must name the node");
+    lj_step_rules_t read;
+    if (int rc = read_options(read, rules, rules_versions, err); rc != LJ_OK) return rc;
+    StepRules given;
+    if (int rc = step_rules_of(given, read, nullptr, nullptr, nullptr, err); rc != LJ_OK) return rc;
+    std::string why;
+    auto resolved = resolve(std::move(given), false, &why);
+    if (!resolved) return fail(err, resolved.error());
+    char* owner = nullptr;
+    if (out_owner != nullptr) {
+      if (int rc = give(&owner, out_owner_len, resolved->owner, err); rc != LJ_OK) return rc;
+    }
+    if (out_why != nullptr) {
+      if (int rc = give_text(out_why, out_why_len, why, err); rc != LJ_OK) {
+        lj_free(owner);
+        return rc;
+      }
+    }
+    if (out_owner != nullptr) *out_owner = owner;
+    if (out_rule != nullptr) *out_rule = static_cast<int>(resolved->rule);
+    return LJ_OK;
+  });
 }
 
 LJ_API int lj_step_plan(lj_step_action_t* out, char** why, size_t* why_len, char** said, size_t* said_len,
@@ -193,7 +224,8 @@ LJ_API int lj_step_plan(lj_step_action_t* out, char** why, size_t* why_len, char
       return fail(err, LJ_EINVAL, "a NULL key or value with a length");
     StepRules rules;
     std::atomic<bool> stopped{false};
-    if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
+    std::uint32_t threads = 1;
+    if (int rc = rules_of(rules, threads, stopped, opts, err); rc != LJ_OK) return rc;
     StepRead read = read_step(k, v, rules.node, codec);
     const StepView& view = read.view;
     HolderJudgement judgement;
@@ -239,11 +271,12 @@ LJ_API int lj_step_plan_entries(lj_step_action_t* out, size_t out_count, lj_step
       return fail(err, LJ_EINVAL, fmt::format("out holds {} actions for {} entries", out_count, entry_count));
     StepRules rules;
     std::atomic<bool> stopped{false};
-    if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
+    std::uint32_t threads = 1;
+    if (int rc = rules_of(rules, threads, stopped, opts, err); rc != LJ_OK) return rc;
     BatchSummary sum;
     std::span<BatchVerdict> verdicts(reinterpret_cast<BatchVerdict*>(out), entry_count);
     std::span<const BatchEntry> in(reinterpret_cast<const BatchEntry*>(entries), entry_count);
-    Status st = plan_batch(verdicts, buf, in, rules, opts->threads, &sum);
+    Status st = plan_batch(verdicts, buf, in, rules, threads, &sum);
     if (!st.ok()) return fail(err, st.error());
     if (stopped) return stopped_error(err);
     copy_summary(summary, sum, 0);
@@ -261,13 +294,14 @@ LJ_API int lj_step_plan_lines(char** out, size_t* out_len, lj_step_plan_summary_
     if (!view_of(input, input_len, text)) return fail(err, LJ_EINVAL, "the input is NULL with a length");
     StepRules rules;
     std::atomic<bool> stopped{false};
-    if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
+    std::uint32_t threads = 1;
+    if (int rc = rules_of(rules, threads, stopped, opts, err); rc != LJ_OK) return rc;
     StepLinesSummary sum;
     MallocText answer;
     // An answer line is some 130 bytes, a state's line often longer: half the input is
     // room enough for most (only what is written of it is ever resident).
     answer.reserve(text.size() / 2);
-    plan_step_lines(text, rules, opts->threads, sum, [&answer](std::string_view a) { answer.append(a); });
+    plan_step_lines(text, rules, threads, sum, [&answer](std::string_view a) { answer.append(a); });
     if (stopped) return stopped_error(err);
     copy_summary(summary, sum);
     return answer.give(out, out_len, err);
@@ -323,8 +357,9 @@ LJ_API int lj_step_plan_lines_fd(lj_step_plan_summary_t* summary, int in_fd, int
     if (in_fd < 0 || out_fd < 0) return fail(err, LJ_EINVAL, "the file descriptors must not be negative");
     StepRules rules;
     std::atomic<bool> stopped{false};
-    if (int rc = rules_of(rules, stopped, opts, err); rc != LJ_OK) return rc;
-    StepLinesPlan plan(std::move(rules), opts->threads);
+    std::uint32_t threads = 1;
+    if (int rc = rules_of(rules, threads, stopped, opts, err); rc != LJ_OK) return rc;
+    StepLinesPlan plan(std::move(rules), threads);
     Status st = plan_step_lines_fd(plan, in_fd, out_fd, &stopped);
     if (stopped) return stopped_error(err);
     copy_summary(summary, plan.summary());
@@ -340,8 +375,9 @@ LJ_API int lj_step_lines_plan_create(lj_step_lines_plan_t** out, const lj_step_p
     *out = nullptr;
     auto plan = std::make_unique<lj_step_lines_plan_t>();
     StepRules rules;
-    if (int rc = rules_of(rules, plan->stopped, opts, err); rc != LJ_OK) return rc;
-    plan->plan.emplace(std::move(rules), opts->threads);
+    std::uint32_t threads = 1;
+    if (int rc = rules_of(rules, threads, plan->stopped, opts, err); rc != LJ_OK) return rc;
+    plan->plan.emplace(std::move(rules), threads);
     *out = plan.release();
     return LJ_OK;
   });
@@ -531,7 +567,7 @@ LJ_API int lj_step_end_value(char** out, size_t* out_len, const char* value, siz
     *out = nullptr;
     if (!view_of(value, value_len, v) || !view_of(why, why_len, w))
       return fail(err, LJ_EINVAL, "a NULL value or why with a length");
-    Instant at = ended_ns == LJ_STEP_DEFAULT_TIME ? system_now() : instant_of_ns(ended_ns);
+    Instant at = ended_ns == LJ_TIME_DEFAULT ? system_now() : instant_of_ns(ended_ns);
     auto ended = codec.end(v, w, at);
     if (!ended) return fail(err, ended.error());
     return give(out, out_len, *ended, err);

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "internal.hpp"
+#include "leasejudge/text.hpp"
 #include "options.hpp"
 #include "rule_options.hpp"
 #include "step_handle.hpp"
@@ -43,10 +44,11 @@ struct lj_sweep_key_t {
 
 namespace {
 
-const OptionsVersions<lj_sweep_options_t, 3> sweep_options_versions{
-    "lj_sweep_options_t",
-    LJ_SWEEP_OPTIONS_INIT,
-    {offsetof(lj_sweep_options_t, write_window), offsetof(lj_sweep_options_t, min_age_ms), sizeof(lj_sweep_options_t)}};
+const lj_sweep_options_t sweep_defaults = LJ_SWEEP_OPTIONS_INIT;
+
+int read_sweep_options(lj_sweep_options_t& out, const lj_sweep_options_t* in, lj_error_t** err) {
+  return read_rule_options(out, in, sweep_defaults, sweep_flat_versions, sweep_options_of, err);
+}
 
 }  // namespace
 
@@ -54,10 +56,16 @@ namespace leasejudge::capi {
 
 int call_of(SweepCall& call, std::string_view node, const lj_sweep_options_t* in, bool in_process, lj_error_t** err) {
   lj_sweep_options_t read;
-  if (int rc = read_options(read, in, sweep_options_versions, err); rc != LJ_OK) return rc;
+  if (int rc = read_sweep_options(read, in, err); rc != LJ_OK) return rc;
   const lj_sweep_options_t* c = &read;
   SweepOptions& o = call.options;
-  if (int rc = step_rules_of(o.rules, *c, &call.stopped, err); rc != LJ_OK) return rc;
+  if (int rc = step_rules_of(o.rules, c->rules, c->owner_state, c->payload, &call.stopped, err); rc != LJ_OK)
+    return rc;
+  // The sweep calls name their node; the rules may only repeat it.
+  if (!o.rules.node.empty() && o.rules.node != node)
+    return fail(err, LJ_EINVAL,
+                fmt::format("the rules name the node {}, the sweep node {}", c_text_capped(o.rules.node, 80),
+                            c_text_capped(node, 80)));
   o.in_process = in_process;
   // Refused here, before the sweep waits or reads, as the sweep would refuse them.
   if (auto resolved = sweep_rules(node, std::nullopt, o); !resolved) return fail(err, resolved.error());
@@ -136,7 +144,7 @@ int finish(lj_sweep_report_t** out, SweepReport report, bool stopped, lj_error_t
 extern "C" {
 
 LJ_API int lj_sweep_options_init(lj_sweep_options_t* opts, uint32_t version) {
-  return init_options(opts, version, sweep_options_versions);
+  return init_rule_options(opts, version, sweep_defaults, sweep_flat_versions);
 }
 
 LJ_API const char* lj_sweep_outcome_name(int outcome) {
@@ -276,12 +284,11 @@ LJ_API void lj_sweep_report_destroy(lj_sweep_report_t* report) {
 LJ_API int lj_sweep_end_stale(lj_sweep_report_t** out, lj_store_t* store, const char* node, size_t node_len,
                               int64_t before_ns, const lj_sweep_options_t* opts, lj_error_t** err) {
   if (before_ns == LJ_TIME_DEFAULT) return lj_sweep_stale(out, store, node, node_len, opts, err);
-  lj_sweep_options_t with = LJ_SWEEP_OPTIONS_INIT;
+  lj_sweep_options_t with;
   reset(err);
   if (out != nullptr) *out = nullptr;
-  if (int rc = read_options(with, opts, sweep_options_versions, err); rc != LJ_OK) return rc;
-  with.version = LJ_SWEEP_OPTIONS_VERSION;
-  with.before_ns = before_ns;  // the argument stands for the options' before, as it always did
+  if (int rc = read_sweep_options(with, opts, err); rc != LJ_OK) return rc;
+  with.rules.before_ns = before_ns;  // the argument stands for the rules' before, as it always did
   return lj_sweep_stale(out, store, node, node_len, &with, err);
 }
 

@@ -60,13 +60,14 @@ LJ_API int lj_step_watch_create(lj_step_watch_t** out, const char* node, size_t 
   return guard(err, [&] {
     std::string_view n;
     if (int rc = node_of(n, node, node_len, err); rc != LJ_OK) return rc;
-    // The node and before as every sweep of the watch resolves them.
+    // The node checked as every sweep of the watch resolves it; the default before is
+    // left to the rules of each sweep (resolve(): self_pid's start).
     StepRules given;
     given.node = std::string(n);
     given.before = time_of_ns(before_ns);
-    auto resolved = resolve(std::move(given), true);
+    auto resolved = resolve(given, true);
     if (!resolved) return fail(err, resolved.error());
-    *out = new lj_step_watch_t{StepWatch(std::string(n), *resolved->before)};
+    *out = new lj_step_watch_t{StepWatch(std::string(n), given.before)};
     return LJ_OK;
   });
 }

@@ -65,9 +65,19 @@ Result<StepRules> resolve(StepRules given, bool in_process, std::string* why) {
     return Error{Errc::invalid_argument, fmt::format("the step bound of {} ns is out of range", given.bound_ns)};
   if (given.min_age_ns < 0)
     return Error{Errc::invalid_argument, fmt::format("the minimum age of {} ns is negative", given.min_age_ns)};
+  if (given.self_pid < 0 || given.self_pid > std::numeric_limits<Pid>::max())
+    return Error{Errc::invalid_argument,
+                 fmt::format("self_pid {} is no pid (0 stands for this process)", given.self_pid)};
   auto rule = chosen_rule(given.rule, !given.owner.empty(), in_process, why);
   if (!rule) return rule.error();
   given.rule = *rule;
+  if (given.self_pid != 0 && (given.owner.empty() || !given.before)) {
+    auto pid = static_cast<Pid>(given.self_pid);
+    auto start = process_start(pid);
+    if (!start) return start.error();
+    if (given.owner.empty()) given.owner = format_owner_token(boot_id(), pid, start->unix_ms);
+    if (!given.before) given.before = Instant::from_unix_ms(start->unix_ms);
+  }
   if (given.owner.empty()) given.owner = self_owner_token();
   if (given.rule == OwnerRule::not_self && why != nullptr)
     *why = fmt::format("rule not-self: every owner but {} is taken for gone", given.owner);

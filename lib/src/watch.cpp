@@ -188,7 +188,7 @@ struct StepWatch::Run {
   }
 };
 
-StepWatch::StepWatch(std::string node, Instant before) : node_(std::move(node)), before_(before) {}
+StepWatch::StepWatch(std::string node, std::optional<Instant> before) : node_(std::move(node)), before_(before) {}
 
 Status StepWatch::run(Store& store, const StepWatchOptions& opts, const SweepLog& log,
                       const std::function<bool()>& stop) {

@@ -61,23 +61,24 @@ struct Runner {
 
   std::string plan(element s, bool owner_kind) {
     lj_step_plan_options_t opts = LJ_STEP_PLAN_OPTIONS_INIT;
+    lj_step_rules_t& rules = opts.rules;
     std::string node = text_of(s, "node"), owner = text_of(s, "owner");
-    opts.node = node.data();
-    opts.node_len = node.size();
+    rules.node = node.data();
+    rules.node_len = node.size();
     if (has(s, "owner")) {
-      opts.owner = owner.data();
-      opts.owner_len = owner.size();
+      rules.owner = owner.data();
+      rules.owner_len = owner.size();
     }
     if (has(s, "rule")) {
       std::string rule = text_of(s, "rule");
       // The ABI takes the rule's number; a name it has none for is passed as one out of range.
-      opts.rule = rule == "not-self" ? LJ_STEP_RULE_NOT_SELF
+      rules.rule = rule == "not-self" ? LJ_STEP_RULE_NOT_SELF
                   : rule == "provably-dead" ? LJ_STEP_RULE_PROVABLY_DEAD
                   : rule == "by-owner" ? LJ_STEP_RULE_BY_OWNER
                                        : 99;
     }
-    if (has(s, "min_age_ms")) opts.min_age_ms = s["min_age_ms"].get_int64().value();
-    for (auto [field, out] : {std::pair{"now", &opts.now_ns}, std::pair{"before", &opts.before_ns}}) {
+    if (has(s, "min_age_ms")) rules.min_age_ms = s["min_age_ms"].get_int64().value();
+    for (auto [field, out] : {std::pair{"now", &rules.now_ns}, std::pair{"before", &rules.before_ns}}) {
       std::string t = text_of(s, field);
       if (int rc = lj_step_time_parse(out, t.data(), t.size(), nullptr); rc != LJ_OK) return error_json(rc);
     }
@@ -270,13 +271,13 @@ struct Runner {
     lj_lock_t* lock = nullptr;
     lj_lock_acquisition_t a{};
     int rc = lj_lock_acquire(&lock, &a, store, key.data(), key.size(), purpose.data(), purpose.size(), &holder,
-                             LJ_LOCK_NOW, nullptr, nullptr);
+                             LJ_TIME_DEFAULT, nullptr, nullptr);
     lj_lock_acquisition_clear(&a);
     if (rc == LJ_OK && lock == nullptr) rc = LJ_EBUSY;
     if (rc == LJ_OK && (c.empty() || c == "another")) {
       char* body = nullptr;
       size_t n = 0;
-      rc = lj_lock_body_new(&body, &n, "another writer", 14, LJ_LOCK_NOW, nullptr, nullptr, 0, nullptr);
+      rc = lj_lock_body_new(&body, &n, "another writer", 14, LJ_TIME_DEFAULT, nullptr, nullptr, 0, nullptr);
       std::string other = taken(body, n);
       if (rc == LJ_OK)
         rc = lj_store_update(nullptr, store, key.data(), key.size(), other.data(), other.size(),
@@ -286,7 +287,7 @@ struct Runner {
     }
     std::string answer = fmt::format(R"({{"error":"not disturbed: {}"}})", error_class(rc));
     if (rc == LJ_OK) {
-      int got = loss ? lj_lock_renew(lock, LJ_LOCK_NOW, nullptr) : lj_lock_release(lock, nullptr);
+      int got = loss ? lj_lock_renew(lock, LJ_TIME_DEFAULT, nullptr) : lj_lock_release(lock, nullptr);
       answer = got != LJ_OK ? error_json(got) : loss ? R"({"renewed":true})" : R"({"released":true})";
     }
     lj_lock_destroy(lock);

@@ -142,12 +142,12 @@ inline void check_error(lj_error_t* err, int rc) {
 inline constexpr char step_self[] = "0b5c3e0e-7d7a-4c4b-9d5e-1f2a3b4c5d6e.4242.lvq1g2a8";
 inline lj_step_plan_options_t step_plan_options() {
   lj_step_plan_options_t o = LJ_STEP_PLAN_OPTIONS_INIT;
-  o.node = "n1";
-  o.node_len = 2;
-  o.owner = step_self;
-  o.owner_len = sizeof step_self - 1;
-  o.now_ns = INT64_C(1714564800000000000);
-  o.before_ns = INT64_C(1714561200000000000);
+  o.rules.node = "n1";
+  o.rules.node_len = 2;
+  o.rules.owner = step_self;
+  o.rules.owner_len = sizeof step_self - 1;
+  o.rules.now_ns = INT64_C(1714564800000000000);
+  o.rules.before_ns = INT64_C(1714561200000000000);
   return o;
 }
 

@@ -186,7 +186,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::int64_t now_ms = 1714564800000;
   if (mode & 1) now_ms = in.i64();
   if (mode & 2) now_ms = in.i64() % (js_limit + 1);
-  if (now_ms == LJ_LOCK_NOW) now_ms += 1;
+  if (now_ms == LJ_TIME_DEFAULT) now_ms += 1;
   std::int64_t lease_ms = (mode & 4) ? in.i64() : LJ_LOCK_PROCESS_LEASE_MS;
   if (mode & 8) fuzz_new(in, now_ms);
   fuzz_renew(in.rest(), now_ms, lease_ms);

@@ -170,7 +170,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::int64_t now_ms = 1714564800000;  // 2024-05-01T12:00:00.000Z
   if (time_mode == 1) now_ms = in.i64();
   if (time_mode == 2) now_ms = in.i64() % (js_limit + 1);
-  if (now_ms == LJ_LOCK_NOW) now_ms += 1;  // the system clock is no input
+  if (now_ms == LJ_TIME_DEFAULT) now_ms += 1;  // the system clock is no input
   e.detail = in.small();
   if (in.flag()) fuzz_forms(in);
   std::string_view body = in.rest();

@@ -69,7 +69,7 @@ lj_step_action_t expected(const Entry& e, const lj_step_plan_options_t& o) {
   if (!owner.empty()) {
     const std::uint8_t act = ask ? LJ_STEP_DELETE : LJ_STEP_END;
     // By-owner, the options' default, is not-self when the owner is named (lj_step.h).
-    if (o.rule == LJ_STEP_RULE_NOT_SELF || (o.rule == LJ_STEP_RULE_BY_OWNER && o.owner_len > 0)) {
+    if (o.rules.rule == LJ_STEP_RULE_NOT_SELF || (o.rules.rule == LJ_STEP_RULE_BY_OWNER && o.rules.owner_len > 0)) {
       a.action = act;
       a.reason = LJ_STEP_OWNER_NOT_SELF;
       return a;
@@ -92,9 +92,9 @@ lj_step_action_t expected(const Entry& e, const lj_step_plan_options_t& o) {
   FUZZ_CHECK(lj_step_time(&sec, &nsec, step, LJ_STEP_STARTED, nullptr) == LJ_OK);
   const __int128 started = static_cast<__int128>(sec) * 1000000000 + nsec;
   if (ask) {
-    const __int128 bound = started + static_cast<__int128>(o.bound_seconds) * 1000000000;
-    a.reason = bound < o.now_ns ? LJ_STEP_ASK_PAST_BOUND : LJ_STEP_ASK_WITHIN_BOUND;
-    if (bound < o.now_ns) a.action = LJ_STEP_END;
+    const __int128 bound = started + static_cast<__int128>(o.rules.bound_ms) * 1000000;
+    a.reason = bound < o.rules.now_ns ? LJ_STEP_ASK_PAST_BOUND : LJ_STEP_ASK_WITHIN_BOUND;
+    if (bound < o.rules.now_ns) a.action = LJ_STEP_END;
     __int128 bs = bound / 1000000000, bn = bound % 1000000000;
     if (bn < 0) {
       bn += 1000000000;
@@ -104,7 +104,7 @@ lj_step_action_t expected(const Entry& e, const lj_step_plan_options_t& o) {
     a.bound_nsec = static_cast<std::int32_t>(bn);
     return a;
   }
-  if (started < o.before_ns) {
+  if (started < o.rules.before_ns) {
     a.action = LJ_STEP_END;
     a.reason = LJ_STEP_STARTED_BEFORE;
   } else {
@@ -289,7 +289,7 @@ void check_one(const Entry& e, const lj_step_action_t& want, const lj_step_plan_
   const std::string w = why_of(a);
   char* ended = nullptr;
   size_t len = 0;
-  FUZZ_CHECK(lj_step_end_value(&ended, &len, e.value.data(), e.value.size(), w.data(), w.size(), o.now_ns, nullptr) ==
+  FUZZ_CHECK(lj_step_end_value(&ended, &len, e.value.data(), e.value.size(), w.data(), w.size(), o.rules.now_ns, nullptr) ==
              LJ_OK);
   lj_step_t *before = nullptr, *after = nullptr;
   FUZZ_CHECK(lj_step_decode(&before, e.value.data(), e.value.size(), nullptr) == LJ_OK);
@@ -302,7 +302,7 @@ void check_one(const Entry& e, const lj_step_action_t& want, const lj_step_plan_
   std::int64_t sec = 0;
   std::int32_t nsec = 0;
   FUZZ_CHECK(lj_step_time(&sec, &nsec, after, LJ_STEP_ENDED, nullptr) == LJ_OK);
-  FUZZ_CHECK(static_cast<__int128>(sec) * 1000000000 + nsec == o.now_ns);
+  FUZZ_CHECK(static_cast<__int128>(sec) * 1000000000 + nsec == o.rules.now_ns);
   lj_step_destroy(before);
   lj_step_destroy(after);
   lj_free(ended);
@@ -314,13 +314,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::Input in(data, size);
   const std::uint8_t mode = in.byte();
   lj_step_plan_options_t o = fuzz::step_plan_options();
-  if (mode & 1) o.now_ns = in.i64();
-  if (mode & 2) o.before_ns = in.i64();
-  if (o.now_ns == LJ_STEP_DEFAULT_TIME) o.now_ns += 1;  // the system clock is no input
-  if (o.before_ns == LJ_STEP_DEFAULT_TIME) o.before_ns += 1;
-  if (mode & 4) o.bound_seconds = 1 + in.byte() * 60;
+  if (mode & 1) o.rules.now_ns = in.i64();
+  if (mode & 2) o.rules.before_ns = in.i64();
+  if (o.rules.now_ns == LJ_TIME_DEFAULT) o.rules.now_ns += 1;  // the system clock is no input
+  if (o.rules.before_ns == LJ_TIME_DEFAULT) o.rules.before_ns += 1;
+  if (mode & 4) o.rules.bound_ms = (1 + in.byte() * 60) * 1000;
   if (mode & 8) {
-    o.rule = LJ_STEP_RULE_PROVABLY_DEAD;
+    o.rules.rule = LJ_STEP_RULE_PROVABLY_DEAD;
     o.owner_state = owner_state;
   }
   o.threads = (mode & 16) ? 2 : 1;

@@ -101,8 +101,8 @@ void fuzz_end(std::string_view value, std::string_view why, std::int64_t ended_n
   FUZZ_CHECK(lj_step_time(&s1, &n1, after.get(), LJ_STEP_STARTED, nullptr) == LJ_OK);
   FUZZ_CHECK(s0 == s1 && n0 == n1);
   FUZZ_CHECK(lj_step_time(&s1, &n1, after.get(), LJ_STEP_ENDED, nullptr) == LJ_OK);
-  if (ended_ns != LJ_STEP_DEFAULT_TIME) FUZZ_CHECK(static_cast<__int128>(s1) * 1000000000 + n1 == ended_ns);
-  if (ended_ns == LJ_STEP_DEFAULT_TIME) return;
+  if (ended_ns != LJ_TIME_DEFAULT) FUZZ_CHECK(static_cast<__int128>(s1) * 1000000000 + n1 == ended_ns);
+  if (ended_ns == LJ_TIME_DEFAULT) return;
   FUZZ_CHECK(lj_step_end_value(&out, &len, ended.data(), ended.size(), why.data(), why.size(), ended_ns, nullptr) ==
              LJ_OK);
   FUZZ_CHECK(std::string_view(out, len) == ended);
@@ -116,7 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint8_t mode = in.byte();
   if (mode & 1) {
     std::int64_t ended_ns = (mode & 2) ? in.i64() : INT64_C(1714564800123456789);
-    if (ended_ns == LJ_STEP_DEFAULT_TIME) ended_ns += 1;
+    if (ended_ns == LJ_TIME_DEFAULT) ended_ns += 1;
     std::string_view why = in.small();
     fuzz_end(in.rest(), why, ended_ns);
   } else {

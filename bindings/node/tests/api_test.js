@@ -437,6 +437,23 @@ test("the step plan over JSON lines", () => {
   throwsCode(() => lj.planStepLines(input, { node: "n", rule: "not-self" }), Error, "LJ_EINVAL");
   throwsCode(() => lj.planStepLines("", { node: "" }), Error, "LJ_EINVAL");
   throwsCode(() => lj.planStepLines("", { node: "n", now: 2n ** 64n }), RangeError, "LJ_EINVAL");
+  // The rule chosen and why, from the same rules a plan takes.
+  const gone = "only owners proven gone (dead, recycled, rebooted) are ended";
+  assert.deepStrictEqual(lj.resolveRules({ node: "n", owner }),
+                         { rule: "not-self", owner, why: `rule not-self: every owner but ${owner} is taken for gone` });
+  assert.deepStrictEqual(lj.resolveRules({ node: "n", owner, rule: "provably-dead" }),
+                         { rule: "provably-dead", owner, why: `rule provably-dead: ${gone}` });
+  const self = lj.resolveRules({ node: "n", selfPid: process.pid });
+  assert.deepStrictEqual([self.rule, self.why], ["provably-dead", `rule provably-dead (no owner named): ${gone}, ` +
+                                                 "never a step whose owner is alive on this node"]);
+  assert.deepStrictEqual(lj.resolveRules({ node: "n" }), self);
+  for (const bad of [{}, { node: "a.b" }, { node: "n", rule: "not-self" }, { node: "n", owner: "x" },
+                     { node: "n", boundMs: -1 }, { node: "n", minAgeMs: -1 }, { node: "n", selfPid: -1 },
+                     { node: "n", selfPid: 2 ** 40 }])
+    throwsCode(() => lj.resolveRules(bad), Error, "LJ_EINVAL");
+  throwsCode(() => lj.resolveRules({ node: "n", selfPid: 2 ** 31 - 2 }), Error, "LJ_ENOTFOUND");
+  for (const bad of [5, null, { node: 5 }, { node: "n", rule: "nobody" }, { node: "n", selfPid: "1" }])
+    throwsCode(() => lj.resolveRules(bad), TypeError, "LJ_EINVAL");
 });
 
 end({ summary: true, exit: true });

@@ -123,35 +123,72 @@ LJ_API int lj_step_why(char *out, size_t out_cap, size_t *out_len, const lj_step
 LJ_API int lj_step_said(char **out, size_t *out_len, const lj_step_action_t *action, const char *owner,
                         size_t owner_len, const char *self, size_t self_len, lj_error_t **err);
 
+/* --- the rules -------------------------------------------------------------------- */
+
+/* The rules a plan or a sweep judges by: one struct, held as the member `rules` by
+ * lj_step_plan_options_t and lj_sweep_options_t alike (build it once, hand it to
+ * both), versioned on its own. A field left at its INIT value takes the library's
+ * default, decided in the library alone (lj_step_rules_resolve says which). */
+#define LJ_STEP_RULES_VERSION 1
+typedef struct lj_step_rules_t {
+  uint32_t version;
+  /* The node whose keys are judged: non-empty, no '.' (a NUL it may hold: keys are
+   * bytes). A plan requires it;
+   * the sweep calls take their node argument, and rules.node must then be empty or
+   * equal to it (LJ_EINVAL otherwise). */
+  const char *node;
+  size_t node_len;
+  const char *owner; /* the caller's owner token; NULL or empty: none named, "self" is
+                        self_pid's token */
+  size_t owner_len;
+  int64_t before_ns; /* a step with no owner started before it is ended;
+                        LJ_TIME_DEFAULT: self_pid's start (as the kernel recorded it) */
+  int64_t now_ns;    /* LJ_TIME_DEFAULT: the system clock; else fixed (tests) */
+  int64_t bound_ms;  /* how long an asker waits; > 0; default 3600000 (an hour) */
+  int rule;          /* lj_step_rule_t; default LJ_STEP_RULE_BY_OWNER */
+  int64_t start_tolerance_ms; /* rule PROVABLY_DEAD, judged here: default 5000; >= 0 */
+  /* A running step started less than this before now is left, whoever owns it
+   * (LJ_STEP_UNDER_MIN_AGE): a guard when a node's boot time is in doubt. 0: none; >= 0. */
+  int64_t min_age_ms;
+  /* Whose owner token "self" is when no owner is named, and whose start the default
+   * before_ns is, as lj_owner_token(pid) reads it: a command acting for the shell that
+   * ran it. 0: this process. LJ_EINVAL when negative or past a pid's range; the
+   * error of lj_owner_token (LJ_ENOTFOUND) for a pid of no process. */
+  int64_t self_pid;
+} lj_step_rules_t;
+#define LJ_STEP_RULES_INIT \
+  {LJ_STEP_RULES_VERSION, NULL, 0, NULL, 0, LJ_TIME_DEFAULT, LJ_TIME_DEFAULT, 3600000, LJ_STEP_RULE_BY_OWNER, 5000, 0, 0}
+LJ_API int lj_step_rules_init(lj_step_rules_t *rules, uint32_t version);
+
+/* The rules resolved as a plan resolves them (out of the owners' processes): *out_rule
+ * the rule chosen (LJ_STEP_RULE_NOT_SELF or LJ_STEP_RULE_PROVABLY_DEAD), *out_owner the
+ * owner token taken for "self", *out_why the rule chosen and why, as a person reads it
+ * ("rule provably-dead (no owner named): only owners proven gone ..."). Each out may be
+ * NULL; the strings are the caller's (lj_free). LJ_EINVAL for NULL rules and for the
+ * rules a plan refuses (no node, a node holding '.', an owner that is no owner
+ * token, a NULL owner with a length, a rule out of range, not-self with no owner named,
+ * a bound, tolerance, minimum age or self_pid out of range); LJ_EVERSION for a version
+ * of 0 or newer than the library's; LJ_ENOTFOUND for a self_pid of no process. */
+LJ_API int lj_step_rules_resolve(int *out_rule, char **out_owner, size_t *out_owner_len, char **out_why,
+                                 size_t *out_why_len, const lj_step_rules_t *rules, lj_error_t **err);
+
 /* --- plan options ------------------------------------------------------------------ */
 
-#define LJ_STEP_PLAN_OPTIONS_VERSION 2
+/* Version 3 holds the rules as one member; versions 1 and 2 (the rule fields side by
+ * side, bound_seconds for bound_ms) are still read, by their version, from programs
+ * built against an older header. */
+#define LJ_STEP_PLAN_OPTIONS_VERSION 3
 typedef struct lj_step_plan_options_t {
   uint32_t version;
-  const char *node; /* required: the node whose keys are judged */
-  size_t node_len;
-  const char *owner; /* this process's owner token; NULL or empty: its own */
-  size_t owner_len;
-  int64_t before_ns;     /* a step with no owner started before it is ended;
-                            LJ_TIME_DEFAULT: this process's start */
-  int64_t now_ns;        /* LJ_TIME_DEFAULT: the system clock */
-  int64_t bound_seconds; /* how long an asker waits; > 0; default 3600 */
-  int rule;              /* lj_step_rule_t */
-  int64_t start_tolerance_ms; /* rule PROVABLY_DEAD, judged here: default 5000; >= 0 */
+  lj_step_rules_t rules; /* rules.node is required */
   /* Rule PROVABLY_DEAD: the state of the holder an owner token names. NULL: judged
    * on this node (lj_owner_judge). Non-zero: stop (LJ_EUSER). With threads > 1 it
    * is called from several threads at once. */
   int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
   void *payload;
   uint32_t threads; /* batch plans: split over this many threads; 0 or 1: one */
-  /* Version 2. */
-  /* A running step started less than this before now is left, whoever owns it
-   * (LJ_STEP_UNDER_MIN_AGE): a guard when a node's boot time is in doubt. 0: none; >= 0. */
-  int64_t min_age_ms;
 } lj_step_plan_options_t;
-#define LJ_STEP_PLAN_OPTIONS_INIT \
-  {LJ_STEP_PLAN_OPTIONS_VERSION, NULL, 0, NULL, 0, LJ_TIME_DEFAULT, LJ_TIME_DEFAULT, 3600, \
-   LJ_STEP_RULE_BY_OWNER, 5000, NULL, NULL, 1, 0}
+#define LJ_STEP_PLAN_OPTIONS_INIT {LJ_STEP_PLAN_OPTIONS_VERSION, LJ_STEP_RULES_INIT, NULL, NULL, 1}
 LJ_API int lj_step_plan_options_init(lj_step_plan_options_t *opts, uint32_t version);
 
 /* --- one key ------------------------------------------------------------------------- */
@@ -350,18 +387,16 @@ typedef enum lj_sweep_outcome_t {
  * number that names none. Static storage. */
 LJ_API const char *lj_sweep_outcome_name(int outcome);
 
-#define LJ_SWEEP_OPTIONS_VERSION 3
+/* Version 4 holds the rules as one member (lj_step_rules_t, as the plan options do);
+ * versions 1 to 3 (the rule fields side by side) are still read by their version. */
+#define LJ_SWEEP_OPTIONS_VERSION 4
 typedef struct lj_sweep_options_t {
   uint32_t version;
-  const char *owner; /* this process's owner token; NULL or empty: its own */
-  size_t owner_len;
-  int64_t before_ns;     /* this process's start (EndOne's; the round's before, as in
-                            lj_step_plan_options_t); LJ_TIME_DEFAULT: as the
-                            kernel recorded it */
-  int64_t now_ns;        /* LJ_TIME_DEFAULT: the system clock; else fixed (tests) */
-  int64_t bound_seconds; /* default 3600 */
-  int rule;              /* lj_step_rule_t */
-  int64_t start_tolerance_ms; /* default 5000; >= 0 */
+  /* The rules. rules.node: empty, or the node argument of the sweep call. The
+   * in-process calls (EndOne, the sweep at start, the round) judge as the owners' own
+   * process: the rule by-owner is not-self there, and not-self needs no owner named
+   * (self_pid's token stands for it). */
+  lj_step_rules_t rules;
   /* As in lj_step_plan_options_t; NULL: judged on this node. */
   int (*owner_state)(lj_holder_state_t *out_state, const char *token, size_t token_len, void *payload);
   /* One line per action and the sweep's notes (line lives during the call). NULL:
@@ -370,10 +405,9 @@ typedef struct lj_sweep_options_t {
   /* EndOne: sets *out_live to 1 when this process runs step id now. NULL: none
    * does. Non-zero: stop (LJ_EUSER). */
   int (*live)(int *out_live, const char *id, size_t id_len, void *payload);
-  void *payload;      /* handed to every callback above */
-  int32_t attempts;   /* lj_sweep_end_stale_at_start's tries: default 6 */
-  int64_t retry_ms;   /* and the wait between them: default 5000 */
-  /* Version 2. */
+  void *payload;         /* handed to every callback above */
+  int32_t attempts;      /* lj_sweep_end_stale_at_start's tries: default 6 */
+  int64_t retry_ms;      /* and the wait between them: default 5000 */
   uint32_t write_window; /* ends and deletes in flight at once: default 256; 1: one at a time */
   uint32_t batch_keys;   /* keys read and planned per batch: default 4096 */
   int dry_run;           /* non-zero: plan only, nothing is written */
@@ -381,12 +415,9 @@ typedef struct lj_sweep_options_t {
    * delete when its outcome is known (planned, in a dry run). NULL: none. Non-zero:
    * the sweep stops before its next write (LJ_EUSER). */
   int (*on_key)(const lj_sweep_key_t *key, void *payload);
-  /* Version 3. */
-  int64_t min_age_ms; /* as in lj_step_plan_options_t: default 0 (none); >= 0 */
 } lj_sweep_options_t;
 #define LJ_SWEEP_OPTIONS_INIT \
-  {LJ_SWEEP_OPTIONS_VERSION, NULL, 0, LJ_TIME_DEFAULT, LJ_TIME_DEFAULT, 3600, LJ_STEP_RULE_BY_OWNER, \
-   5000, NULL, NULL, NULL, NULL, 6, 5000, 256, 4096, 0, NULL, 0}
+  {LJ_SWEEP_OPTIONS_VERSION, LJ_STEP_RULES_INIT, NULL, NULL, NULL, NULL, 6, 5000, 256, 4096, 0, NULL}
 LJ_API int lj_sweep_options_init(lj_sweep_options_t *opts, uint32_t version);
 
 /* A key's texts (living as long as the call; NUL-terminated too); "" for a field the
@@ -454,15 +485,15 @@ typedef enum lj_sweep_stat_t {
 LJ_API uint64_t lj_sweep_report_stat(const lj_sweep_report_t *report, int stat);
 LJ_API void lj_sweep_report_destroy(lj_sweep_report_t *report);
 
-/* The seed's EndStale: end node's steps no process runs any more, by opts (its
- * before_ns: a step with no owner started before it is ended; LJ_TIME_DEFAULT: this
- * process's start). *out (optional) is what was done, also when an error stopped the
+/* The seed's EndStale: end node's steps no process runs any more, by opts->rules (its
+ * before_ns: a step with no owner started before it is ended; LJ_TIME_DEFAULT:
+ * self_pid's start). *out (optional) is what was done, also when an error stopped the
  * sweep; the return is that error's code (a store failure keeps the store's code; a
  * callback's stop is LJ_EUSER). */
 LJ_API int lj_sweep_stale(lj_sweep_report_t **out, lj_store_t *store, const char *node, size_t node_len,
                           const lj_sweep_options_t *opts, lj_error_t **err);
-/* Deprecated: lj_sweep_stale with a before_ns beside the options' (LJ_TIME_DEFAULT:
- * the options' before_ns; any other value stands for it). */
+/* Deprecated: lj_sweep_stale with a before_ns beside the options' rules.before_ns
+ * (LJ_TIME_DEFAULT: the rules'; any other value stands for it). */
 LJ_API int lj_sweep_end_stale(lj_sweep_report_t **out, lj_store_t *store, const char *node, size_t node_len,
                               int64_t before_ns, const lj_sweep_options_t *opts, lj_error_t **err);
 
@@ -485,7 +516,8 @@ LJ_API int lj_sweep_signals_cancel(lj_sweep_signals_t *signals);
 /* Only once nothing waits on it. NULL does nothing. */
 LJ_API void lj_sweep_signals_destroy(lj_sweep_signals_t *signals);
 
-/* The seed's EndStaleAtStart: blocks until served (or cancelled), says once when
+/* The seed's EndStaleAtStart, with before_ns for the rules' (LJ_TIME_DEFAULT: the
+ * rules' before_ns): blocks until served (or cancelled), says once when
  * the owner's boot id is unreadable, then sweeps up to attempts times, retry_ms
  * apart (a cancel ends the wait), logging each failure and the count at success.
  * LJ_OK; *out (optional) is the last sweep's report, NULL when cancelled before

@@ -7,7 +7,7 @@
  * and memory stores by polling), and runs the seed's EndStaleRound every interval.
  *
  * Its rules:
- *   - Each key is judged as a sweep judges it (the rules of lj_sweep_options_t), and
+ *   - Each key is judged as a sweep judges it (the rules of lj_sweep_options_t, rules), and
  *     each end or delete lands only at the revision read: a key moved since is
  *     skipped and counted, never overwritten. A write whose acknowledgement never
  *     came is counted and never sent again; the key is read anew at its next change
@@ -52,8 +52,9 @@ typedef struct lj_step_watch_options_t {
 #define LJ_STEP_WATCH_OPTIONS_INIT {LJ_STEP_WATCH_OPTIONS_VERSION, NULL, 60000, 1000, 30000, NULL, NULL}
 LJ_API int lj_step_watch_options_init(lj_step_watch_options_t *opts, uint32_t version);
 
-/* A watch of node's steps (node: non-empty, no '.'); before_ns as in
- * lj_sweep_options_t (LJ_TIME_DEFAULT: this process's start). The caller owns
+/* A watch of node's steps (node: non-empty, no '.'); before_ns as in lj_step_rules_t
+ * (LJ_TIME_DEFAULT: the before of the run's sweep options, rules.before_ns, as each
+ * sweep resolves it: by default self_pid's start). The caller owns
  * *out (lj_step_watch_destroy). LJ_EINVAL for a NULL out or a bad node. */
 LJ_API int lj_step_watch_create(lj_step_watch_t **out, const char *node, size_t node_len, int64_t before_ns,
                                 lj_error_t **err);

@@ -83,9 +83,9 @@ using OwnerJudge = std::function<HolderJudgement(std::string_view owner)>;
 struct StepRules {
   std::string node;               // the node whose keys are judged: non-empty, no '.'
   std::string owner;              // this process's owner token; empty: none named
-                                  // (resolved: self_owner_token())
+                                  // (resolved: the owner token of self_pid)
   std::optional<Instant> before;  // a step with no owner started before it is a
-                                  // previous process's; nullopt: this_process_start()
+                                  // previous process's; nullopt: self_pid's start
   std::optional<Instant> now;     // nullopt: the system clock (a sweep: its clock)
   std::int64_t bound_ns = default_step_bound_ns;  // how long an asker waits; > 0
   OwnerRule rule = OwnerRule::by_owner;
@@ -93,17 +93,24 @@ struct StepRules {
   // A running step started less than min_age_ns before now is left, whoever owns it:
   // a guard when a node's boot time or its owners' tokens are in doubt. 0: none; >= 0.
   std::int64_t min_age_ns = 0;
+  // Whose owner token "self" is when no owner is named, and whose start the default
+  // before is (a command acting for the shell that ran it): 0, this process
+  // (self_owner_token(), this_process_start()); else a pid, read from /proc as
+  // owner_token_of reads it.
+  std::int64_t self_pid = 0;
 };
 
-// The rules given, resolved: the owner (empty: this process's token), before (this
-// process's start), now (the system clock, read here) and the rule (by-owner:
-// not-self when the owner is named or in_process, provably-dead otherwise). in_process:
-// the seed's own sweeps, whose owner is this process whether it is named or not (the
-// rules by-owner and not-self then take its token). why (optional) receives the rule
-// chosen and why, as a person reads it. Errc::invalid_argument for a node that is
-// empty or holds a '.', an owner that is no owner token, a rule out of range, not-self
-// with no owner named out of process, a bound out of range and a negative min_age_ns. The one place a
-// default of the rules is decided, for every door.
+// The rules given, resolved: the owner (empty: self_pid's token), before (self_pid's
+// start), now (the system clock, read here) and the rule (by-owner: not-self when the
+// owner is named or in_process, provably-dead otherwise). in_process: the seed's own
+// sweeps, whose owner is this process whether it is named or not (the rules by-owner
+// and not-self then take its token). why (optional) receives the rule chosen and why,
+// as a person reads it. Errc::invalid_argument for a node that is empty or holds a '.'
+// (a NUL it may hold: keys are bytes), an owner that is no owner token, a rule out of range, not-self with no
+// owner named out of process, a bound out of range, a negative min_age_ns and a
+// self_pid that is negative or past a pid's range; process_start's error for a
+// self_pid of no process. The one place a default of the rules is decided, for every
+// door.
 Result<StepRules> resolve(StepRules given, bool in_process, std::string* why = nullptr);
 
 struct StepVerdict {

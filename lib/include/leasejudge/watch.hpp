@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -64,9 +65,10 @@ inline constexpr int watch_figure_count = 14;
 
 class StepWatch {
  public:
-  // A watch of node's steps; before is this process's start (a step with no owner
-  // started before it is a previous process's).
-  StepWatch(std::string node, Instant before);
+  // A watch of node's steps; before is its owner's start (a step with no owner
+  // started before it is a previous process's); nullopt: the rules' before, as each
+  // sweep of the watch resolves it (resolve(): self_pid's start).
+  StepWatch(std::string node, std::optional<Instant> before);
   const std::string& node() const noexcept { return node_; }
 
   // Watch through store until stop() says true (asked between store calls and every
@@ -87,7 +89,7 @@ class StepWatch {
   void set(WatchFigure f, std::uint64_t v) noexcept;
 
   std::string node_;
-  Instant before_;
+  std::optional<Instant> before_;
   bool started_ = false;
   std::array<std::atomic<std::uint64_t>, watch_figure_count> figures_{};
   std::array<std::atomic<std::uint64_t>, step_reason_count> judged_{};

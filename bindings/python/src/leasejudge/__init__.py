@@ -29,7 +29,7 @@ from .lock import (LEASE_SKEW_MS, PROCESS_LEASE_MS, AcquireOutcome, Acquisition,
                    MachineKind, acquire_lock, describe_execution_args, format_lock_time, judge_lock, lock_body,
                    lock_body_id, open_lock, parse_execution_state, parse_lock_body, parse_lock_time, process_alive,
                    renew_lock_body)
-from .step import (RESTART_REASON, LinesPlan, PlanSummary, Rules, StepAction, StepReason, StepRule, StepVerdict,
+from .step import (RESTART_REASON, LinesPlan, PlanSummary, ResolvedRules, Rules, StepAction, StepReason, StepRule, StepVerdict,
                    SweepCounts, SweepKey, SweepOutcome, SweepReport, SweepWrite, end_one, end_value, plan_lines,
                    plan_step, step_key, sweep)
 from .store import (Backend, CallbackStore, Entry, Store, callback_store, file_store, memory_store, nats_store,
@@ -60,7 +60,7 @@ __all__ = [
     "judge_lock", "process_alive", "lock_body", "renew_lock_body", "parse_lock_body", "lock_body_id",
     "format_lock_time", "parse_lock_time", "parse_execution_state", "describe_execution_args", "acquire_lock",
     "open_lock", "acquire_lock_wait", "acquire_lock_async", "Heartbeat", "start_heartbeat", "HeldLock", "lock",
-    "RESTART_REASON", "Rules", "StepAction", "StepReason", "StepRule", "SweepOutcome", "StepVerdict", "PlanSummary",
+    "RESTART_REASON", "Rules", "ResolvedRules", "StepAction", "StepReason", "StepRule", "SweepOutcome", "StepVerdict", "PlanSummary",
     "LinesPlan", "SweepCounts", "SweepKey", "SweepWrite", "SweepReport", "plan_step", "plan_lines", "step_key",
     "end_value",    "sweep", "end_one",
     "Entry", "Store", "Backend", "CallbackStore", "memory_store", "file_store", "nats_store", "open_store",

@@ -28,6 +28,10 @@ ABI_MAJOR = 0
 #: The oldest library whose calls this package uses (LJ_VERSION_NUMBER).
 MIN_VERSION = 100
 TIME_DEFAULT = -(2**63)  # LJ_TIME_DEFAULT
+# The versions of the option structs this package builds (the header's *_VERSION).
+STEP_RULES_VERSION = 1
+STEP_PLAN_OPTIONS_VERSION = 3
+SWEEP_OPTIONS_VERSION = 4
 
 c_size_p = ctypes.POINTER(ctypes.c_size_t)
 c_void_pp = ctypes.POINTER(ctypes.c_void_p)
@@ -101,11 +105,16 @@ class PlanSummary(ctypes.Structure):
     _fields_ = [(f, _u64) for f in ("ends", "deletes", "leaves", "no_step", "other_node", "malformed")]
 
 
-class PlanOptions(ctypes.Structure):
+class StepRules(ctypes.Structure):
+    """lj_step_rules_t: the rules, one struct nested in both options structs."""
     _fields_ = [("version", _u32), ("node", _cp), ("node_len", _sz), ("owner", _cp), ("owner_len", _sz),
-                ("before_ns", _i64), ("now_ns", _i64), ("bound_seconds", _i64), ("rule", _int),
-                ("start_tolerance_ms", _i64), ("owner_state", OWNER_STATE_FN), ("payload", _vp),
-                ("threads", _u32), ("min_age_ms", _i64)]  # version 2
+                ("before_ns", _i64), ("now_ns", _i64), ("bound_ms", _i64), ("rule", _int),
+                ("start_tolerance_ms", _i64), ("min_age_ms", _i64), ("self_pid", _i64)]
+
+
+class PlanOptions(ctypes.Structure):
+    _fields_ = [("version", _u32), ("rules", StepRules), ("owner_state", OWNER_STATE_FN), ("payload", _vp),
+                ("threads", _u32)]  # version 3
 
 
 LOG_FN = ctypes.CFUNCTYPE(_int, _vp, _sz, _vp)
@@ -114,11 +123,10 @@ ON_KEY_FN = ctypes.CFUNCTYPE(_int, _vp, _vp)
 
 
 class SweepOptions(ctypes.Structure):
-    _fields_ = [("version", _u32), ("owner", _cp), ("owner_len", _sz), ("before_ns", _i64), ("now_ns", _i64),
-                ("bound_seconds", _i64), ("rule", _int), ("start_tolerance_ms", _i64),
-                ("owner_state", OWNER_STATE_FN), ("log", LOG_FN), ("live", LIVE_FN), ("payload", _vp),
-                ("attempts", _i32), ("retry_ms", _i64), ("write_window", _u32), ("batch_keys", _u32),
-                ("dry_run", _int), ("on_key", ON_KEY_FN), ("min_age_ms", _i64)]  # version 3
+    _fields_ = [("version", _u32), ("rules", StepRules), ("owner_state", OWNER_STATE_FN), ("log", LOG_FN),
+                ("live", LIVE_FN), ("payload", _vp), ("attempts", _i32), ("retry_ms", _i64),
+                ("write_window", _u32), ("batch_keys", _u32), ("dry_run", _int),
+                ("on_key", ON_KEY_FN)]  # version 4
 
 
 class SweepCounts(ctypes.Structure):

@@ -124,41 +124,83 @@ def _summary(c: _lib.PlanSummary) -> PlanSummary:
 
 
 @dataclass(frozen=True)
+class ResolvedRules:
+    """What the library makes of Rules: the rule it judges by (NOT_SELF or
+    PROVABLY_DEAD), the owner token "self" is, and why, as a person reads it."""
+    rule: StepRule
+    owner: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Rules:
     """The rules a plan or a sweep judges by: built once, handed to plan_step,
-    plan_lines, sweep and end_one alike. A field left None takes the library's default
-    (the C ABI's, lj_step_plan_options_init): this process's owner token, its start for
-    before, the system clock, a bound of an hour, the rule BY_OWNER, a start tolerance
-    of 5 s, owners judged on this node."""
+    plan_lines, sweep and end_one alike (lj_step_rules_t). A field left None takes the
+    library's default (lj_step_rules_init): no node (a plan needs one; a sweep takes
+    its own, and node must then be None or the same), self_pid's owner token and its
+    start for before (self_pid: this process), the system clock, a bound of an hour,
+    the rule BY_OWNER, a start tolerance of 5 s, owners judged on this node. resolve()
+    says what the library makes of them."""
+    node: Optional[Text] = None
     owner: Optional[Text] = None
     before: Time = None
     now: Time = None
-    bound_seconds: Optional[int] = None
+    bound_ms: Optional[int] = None
     rule: "StepRule | str | None" = None
     start_tolerance_ms: Optional[int] = None
     owner_state: Optional[Callable[[str], HolderState]] = None
     # A running step started less than this before now is left, whoever owns it
     # (StepReason.UNDER_MIN_AGE): a guard when a node's boot time is in doubt.
     min_age_ms: Optional[int] = None
+    # Whose owner token "self" is when no owner is named, and whose start the default
+    # before is: a process acting for another (a shell's pid).
+    self_pid: Optional[int] = None
+
+    def _rules(self) -> tuple[_lib.StepRules, list[bytes]]:
+        """The given fields over lj_step_rules_init's defaults, and the bytes the
+        struct points at, to keep while it is used."""
+        r = _lib.StepRules()
+        _lib.call_plain("lj_step_rules_init", ctypes.byref(r), _lib.STEP_RULES_VERSION)
+        node, owner = _lib.optional_data(self.node, "node"), _lib.optional_data(self.owner, "owner")
+        if node:
+            r.node, r.node_len = node, len(node)
+        if owner:
+            r.owner, r.owner_len = owner, len(owner)
+        r.before_ns, r.now_ns = _lib.time_of(self.before, "before", 10**9), _lib.time_of(self.now, "now", 10**9)
+        if self.bound_ms is not None:
+            r.bound_ms = _lib.int64(self.bound_ms, "bound_ms")
+        if self.rule is not None:
+            r.rule = int(StepRule(self.rule))
+        if self.start_tolerance_ms is not None:
+            r.start_tolerance_ms = _lib.int64(self.start_tolerance_ms, "start_tolerance_ms")
+        if self.min_age_ms is not None:
+            r.min_age_ms = _lib.int64(self.min_age_ms, "min_age_ms")
+        if self.self_pid is not None:
+            r.self_pid = _lib.int64(self.self_pid, "self_pid")
+        return r, [b for b in (node, owner) if b]
 
     def _into(self, opts: Any, cb: _lib.Callbacks) -> list[bytes]:
-        """The fields given written into opts (either options struct: the same names);
-        the bytes opts points at, to keep while it is used."""
-        owner = _lib.optional_data(self.owner, "owner")
-        if owner:
-            opts.owner, opts.owner_len = owner, len(owner)
-        opts.before_ns, opts.now_ns = _lib.time_of(self.before, "before", 10**9), _lib.time_of(self.now, "now", 10**9)
-        if self.bound_seconds is not None:
-            opts.bound_seconds = _lib.int64(self.bound_seconds, "bound_seconds")
-        if self.rule is not None:
-            opts.rule = int(StepRule(self.rule))
-        if self.start_tolerance_ms is not None:
-            opts.start_tolerance_ms = _lib.int64(self.start_tolerance_ms, "start_tolerance_ms")
+        """The rules written into opts (either options struct: both hold them as rules,
+        the owner_state callback beside them); the bytes opts points at, to keep."""
+        opts.rules, kept = self._rules()
         if self.owner_state is not None:
             opts.owner_state = cb.wrap(_lib.OWNER_STATE_FN, _owner_state(self.owner_state))
-        if self.min_age_ms is not None:
-            opts.min_age_ms = _lib.int64(self.min_age_ms, "min_age_ms")
-        return [owner] if owner else []
+        return kept
+
+    def resolve(self) -> ResolvedRules:
+        """The rule the library judges by, the owner token and why, as a plan resolves
+        them (out of the owners' processes). InvalidError for rules a plan refuses (no
+        node, a node holding '.', an owner that is no owner token, NOT_SELF with no owner
+        named, ...); NotFoundError for a self_pid of no process."""
+        r, _kept = self._rules()
+        rule = ctypes.c_int()
+        owner, owner_n, why, why_n = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p(), ctypes.c_size_t()
+        try:
+            _lib.call("lj_step_rules_resolve", ctypes.byref(rule), ctypes.byref(owner), ctypes.byref(owner_n),
+                      ctypes.byref(why), ctypes.byref(why_n), ctypes.byref(r))
+        finally:
+            owner_text, why_text = _lib.take(owner, owner_n) or b"", _lib.take(why, why_n) or b""
+        return ResolvedRules(StepRule(rule.value), _lib.decode(owner_text), _lib.decode(why_text))
 
 
 def _rules_of(rules: Optional[Rules], **given: Any) -> Rules:
@@ -172,12 +214,10 @@ def _rules_of(rules: Optional[Rules], **given: Any) -> Rules:
 class _Planning:
     """The lj_step_plan_options_t of one call."""
 
-    def __init__(self, node: Text, rules: Rules, threads: int) -> None:
+    def __init__(self, rules: Rules, threads: int) -> None:
         self.cb = _lib.Callbacks()
         self.opts = _lib.PlanOptions()
-        _lib.call_plain("lj_step_plan_options_init", ctypes.byref(self.opts), 2)
-        self.node = _lib.data(node, "node")
-        self.opts.node, self.opts.node_len = self.node, len(self.node)
+        _lib.call_plain("lj_step_plan_options_init", ctypes.byref(self.opts), _lib.STEP_PLAN_OPTIONS_VERSION)
         self.kept = rules._into(self.opts, self.cb)
         self.opts.threads = _lib.integer(threads, "threads", 0, 2**32 - 1)
 
@@ -189,17 +229,17 @@ def _why_of(action: _lib.StepAction) -> str:
     return _lib.decode(buf.raw[:n.value])
 
 
-def plan_step(key: Text, value: Optional[Text], *, node: Text, rules: Optional[Rules] = None,
-              owner: Optional[Text] = None, before: Time = None, now: Time = None, bound_seconds: Optional[int] = None,
+def plan_step(key: Text, value: Optional[Text], *, node: Optional[Text] = None, rules: Optional[Rules] = None,
+              owner: Optional[Text] = None, before: Time = None, now: Time = None, bound_ms: Optional[int] = None,
               rule: "StepRule | str | None" = None, start_tolerance_ms: Optional[int] = None,
               owner_state: Optional[Callable[[str], HolderState]] = None) -> StepVerdict:
     """Plan one key and its value (None or empty: the key holds none) by rules, and the
     fields of Rules named beside it. A value that is no step is a verdict (NO_STEP), not
     an error."""
     k, v = _lib.data(key, "key"), _lib.optional_data(value, "value") or b""
-    r = _rules_of(rules, owner=owner, before=before, now=now, bound_seconds=bound_seconds, rule=rule,
+    r = _rules_of(rules, node=node, owner=owner, before=before, now=now, bound_ms=bound_ms, rule=rule,
                   start_tolerance_ms=start_tolerance_ms, owner_state=owner_state)
-    p = _Planning(node, r, 1)
+    p = _Planning(r, 1)
     action = _lib.StepAction()
     why, why_n, said, said_n = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p(), ctypes.c_size_t()
     try:
@@ -211,16 +251,16 @@ def plan_step(key: Text, value: Optional[Text], *, node: Text, rules: Optional[R
                        _lib.decode(said_text), action.bound_sec * 10**9 + action.bound_nsec)
 
 
-def plan_lines(data: Text, *, node: Text, rules: Optional[Rules] = None, owner: Optional[Text] = None,
-               before: Time = None, now: Time = None, bound_seconds: Optional[int] = None,
+def plan_lines(data: Text, *, node: Optional[Text] = None, rules: Optional[Rules] = None,
+               owner: Optional[Text] = None, before: Time = None, now: Time = None, bound_ms: Optional[int] = None,
                rule: "StepRule | str | None" = None, start_tolerance_ms: Optional[int] = None,
                owner_state: Optional[Callable[[str], HolderState]] = None, threads: int = 1) -> LinesPlan:
     """The plan of `leasejudge step plan` over bytes of JSON lines
     {"key":"<node>.<id>","revision":N,"value":...}: one answer line per input line."""
     raw = _lib.data(data, "data")
-    r = _rules_of(rules, owner=owner, before=before, now=now, bound_seconds=bound_seconds, rule=rule,
+    r = _rules_of(rules, node=node, owner=owner, before=before, now=now, bound_ms=bound_ms, rule=rule,
                   start_tolerance_ms=start_tolerance_ms, owner_state=owner_state)
-    p = _Planning(node, r, threads)
+    p = _Planning(r, threads)
     summary = _lib.PlanSummary()
     out = _lib.call_bytes("lj_step_plan_lines", ctypes.byref(summary), raw, len(raw), ctypes.byref(p.opts),
                           cause=p.cb)
@@ -329,7 +369,7 @@ class _Sweeping:
                  on_key: Optional[Callable[[SweepKey], Any]] = None) -> None:
         self.cb = _lib.Callbacks()
         self.opts = _lib.SweepOptions()
-        _lib.call_plain("lj_sweep_options_init", ctypes.byref(self.opts), 3)
+        _lib.call_plain("lj_sweep_options_init", ctypes.byref(self.opts), _lib.SWEEP_OPTIONS_VERSION)
         self.kept = rules._into(self.opts, self.cb)
         if write_window is not None:
             self.opts.write_window = _lib.integer(write_window, "write_window", 0, 2**32 - 1)
@@ -353,7 +393,7 @@ class _Sweeping:
 
 
 def sweep(store: Store, node: Text, *, rules: Optional[Rules] = None, before: Time = None,
-          owner: Optional[Text] = None, now: Time = None, bound_seconds: Optional[int] = None,
+          owner: Optional[Text] = None, now: Time = None, bound_ms: Optional[int] = None,
           rule: "StepRule | str | None" = None, start_tolerance_ms: Optional[int] = None,
           owner_state: Optional[Callable[[str], HolderState]] = None, log: Optional[Callable[[str], Any]] = None,
           on_key: Optional[Callable[[SweepKey], Any]] = None, write_window: Optional[int] = None,
@@ -366,7 +406,7 @@ def sweep(store: Store, node: Text, *, rules: Optional[Rules] = None, before: Ti
     if not isinstance(store, Store):
         raise TypeError("store must be a Store, not %s" % type(store).__name__)
     n = _lib.data(node, "node")
-    r = _rules_of(rules, owner=owner, before=before, now=now, bound_seconds=bound_seconds, rule=rule,
+    r = _rules_of(rules, owner=owner, before=before, now=now, bound_ms=bound_ms, rule=rule,
                   start_tolerance_ms=start_tolerance_ms, owner_state=owner_state)
     s = _Sweeping(r, log, None, write_window, batch_keys, dry_run, on_key)
     out = ctypes.c_void_p()
