@@ -159,7 +159,7 @@ int sweep(Context& cx, const Args& args, bool dry_run) {
   if (int rc = node_of(cx, args, node); rc != exit_ok) return rc;
   Rules r;
   if (int rc = rules_of(cx, args, node, r); rc != exit_ok) return rc;
-  uint32_t window = 256;
+  uint32_t window = 0;  // the store's own
   if (auto w = args.value("--window")) {
     auto n = count_arg(*w, 65536);
     if (!n) return cx.usage(fmt::format("--window {} is no count from 1 to 65536", *w));
@@ -596,7 +596,7 @@ std::vector<Verb> step_verbs() {
       {"step sweep", "", "end or delete the node's steps no live process runs any more",
        with(with(with({node,
                        {"--dry-run", nullptr, "plan only: write nothing"},
-                       {"--window", "N", "ends and deletes in flight at once (default 256)"}},
+                       {"--window", "N", "ends and deletes in flight at once (default: the store's, 1024 on etcd, else 256)"}},
                       rule_options),
                  store_options),
             {}),

@@ -182,7 +182,7 @@ int run_watch(Context& cx, const Args& args) {
   if (!poll) return exit;
   if (auto addr = args.value("--metrics"); addr && !metrics_address_valid(*addr))
     return cx.usage(fmt::format("--metrics {} is no HOST:PORT (an IPv4 address or localhost, a port from 0 to 65535)", *addr));
-  uint32_t window = 256;
+  uint32_t window = 0;  // the store's own
   if (auto w = args.value("--window")) {
     auto n = count_arg(*w, 65536);
     if (!n) return cx.usage(fmt::format("--window {} is no count from 1 to 65536", *w));
@@ -252,7 +252,7 @@ std::vector<Verb> watch_verbs() {
       {"--interval", "D", "a whole sweep every D: 90, 90s, 500ms, 5m, 2h (default 60s)"},
       {"--metrics", "ADDR", "serve Prometheus metrics on http://ADDR/metrics (HOST:PORT; PORT 0: any)"},
       {"--poll", "D", "file and memory stores: a scan per D to see what changed (default 1s)"},
-      {"--window", "N", "ends and deletes in flight at once (default 256)"},
+      {"--window", "N", "ends and deletes in flight at once (default: the store's, 1024 on etcd, else 256)"},
       {"--wait-for-store", nullptr,
        "a store that cannot be opened at the start is tried again (0.5 s, doubling up to 30 s) rather than exit 4"},
   };

@@ -339,8 +339,9 @@ func scanStore(scan Scan) (store *Store, done func(), err error) {
 // the round's before.
 type SweepOptions struct {
 	Rules
-	// WriteWindow is how many ends and deletes may be in flight at once (0: 256; 1:
-	// one at a time); BatchKeys how many keys are read and planned at once (0: 4096).
+	// WriteWindow is how many ends and deletes may be in flight at once (0: the
+	// store's own, 1024 on etcd and 256 on the others; 1: one at a time); BatchKeys how
+	// many keys are read and planned at once (0: 4096).
 	WriteWindow int
 	BatchKeys   int
 	// DryRun plans only: nothing is written, every end and delete is reported planned.

@@ -72,8 +72,7 @@ int call_of(SweepCall& call, std::string_view node, const lj_sweep_options_t* in
   if (c->attempts <= 0) return fail(err, LJ_EINVAL, fmt::format("{} attempts is none", c->attempts));
   if (c->retry_ms < 0 || c->retry_ms > std::numeric_limits<std::int64_t>::max() / 1000000)
     return fail(err, LJ_EINVAL, fmt::format("a retry of {} ms is out of range", c->retry_ms));
-  if (c->write_window == 0 || c->batch_keys == 0)
-    return fail(err, LJ_EINVAL, "write_window and batch_keys are at least 1");
+  if (c->batch_keys == 0) return fail(err, LJ_EINVAL, "batch_keys is at least 1");
   o.attempts = c->attempts;
   o.retry_ns = c->retry_ms * 1000000;
   o.window = c->write_window;

@@ -22,7 +22,7 @@ void count_sweep_action(SweepCounts& counts, StepAction action) {
 }
 
 SweepApplier::SweepApplier(Store& store, const SweepLog& log, const SweepOptions& opts, SweepReport& report)
-    : log_(log), opts_(opts), report_(report), window_(std::max<std::size_t>(opts.window, 1)) {
+    : log_(log), opts_(opts), report_(report), window_(opts.window > 0 ? opts.window : std::max<std::size_t>(store.write_window(), 1)) {
   if (!opts.dry_run) {
     PipelineOptions po;
     po.window = window_;

@@ -408,7 +408,9 @@ typedef struct lj_sweep_options_t {
   void *payload;         /* handed to every callback above */
   int32_t attempts;      /* lj_sweep_end_stale_at_start's tries: default 6 */
   int64_t retry_ms;      /* and the wait between them: default 5000 */
-  uint32_t write_window; /* ends and deletes in flight at once: default 256; 1: one at a time */
+  uint32_t write_window; /* ends and deletes in flight at once; 1: one at a time; 0 (the
+                            default): the store's own (lj_store_pipeline_window): 1024 on
+                            etcd, 8 txns of 128 keys, 256 on the others */
   uint32_t batch_keys;   /* keys read and planned per batch: default 4096 */
   int dry_run;           /* non-zero: plan only, nothing is written */
   /* Each key read, with its verdict and outcome: a key left when planned, an end or
@@ -417,7 +419,7 @@ typedef struct lj_sweep_options_t {
   int (*on_key)(const lj_sweep_key_t *key, void *payload);
 } lj_sweep_options_t;
 #define LJ_SWEEP_OPTIONS_INIT \
-  {LJ_SWEEP_OPTIONS_VERSION, LJ_STEP_RULES_INIT, NULL, NULL, NULL, NULL, 6, 5000, 256, 4096, 0, NULL}
+  {LJ_SWEEP_OPTIONS_VERSION, LJ_STEP_RULES_INIT, NULL, NULL, NULL, NULL, 6, 5000, 0, 4096, 0, NULL}
 LJ_API int lj_sweep_options_init(lj_sweep_options_t *opts, uint32_t version);
 
 /* A key's texts (living as long as the call; NUL-terminated too); "" for a field the

@@ -52,7 +52,8 @@ struct SweepOptions {
   Clock clock;                            // the time when rules.now is not set; empty: the system clock
   int attempts = 6;                       // end_stale_at_start's tries (the seed's StaleAttempts)
   std::int64_t retry_ns = 5'000'000'000;  // and the wait between them (StaleRetry)
-  std::size_t window = 256;               // writes in flight at once (1: one at a time)
+  std::size_t window = 0;                 // writes in flight at once (1: one at a time;
+                                          // 0: the store's write_window())
   std::size_t batch_keys = 4096;          // keys read and planned per batch
   bool dry_run = false;                   // plan only: nothing is written
   SweepObserver on_key;                   // each key read, with its verdict and outcome
