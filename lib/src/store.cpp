@@ -31,6 +31,14 @@ void ScanBuffer::clear() noexcept {
   padded_ = false;
 }
 
+Status ScanBuffer::hand_over(const ScanSink& sink, ScanStats& stats) {
+  if (entries_.empty()) return Status::success();
+  ++stats.batches;
+  Status s = sink(batch());
+  clear();
+  return s;
+}
+
 void ScanBuffer::add(std::string_view key, std::string_view value, Revision revision) {
   if (padded_) {
     bytes_.resize(bytes_.size() - padding);
@@ -68,13 +76,7 @@ Status Store::scan(std::string_view prefix, const ScanSink& sink, const ScanOpti
   auto keys = this->keys();
   if (!keys) return keys.error();
   ScanBuffer buffer;
-  auto flush = [&]() -> Status {
-    if (buffer.size() == 0) return Status::success();
-    ++st.batches;
-    Status s = sink(buffer.batch());
-    buffer.clear();
-    return s;
-  };
+  auto flush = [&] { return buffer.hand_over(sink, st); };
   for (const std::string& key : *keys) {
     if (key.compare(0, prefix.size(), prefix) != 0) continue;
     auto got = get(key);

@@ -225,6 +225,9 @@ class ScanBuffer {
   bool full(const ScanOptions& options) const noexcept;
   // The batch (valid until the next change), its padding written now.
   ScanBatch batch();
+  // The batch handed to sink and counted in stats, then cleared; nothing when empty.
+  // The sink's status.
+  Status hand_over(const ScanSink& sink, ScanStats& stats);
 
  private:
   std::string bytes_;

@@ -58,13 +58,7 @@ Status EtcdStore::scan(std::string_view prefix, const ScanSink& sink, const Scan
   ScanBuffer buffer;
   std::string key, value;
   const std::size_t skip = c_->key_prefix.size();
-  auto flush = [&]() -> Status {
-    if (buffer.size() == 0) return Status::success();
-    ++st.batches;
-    Status s = sink(buffer.batch());
-    buffer.clear();
-    return s;
-  };
+  auto flush = [&] { return buffer.hand_over(sink, st); };
   std::size_t limit = std::max<std::size_t>(options.batch_keys, 1);
   Status s = c_->range_all(c_->full_key(prefix), limit, false, "the scan", [&](dom::element kv) -> Status {
     if (!base64_decode(string_field(kv, "key"), key) || key.size() <= skip ||

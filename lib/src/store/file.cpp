@@ -285,14 +285,10 @@ Status FileStore::scan(std::string_view prefix, const ScanSink& sink, const Scan
     ++st.keys;
     st.bytes += key.size() + value.size();
     if (buffer.full(options)) {
-      ++st.batches;
-      if (Status s = sink(buffer.batch()); !s.ok()) return s;
-      buffer.clear();
+      if (Status s = buffer.hand_over(sink, st); !s.ok()) return s;
     }
   }
-  if (buffer.size() == 0) return Status::success();
-  ++st.batches;
-  return sink(buffer.batch());
+  return buffer.hand_over(sink, st);
 }
 
 Result<std::optional<StoreEntry>> FileStore::get(std::string_view key) {

@@ -153,13 +153,7 @@ Status NatsStore::Connection::Scan::take(kvEntry* e) {
   return buffer.full(options) ? flush() : Status::success();
 }
 
-Status NatsStore::Connection::Scan::flush() {
-  if (buffer.size() == 0) return Status::success();
-  ++st.batches;
-  Status done = sink(buffer.batch());
-  buffer.clear();
-  return done;
-}
+Status NatsStore::Connection::Scan::flush() { return buffer.hand_over(sink, st); }
 
 // Walk the last message of every key (markers included: visit tells) with an
 // ephemeral pull consumer that delivers the last message per subject, in batches
