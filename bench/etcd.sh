@@ -12,8 +12,8 @@
 #   etcd-dry-run   end_stale with dry_run: the same read + the plan
 #   etcd-sweep     end_stale: the same, and its ends and deletes pipelined in txns of
 #                  many keys (the store's default size, 128), 1024 writes in flight (a
-#                  sweep's --window: 8 txns)
-#   etcd-sweep-w256  the same with the sweep's default window, 256 writes: 2 txns
+#                  sweep's --window, and the etcd store's own default: 8 txns)
+#   etcd-sweep-w256  the same with a window of 256 writes (the default of other stores): 2 txns
 #   etcd-sweep-txn1  the same sweep with a txn a write (--txn-keys 1), 256 in flight:
 #                  the write path before txns of many keys
 #   etcd-per-key   keys() + a get and a txn alone per key (the first round only)
